@@ -1,0 +1,3 @@
+from ttdash.cli import main
+
+raise SystemExit(main())
