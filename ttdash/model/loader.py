@@ -1,0 +1,255 @@
+"""Read an ops_perf_results CSV of any era into a pandas DataFrame, by column name.
+
+pyarrow parses the file (multi-threaded, no per-row Python); the slow paths (finding which line
+of a broken file is broken) run only when parsing has already failed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from .errors import TraceError
+
+REQUIRED = ("OP CODE", "DEVICE KERNEL DURATION [ns]")
+# Columns whose non-empty cells must be numbers; a text cell there is a clear error.
+NUMERIC = (
+    "DEVICE KERNEL DURATION [ns]", "OP TO OP LATENCY [ns]", "HOST START TS", "CORE COUNT",
+    "DEVICE FW START CYCLE", "DEVICE FW END CYCLE", "DEVICE FW DURATION [ns]", "DEVICE ID",
+    "GLOBAL CALL COUNT", "AVAILABLE WORKER CORE COUNT", "METAL TRACE ID",
+)
+TEXT = ("OP CODE", "OP TYPE", "ATTRIBUTES", "MATH FIDELITY", "DEVICE ARCH", "SUB DEVICE ID")
+TENSOR_RE = re.compile(r"^(INPUT|OUTPUT)_(\d+)_(W|Z|Y|X|LAYOUT|DATATYPE|MEMORY)(_PAD\[LOGICAL\])?$")
+# Columns the analysis needs; everything else is kept only when all columns are asked for.
+ANALYSIS_EXTRA = (
+    "METAL TRACE REPLAY SESSION ID", "PM IDEAL [ns]", "PM COMPUTE [ns]", "PM BANDWIDTH [ns]",
+)
+MAX_HEADER_BYTES = 4 << 20
+BLOCK = 1 << 22
+
+
+@dataclass
+class RawTable:
+    path: Path
+    header: list[str]
+    df: pd.DataFrame  # one row per CSV data row, in file order; "ID" = tt-perf-report's ID
+    truncated_tail: bool = False  # a cut last line was dropped (only with tolerate_partial)
+
+
+def _open_checked(path: Path):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise TraceError(path, "no such file") from None
+    except PermissionError:
+        raise TraceError(path, "permission denied") from None
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TraceError(path, "is a directory, not a CSV file")
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(path, "not a regular file (FIFO, socket or device); refusing to read it")
+    if st.st_size == 0:
+        raise TraceError(path, "file is empty")
+    try:
+        return open(path, "rb"), st.st_size
+    except PermissionError:
+        raise TraceError(path, "permission denied") from None
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+
+
+def _decode(path: Path, data: bytes, what: str) -> str:
+    if b"\x00" in data:
+        raise TraceError(path, f"not a CSV file (binary data in the {what})", line=1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def read_header(path: Path) -> list[str]:
+    """The header row's column names (the file's first line)."""
+    fh, _ = _open_checked(path)
+    with fh:
+        first = fh.readline(MAX_HEADER_BYTES)
+    text = _decode(path, first, "header").lstrip("\ufeff").rstrip("\r\n")
+    if not text.strip():
+        raise TraceError(path, "no header row (first line is blank)", line=1)
+    header = next(csv.reader([text]))
+    return [h.strip() for h in header]
+
+
+def wanted_columns(header: list[str]) -> list[str]:
+    keep = set(REQUIRED) | set(NUMERIC) | set(TEXT) | set(ANALYSIS_EXTRA)
+    return [h for h in header if h in keep or TENSOR_RE.match(h)]
+
+
+def _check_header(path: Path, header: list[str]) -> None:
+    if len(header) < 2:
+        raise TraceError(path, "not a profiler CSV (the first line has no comma-separated columns)",
+                         line=1)
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, 1):
+        if name in seen and name in set(REQUIRED) | set(NUMERIC) | set(TEXT):
+            raise TraceError(path, f"column {name!r} appears twice (columns {seen[name]} and {i})",
+                             line=1, column=i)
+        seen.setdefault(name, i)
+    for name in REQUIRED:
+        if name not in seen:
+            raise TraceError(path, f"missing required column {name!r}; is this an "
+                             "ops_perf_results CSV?", line=1)
+
+
+def _locate_bad_line(path: Path, n_fields: int) -> TraceError:
+    """Slow path: find the first row whose field count differs from the header's."""
+    with open(path, "r", encoding="utf-8", errors="replace", newline="") as fh:
+        reader = csv.reader(fh)
+        next(reader, None)
+        last_line = 1
+        for row in reader:
+            line = reader.line_num
+            if row and len(row) != n_fields:
+                at_end = fh.read(1) == ""
+                if at_end and len(row) < n_fields:
+                    return TraceError(path, f"last line is cut short ({len(row)} of {n_fields} "
+                                      "fields); the file may still be being written", line=line,
+                                      column=len(row))
+                return TraceError(path, f"expected {n_fields} fields, found {len(row)}", line=line,
+                                  column=min(len(row), n_fields) + 1 if len(row) < n_fields
+                                  else n_fields + 1)
+            last_line = line
+    return TraceError(path, "malformed CSV", line=last_line)
+
+
+def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]) -> pa.Table:
+    types = {c: pa.string() for c in columns if c in TEXT or c.endswith(("LAYOUT", "DATATYPE",
+                                                                           "MEMORY"))}
+    for c in columns:  # shape cells are "32[2]" in V2+, plain numbers before: read as text
+        m = TENSOR_RE.match(c)
+        if m and m.group(3) in "WZYX":
+            types[c] = pa.string()
+    read = pacsv.ReadOptions(use_threads=True, block_size=BLOCK)
+    parse = pacsv.ParseOptions(newlines_in_values=True)
+    conv = pacsv.ConvertOptions(include_columns=columns, column_types=types,
+                                strings_can_be_null=True, quoted_strings_can_be_null=True,
+                                null_values=[""])
+    source = pa.BufferReader(data) if data is not None else str(path)
+    return pacsv.read_csv(source, read_options=read, parse_options=parse, convert_options=conv)
+
+
+def read_ops_csv(path: str | Path, columns: str = "analysis",
+                 tolerate_partial: bool = False) -> RawTable:
+    """Load an ops_perf_results CSV.
+
+    columns: "analysis" reads only what the metrics need (fast, small); "all" keeps every column.
+    tolerate_partial: drop a cut last line (a report still being written) instead of failing.
+    """
+    path = Path(path)
+    fh, size = _open_checked(path)
+    fh.close()
+    header = read_header(path)
+    _check_header(path, header)
+    # Duplicate non-key column names (seen in hostile files) would break by-name selection.
+    names = _dedupe(header)
+    cols = names if columns == "all" else [n for n, h in zip(names, header)
+                                            if h in wanted_columns(header)]
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    _decode(path, head, "first 64 KiB")
+    data: bytes | None = None
+    if names != header or tolerate_partial or head.startswith(b"\xef\xbb\xbf"):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        data, truncated = _normalise(data, names, tolerate_partial)
+    else:
+        truncated = False
+    try:
+        table = _parse(path, data, names, cols)
+    except pa.ArrowInvalid as exc:
+        msg = str(exc)
+        if "invalid UTF8" in msg or "UTF8" in msg:
+            raw = data if data is not None else path.read_bytes()
+            data = raw.decode("utf-8", errors="replace").encode("utf-8")
+            try:
+                table = _parse(path, data, names, cols)
+            except pa.ArrowInvalid:
+                raise _locate_bad_line(path, len(header)) from None
+        elif "columns" in msg:
+            raise _locate_bad_line(path, len(header)) from None
+        elif "conversion error" in msg.lower():
+            raise _numeric_error(path, header, msg) from None
+        else:
+            raise TraceError(path, f"cannot parse CSV: {msg.splitlines()[0]}") from None
+    df = table.to_pandas(split_blocks=True, self_destruct=True)
+    if len(df) == 0:
+        raise TraceError(path, "header only: the file has no data rows", line=2)
+    _check_numeric(path, header, df)
+    df.insert(0, "ID", np.arange(2, len(df) + 2, dtype=np.int64))
+    return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
+
+
+def _dedupe(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for h in header:
+        if h in seen:
+            seen[h] += 1
+            out.append(f"{h}.{seen[h]}")
+        else:
+            seen[h] = 0
+            out.append(h)
+    return out
+
+
+def _normalise(data: bytes, names: list[str], tolerate_partial: bool) -> tuple[bytes, bool]:
+    """Strip a BOM, replace the header with de-duplicated names, optionally drop a cut tail.
+
+    Returns the bytes to parse and whether a cut last line was dropped.
+    """
+    dropped = False
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    nl = data.find(b"\n")
+    body = data[nl + 1:] if nl >= 0 else b""
+    if tolerate_partial and body and not body.endswith(b"\n"):
+        cut = body.rfind(b"\n")
+        body = body[:cut + 1] if cut >= 0 else b""
+        dropped = True
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(names)
+    return buf.getvalue().encode("utf-8") + body, dropped
+
+
+def _numeric_error(path: Path, header: list[str], msg: str) -> TraceError:
+    m = re.search(r"column #?(\d+)", msg)
+    col = int(m.group(1)) + 1 if m else None
+    return TraceError(path, f"bad value: {msg.splitlines()[0]}", column=col)
+
+
+def _check_numeric(path: Path, header: list[str], df: pd.DataFrame) -> None:
+    """Key numeric columns must hold numbers; name the first offending cell."""
+    for name in NUMERIC:
+        if name not in df.columns:
+            continue
+        s = df[name]
+        if pd.api.types.is_numeric_dtype(s.dtype):
+            continue
+        as_num = pd.to_numeric(s, errors="coerce")
+        bad = as_num.isna() & s.notna() & (s.astype("string").str.strip() != "")
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            value = str(s.iloc[pos])[:40]
+            raise TraceError(path, f"column {name!r}: expected a number, found {value!r}",
+                             line=pos + 2, column=header.index(name) + 1)
+        df[name] = as_num

@@ -1,0 +1,408 @@
+"""Per-op derived metrics, vectorised, with tt-perf-report 1.4.1's rules (FORMATS.md).
+
+Input: raw rows (a DataFrame as the loader returns it) already put in report order, windowed and
+device-merged. Output: a DataFrame with one row per input row and the derived columns.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from .arch import ArchSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+HOST_MARKER = "(torch)"
+INVALID_GAP_MIN_NS = 1_000_000
+MAX_DIM = float(1 << 32)
+MAX_CORES = float(1 << 20)
+BOUND_THRESHOLD = 65.0
+CCL_MERGE_NAMES = ("AllGather", "ReduceScatter", "AllReduce")
+DRAM_SHARDED_CONFIG = "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig"
+
+
+# ---------------------------------------------------------------- column access helpers
+
+def col(df: pd.DataFrame, name: str) -> pd.Series:
+    """A column, or an all-missing one when the file lacks it (every column is optional)."""
+    if name in df.columns:
+        return df[name]
+    return pd.Series(np.nan, index=df.index, dtype="float64")
+
+
+def text(df: pd.DataFrame, name: str) -> pd.Series:
+    """A text column as pandas strings (missing -> <NA>)."""
+    return col(df, name).astype("string")
+
+
+def num(df: pd.DataFrame, name: str) -> np.ndarray:
+    """A numeric column as float64 with non-finite values as NaN."""
+    s = col(df, name)
+    a = np.array(pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan))
+    a[~np.isfinite(a)] = np.nan
+    return a
+
+
+def whole(a: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Keep whole numbers in [lo, hi]; anything else becomes NaN (tt-perf-report's coercion)."""
+    out = a.copy()
+    bad = np.isnan(out) | (out != np.floor(np.nan_to_num(out))) | (out < lo) | (out > hi)
+    out[bad] = np.nan
+    return out
+
+
+def contains(s: pd.Series, needle: str) -> np.ndarray:
+    return s.str.contains(needle, regex=False).fillna(False).to_numpy(dtype=bool)
+
+
+def tensor_dim(df: pd.DataFrame, tensor: str, dim: str) -> np.ndarray:
+    """Physical (padded) size of one tensor dimension; "32[2]" -> 32; missing/invalid -> NaN."""
+    name = f"{tensor}_{dim}_PAD[LOGICAL]"
+    if name not in df.columns:
+        name = f"{tensor}_{dim}"
+    s = col(df, name)
+    if not pd.api.types.is_numeric_dtype(s.dtype):
+        s = pd.to_numeric(s.astype("string").str.split("[", n=1, regex=False).str[0].str.strip(),
+                          errors="coerce")
+    a = pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    return whole(a, 1, MAX_DIM)
+
+
+def dtype_bytes(s: pd.Series) -> np.ndarray:
+    """Bytes per element: first integer in the dtype name / 8, else 4 (BFLOAT8_B -> 1)."""
+    digits = s.astype("string").str.extract(r"(\d+)", expand=False)
+    return (pd.to_numeric(digits, errors="coerce") / 8).fillna(4.0).to_numpy(dtype="float64")
+
+
+def tensor_names(df: pd.DataFrame) -> list[str]:
+    """Every INPUT_n / OUTPUT_n tensor the header describes, in order."""
+    names: list[str] = []
+    for c in df.columns:
+        if c.startswith(("INPUT_", "OUTPUT_")) and c.endswith("_MEMORY"):
+            names.append(c[: -len("_MEMORY")])
+    return names
+
+
+@lru_cache(maxsize=1)
+def _categories() -> dict[str, str]:
+    data = tomllib.loads(resources.files("ttdash").joinpath("data/categories.toml").read_text())
+    table: dict[str, str] = {}
+    for category, ops in data.items():
+        for op in ops:
+            table[op] = category
+            table[f"{op}DeviceOperation"] = category
+    return table
+
+
+def categorize(op_code: pd.Series, is_signpost: np.ndarray) -> pd.Series:
+    first = op_code.fillna("").str.split(n=1).str[0].fillna("")
+    cat = first.map(_categories()).fillna("Other").astype("string")
+    cat[contains(op_code, HOST_MARKER)] = "Host"
+    cat[is_signpost] = pd.NA
+    return cat
+
+
+# ---------------------------------------------------------------- validity
+
+def invalid_duration(dur_ns: np.ndarray, gap_ns: np.ndarray) -> np.ndarray:
+    """The profiler's corrupt-timing signature (or no usable duration at all)."""
+    with np.errstate(invalid="ignore"):
+        bad = np.isnan(dur_ns) | (dur_ns < 0)
+        swamp = (~np.isnan(gap_ns) & (gap_ns < -INVALID_GAP_MIN_NS)
+                 & (np.abs(gap_ns) > np.maximum(dur_ns * 0.5, INVALID_GAP_MIN_NS)))
+    return bad | swamp
+
+
+# ---------------------------------------------------------------- device merge
+
+def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
+    """Merge the per-device rows of each op (tt-perf-report's rule).
+
+    Device ops of each device are queued in report order and taken in lockstep; a block is the
+    head of every device whose head has the same op code as the first device's. CCL ops get the
+    mean valid duration (on the lowest device's row), others the slowest device's row.
+    """
+    op_type = text(rows, "OP TYPE")
+    dev = whole(num(rows, "DEVICE ID"), 0, np.inf)
+    is_dev = (op_type == "tt_dnn_device").fillna(False).to_numpy(dtype=bool) & ~np.isnan(dev)
+    if len(np.unique(dev[is_dev])) <= 1:
+        return rows
+    pos = np.arange(len(rows))
+    dur = num(rows, "DEVICE KERNEL DURATION [ns]")
+    bad = invalid_duration(dur, num(rows, "OP TO OP LATENCY [ns]"))
+    key = np.where(bad, -1.0, dur)
+    names = text(rows, "OP CODE").fillna("").to_numpy(dtype=object)
+
+    d_pos = pos[is_dev]
+    d_dev = dev[is_dev]
+    devices = np.unique(d_dev)
+    per_dev = [d_pos[d_dev == d] for d in devices]
+    same = all(len(p) == len(per_dev[0]) for p in per_dev) and all(
+        np.array_equal(names[p], names[per_dev[0]]) for p in per_dev[1:])
+    if same:
+        blocks = np.stack(per_dev, axis=1)  # [op, device] -> row position
+    else:
+        blocks = _lockstep_blocks(per_dev, names)
+    chosen, new_dur = _pick(blocks, names, key, dur, bad)
+
+    keep_pos = np.concatenate([chosen, pos[~is_dev]])
+    order_key = np.concatenate([np.nanmin(np.where(blocks >= 0, blocks, np.iinfo(np.int64).max),
+                                          axis=1), pos[~is_dev]])
+    out = rows.iloc[keep_pos].copy()
+    if "DEVICE KERNEL DURATION [ns]" in out.columns:
+        d = pd.to_numeric(out["DEVICE KERNEL DURATION [ns]"], errors="coerce").to_numpy(
+            dtype="float64", na_value=np.nan)
+        d[: len(chosen)] = new_dur
+        out["DEVICE KERNEL DURATION [ns]"] = d
+    out["_order"] = order_key
+    out = out.sort_values("_order", kind="stable").drop(columns="_order")
+    return out
+
+
+def _lockstep_blocks(per_dev: list[np.ndarray], names: np.ndarray) -> np.ndarray:
+    """Slow path for devices whose op sequences differ: the exact lockstep walk (rare)."""
+    heads = [0] * len(per_dev)
+    out: list[list[int]] = []
+    while any(h < len(p) for h, p in zip(heads, per_dev)):
+        block = [-1] * len(per_dev)
+        name = None
+        for i, p in enumerate(per_dev):
+            if heads[i] >= len(p):
+                continue
+            n = names[p[heads[i]]]
+            if name is None:
+                name = n
+            elif n != name:
+                continue
+            block[i] = int(p[heads[i]])
+            heads[i] += 1
+        out.append(block)
+    return np.array(out, dtype=np.int64).reshape(-1, len(per_dev))
+
+
+def _pick(blocks: np.ndarray, names: np.ndarray, key: np.ndarray, dur: np.ndarray,
+          bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    present = blocks >= 0
+    safe = np.where(present, blocks, 0)
+    k = np.where(present, key[safe], -np.inf)
+    slowest = safe[np.arange(len(blocks)), np.argmax(k, axis=1)]  # first max, lowest device
+    first = safe[np.arange(len(blocks)), np.argmax(present, axis=1)]
+    first_names = names[first].astype(str)
+    is_ccl = np.zeros(len(blocks), dtype=bool)
+    for n in CCL_MERGE_NAMES:
+        is_ccl |= np.char.find(first_names.astype("U"), n) >= 0
+    valid = present & ~bad[safe]
+    vsum = np.where(valid, dur[safe], 0.0).sum(axis=1)
+    vcnt = valid.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(vcnt > 0, vsum / np.maximum(vcnt, 1), np.nan)
+    chosen = np.where(is_ccl, first, slowest)
+    new_dur = np.where(is_ccl, mean, dur[chosen])
+    return chosen, new_dur
+
+
+# ---------------------------------------------------------------- the analysis
+
+OUTPUT_COLUMNS = (
+    "id", "op_code", "op_type", "device", "global_call_count", "host_start_ts",
+    "device_time_us", "op_to_op_us", "total_pct", "cores", "available_cores", "dram_gbps",
+    "dram_pct", "flops", "flops_pct", "bound", "math_fidelity", "fidelity_desc", "category",
+    "size", "analysis", "is_signpost", "is_host", "corrupt", "dram_sharded", "io_dram_gbps",
+    "io_dram_pct", "in0_dtype", "in1_dtype", "out_dtype", "in0_memory", "raw_kernel_ns",
+    "pm_ideal_ns",
+)
+
+SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
+
+
+def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
+    """Derived metrics for rows already in report order (after windowing and merging)."""
+    n = len(rows)
+    op_code = text(rows, "OP CODE").fillna("")
+    op_type = text(rows, "OP TYPE")
+    is_signpost = (op_type == "signpost").fillna(False).to_numpy(dtype=bool)
+    is_host = contains(op_code, HOST_MARKER) & ~is_signpost
+    dur = num(rows, "DEVICE KERNEL DURATION [ns]")
+    gap = num(rows, "OP TO OP LATENCY [ns]")
+    bad = invalid_duration(dur, gap)
+
+    device_time = np.where(bad | is_signpost | is_host, np.nan, dur / 1000.0)
+
+    # Gap: needs a previous non-signpost row; blank when negative or when either neighbour is
+    # corrupt and the gap exceeds 1 ms.
+    idx = np.arange(n)
+    last_ns = np.maximum.accumulate(np.where(~is_signpost, idx, -1)) if n else idx
+    prev = np.concatenate([[-1], last_ns[:-1]]) if n else idx
+    has_prev = prev >= 0
+    prev_bad = np.where(has_prev, bad[np.maximum(prev, 0)], False)
+    with np.errstate(invalid="ignore"):
+        ok_gap = (has_prev & ~np.isnan(gap) & (gap >= 0)
+                  & ~((bad | prev_bad) & (np.abs(gap) > INVALID_GAP_MIN_NS)))
+    op_to_op = np.where(ok_gap, gap / 1000.0, np.nan)
+
+    total = np.nansum(device_time) + np.nansum(op_to_op)
+    both_nan = np.isnan(device_time) & np.isnan(op_to_op)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total_pct = np.where(both_nan | (total == 0), np.nan,
+                             (np.nan_to_num(device_time) + np.nan_to_num(op_to_op)) / total * 100)
+
+    cores_raw = whole(num(rows, "CORE COUNT"), 1, MAX_CORES)
+    avail = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)
+    avail = np.where(np.isnan(avail), float(arch.worker_cores), avail)
+    attrs = text(rows, "ATTRIBUTES").fillna("")
+    fidelity = text(rows, "MATH FIDELITY")
+    per_core = fidelity.map(arch.tflops_per_core).astype("float64").to_numpy(na_value=np.nan)
+
+    is_matmul = contains(op_code, "Matmul") & ~is_signpost
+    is_conv = (contains(op_code, "OptimizedConvNew") | contains(op_code, "Conv2d")) & ~is_matmul \
+        & ~is_signpost
+    dram_sharded = is_matmul & contains(attrs, DRAM_SHARDED_CONFIG)
+    cores = np.where(dram_sharded, float(arch.dram_sharded_matmul_cores), cores_raw)
+    dur_s = np.where(~bad & (dur > 0), dur * 1e-9, np.nan)
+    peak_flops = per_core * 1e12 * cores
+
+    mem = {t: text(rows, f"{t}_MEMORY") for t in ("INPUT_0", "INPUT_1", "OUTPUT_0")}
+    dts = {t: text(rows, f"{t}_DATATYPE") for t in ("INPUT_0", "INPUT_1", "OUTPUT_0")}
+    dims = {(t, d): tensor_dim(rows, t, d) for t in ("INPUT_0", "INPUT_1", "OUTPUT_0")
+            for d in "WZYX"}
+
+    # --- matmul: DRAM and FLOPs (dense; sparse matmuls need nnz from ATTRIBUTES)
+    vol = {t: dims[(t, "W")] * dims[(t, "Z")] * dims[(t, "Y")] * dims[(t, "X")]
+           for t in ("INPUT_0", "INPUT_1", "OUTPUT_0")}
+    all_dims = np.all([~np.isnan(v) for v in dims.values()], axis=0) if n else np.zeros(0, bool)
+    M, K, N = dims[("INPUT_0", "Y")], dims[("INPUT_0", "X")], dims[("INPUT_1", "X")]
+    W = np.fmax(dims[("INPUT_0", "W")], dims[("INPUT_1", "W")])
+    Z = np.fmax(dims[("INPUT_0", "Z")], dims[("INPUT_1", "Z")])
+    mm_bytes = np.zeros(n)
+    for t in ("INPUT_0", "INPUT_1", "OUTPUT_0"):
+        mm_bytes += np.where(contains(mem[t], "DRAM"), vol[t] * dtype_bytes(dts[t]), 0.0)
+    mm_flops = 2.0 * M * K * N * W * Z
+    sparse = is_matmul & contains(op_code, "SparseMatmul")
+    if sparse.any():
+        nnz = pd.to_numeric(attrs.str.extract(r"['\"]nnz['\"]\s*:\s*['\"]?(\d+)", expand=False),
+                            errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+        sp_bytes = np.zeros(n)
+        for t, a, b in (("INPUT_0", M, K), ("INPUT_1", K, N), ("OUTPUT_0", M, N)):
+            sp_bytes += np.where(contains(mem[t], "DRAM"), a * b * dtype_bytes(dts[t]) * nnz, 0.0)
+        mm_bytes = np.where(sparse, sp_bytes, mm_bytes)
+        mm_flops = np.where(sparse, 2.0 * M * K * N * nnz, mm_flops)
+    mm_ok = is_matmul & all_dims & ~np.isnan(dur_s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dram_gbps = np.where(mm_ok & (mm_bytes > 0), mm_bytes / dur_s / 1e9, np.nan)
+        flops = np.where(mm_ok, mm_flops / dur_s, np.nan)
+        dram_pct = dram_gbps / arch.dram_gbps * 100
+        # --- conv: FLOPs only, M = output NHW, K = C_in * window, N = C_out
+        win = attrs.str.split("window_hw", n=1).str[1].fillna("").str.split("; ", n=1).str[0] \
+            .fillna("").str[2:-1].str.split(";")
+        wh = whole(pd.to_numeric(win.str[0], errors="coerce").to_numpy("float64", na_value=np.nan),
+                   1, MAX_DIM)
+        ww = whole(pd.to_numeric(win.str[1], errors="coerce").to_numpy("float64", na_value=np.nan),
+                   1, MAX_DIM)
+        conv_flops = 2.0 * dims[("OUTPUT_0", "Y")] * dims[("INPUT_0", "X")] * wh * ww \
+            * dims[("INPUT_1", "X")] / dur_s
+        flops = np.where(is_conv, conv_flops, flops)
+        flops_pct = np.where(peak_flops > 0, flops / peak_flops * 100, np.nan)
+        flops_pct = np.where(is_matmul | is_conv, flops_pct, np.nan)
+
+    bound = np.full(n, "", dtype=object)
+    has_both = is_matmul & ~np.isnan(dram_pct) & ~np.isnan(flops_pct)
+    d_hi, f_hi = dram_pct >= BOUND_THRESHOLD, flops_pct >= BOUND_THRESHOLD
+    bound[has_both] = "SLOW"
+    bound[has_both & f_hi] = "FLOP"
+    bound[has_both & d_hi] = "DRAM"
+    bound[has_both & d_hi & f_hi] = "BOTH"
+    bound[is_host & ~is_matmul] = "HOST"
+
+    # --- beyond tt-perf-report: DRAM traffic estimate for every op with shapes
+    io_bytes = np.zeros(n)
+    any_tensor = np.zeros(n, dtype=bool)
+    for t in tensor_names(rows):
+        v = (tensor_dim(rows, t, "W") * tensor_dim(rows, t, "Z") * tensor_dim(rows, t, "Y")
+             * tensor_dim(rows, t, "X"))
+        in_dram = contains(text(rows, f"{t}_MEMORY"), "DRAM") & ~np.isnan(v)
+        io_bytes += np.where(in_dram, v * dtype_bytes(text(rows, f"{t}_DATATYPE")), 0.0)
+        any_tensor |= ~np.isnan(v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        io_gbps = np.where(any_tensor & (io_bytes > 0) & ~np.isnan(dur_s) & ~is_signpost,
+                           io_bytes / dur_s / 1e9, np.nan)
+    io_pct = io_gbps / arch.dram_gbps * 100
+
+    size = _size_strings(is_matmul & all_dims, is_conv, M, K, N, W * Z, rows, wh, ww)
+    analysis = np.where(is_matmul, "full", np.where(is_conv, "flops_only", "none"))
+    fid_desc = _fidelity_desc(fidelity, dts, is_matmul | is_conv)
+
+    out = pd.DataFrame({
+        "id": rows["ID"].to_numpy(),
+        "op_code": op_code.to_numpy(dtype=object),
+        "op_type": op_type.to_numpy(dtype=object),
+        "device": whole(num(rows, "DEVICE ID"), 0, np.inf),
+        "global_call_count": num(rows, "GLOBAL CALL COUNT"),
+        "host_start_ts": num(rows, "HOST START TS"),
+        "device_time_us": device_time,
+        "op_to_op_us": op_to_op,
+        "total_pct": total_pct,
+        "cores": np.where(is_signpost, np.nan, cores),
+        "available_cores": np.where(is_signpost, np.nan, avail),
+        "dram_gbps": dram_gbps,
+        "dram_pct": dram_pct,
+        "flops": flops / 1e12,
+        "flops_pct": flops_pct,
+        "bound": bound,
+        "math_fidelity": fidelity.to_numpy(dtype=object),
+        "fidelity_desc": fid_desc,
+        "category": categorize(op_code, is_signpost).to_numpy(dtype=object),
+        "size": size,
+        "analysis": analysis,
+        "is_signpost": is_signpost,
+        "is_host": is_host,
+        "corrupt": bad & ~is_signpost & ~is_host,
+        "dram_sharded": dram_sharded,
+        "io_dram_gbps": io_gbps,
+        "io_dram_pct": io_pct,
+        "in0_dtype": dts["INPUT_0"].to_numpy(dtype=object),
+        "in1_dtype": dts["INPUT_1"].to_numpy(dtype=object),
+        "out_dtype": dts["OUTPUT_0"].to_numpy(dtype=object),
+        "in0_memory": mem["INPUT_0"].to_numpy(dtype=object),
+        "raw_kernel_ns": dur,
+        "pm_ideal_ns": num(rows, "PM IDEAL [ns]"),
+    })
+    for c in ("op_code", "op_type", "math_fidelity", "category", "in0_dtype", "in1_dtype",
+              "out_dtype", "in0_memory"):
+        out[c] = out[c].where(pd.notna(out[c]), None)
+    return out
+
+
+def _size_strings(mm: np.ndarray, conv: np.ndarray, M, K, N, batch, rows, wh, ww) -> np.ndarray:
+    out = np.full(len(mm), "", dtype=object)
+    if mm.any():
+        m, k, nn, b = (np.nan_to_num(x[mm]).astype(np.int64) for x in (M, K, N, batch))
+        s = pd.Series(m).astype(str) + " x " + pd.Series(k).astype(str) + " x " + \
+            pd.Series(nn).astype(str)
+        pre = np.where(b > 1, "b={" + pd.Series(b).astype(str) + "} x ", "")
+        out[mm] = (pd.Series(pre) + s).to_numpy(dtype=object)
+    if conv.any():
+        nhw = tensor_dim(rows, "OUTPUT_0", "Y")[conv]
+        ok = ~np.isnan(nhw) & ~np.isnan(wh[conv])
+        kk = tensor_dim(rows, "INPUT_0", "X")[conv] * wh[conv] * ww[conv]
+        nn = tensor_dim(rows, "INPUT_1", "X")[conv]
+        s = [f"{int(a)} x {int(b)} x {int(c)}" if o else "unknown shape"
+             for a, b, c, o in zip(np.nan_to_num(nhw), np.nan_to_num(kk), np.nan_to_num(nn), ok)]
+        out[conv] = s
+    return out
+
+
+def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series], compute: np.ndarray) -> np.ndarray:
+    short = {k: dts[k].replace(SHORT_DTYPE).fillna("") for k in dts}
+    desc = (fidelity.fillna("") + " " + short["INPUT_0"] + " x " + short["INPUT_1"] + " => "
+            + short["OUTPUT_0"]).str.strip()
+    out = desc.to_numpy(dtype=object)
+    out[~compute | fidelity.isna().to_numpy()] = ""
+    return out

@@ -1,0 +1,278 @@
+"""A loaded trace: the raw table in report order, its arch and clock, signpost regions, views."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .arch import ArchSpec, arch_from_clock, get_arch
+from .errors import TraceError
+from .loader import RawTable, read_ops_csv
+from .metrics import analyze, merge_devices, num, text, whole
+from .text import clean_series
+
+PROFILE_LOG = "profile_log_device.csv"
+_LOG_ARCH_RE = re.compile(r"ARCH:\s*([A-Za-z0-9_]+)(?:.*?CHIP_FREQ\[MHz\]:\s*([0-9.]+))?")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which rows to analyse.
+
+    mode "default": tt-perf-report's default (after the first row named like the last
+    signpost; the whole file when there are none). "all": the whole file (--ignore-signposts).
+    "region": from signpost number `region` (1-based) to the next signpost. "range": tt-perf-report's
+    --start-signpost / --end-signpost.
+    """
+
+    mode: str = "default"
+    region: int | None = None
+    start: str | None = None
+    end: str | None = None
+
+
+@dataclass
+class View:
+    trace: "Trace"
+    window: Window
+    description: str
+    ops: pd.DataFrame  # derived metrics, report order; signpost rows only in the "all" window
+    merged: bool
+
+    @property
+    def op_rows(self) -> pd.DataFrame:
+        """Ops without signpost rows."""
+        return self.ops[~self.ops["is_signpost"]]
+
+    def totals(self) -> dict:
+        ops = self.op_rows
+        return {
+            "ops": int(len(ops)),
+            "device_time_us": float(np.nansum(ops["device_time_us"])),
+            "op_to_op_us": float(np.nansum(ops["op_to_op_us"])),
+            "corrupt_rows": int(ops["corrupt"].sum()),
+            "host_ops": int(ops["is_host"].sum()),
+        }
+
+    def bound_shares(self) -> dict[str, float]:
+        """Share of device time by bound class ("" = not modelled)."""
+        ops = self.op_rows
+        t = ops["device_time_us"].fillna(0.0)
+        total = float(t.sum())
+        if total <= 0:
+            return {}
+        by = t.groupby(ops["bound"].replace("", "other")).sum() / total * 100
+        return {str(k): float(v) for k, v in by.sort_values(ascending=False).items()}
+
+
+@dataclass
+class Trace:
+    path: Path
+    header: list[str]
+    raw: pd.DataFrame  # file order; column "ID" = tt-perf-report's row ID
+    arch: ArchSpec
+    arch_source: str
+    clock_mhz: float | None
+    trace_mode: bool
+    devices: list[int]
+    ordered: pd.DataFrame = field(repr=False)  # raw rows in report order, with "_region"
+    signposts: pd.DataFrame = field(repr=False)
+    truncated_tail: bool = False
+
+    # ------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, path: str | Path, arch: str | None = None, columns: str = "analysis",
+             tolerate_partial: bool = False) -> "Trace":
+        table = read_ops_csv(path, columns=columns, tolerate_partial=tolerate_partial)
+        return cls.from_table(table, arch=arch)
+
+    @classmethod
+    def from_table(cls, table: RawTable, arch: str | None = None) -> "Trace":
+        df = table.df
+        for c in ("OP CODE", "ATTRIBUTES", "DEVICE ARCH"):
+            if c in df.columns:
+                df[c] = clean_series(df[c].astype("string"))
+        clock = infer_clock(df)
+        spec, source = detect_arch(df, table.path, clock, arch)
+        trace_mode = "METAL TRACE ID" in df.columns and bool(df["METAL TRACE ID"].notna().any())
+        if "HOST START TS" in df.columns and not trace_mode:
+            ordered = df.sort_values("HOST START TS", kind="stable", na_position="last")
+        else:
+            ordered = df
+        ordered = ordered.reset_index(drop=True)
+        signposts, region = _signposts(ordered)
+        ordered["_region"] = region
+        dev = whole(num(df, "DEVICE ID"), 0, np.inf)
+        devices = sorted(int(d) for d in np.unique(dev[~np.isnan(dev)]))
+        trace = cls(path=table.path, header=table.header, raw=df, arch=spec, arch_source=source,
+                    clock_mhz=clock, trace_mode=trace_mode, devices=devices, ordered=ordered,
+                    signposts=signposts, truncated_tail=table.truncated_tail)
+        trace._fill_region_stats()
+        return trace
+
+    # ------------------------------------------------------------ views
+    def view(self, window: Window = Window(), merge: bool = True) -> View:
+        rows, desc = self._window_rows(window)
+        if merge:
+            rows = merge_devices(rows)
+        ops = analyze(rows, self.arch)
+        ops["region"] = rows["_region"].to_numpy()
+        labels = self.signposts.set_index("index")["label"] if len(self.signposts) else None
+        ops["signpost"] = ops["region"].map(labels) if labels is not None else None
+        ops["signpost"] = ops["signpost"].where(ops["region"] > 0, None)
+        return View(trace=self, window=window, description=desc, ops=ops, merged=merge)
+
+    def _window_rows(self, w: Window) -> tuple[pd.DataFrame, str]:
+        o = self.ordered
+        is_sp = (text(o, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+        if w.mode == "all" or (w.mode == "default" and not is_sp.any()):
+            return o, "whole file"
+        if w.mode == "default":
+            last = o["OP CODE"].to_numpy(dtype=object)[np.flatnonzero(is_sp)[-1]]
+            hit = (o["OP CODE"] == last).fillna(False).to_numpy(dtype=bool)
+            start = int(np.argmax(hit))
+            keep = np.zeros(len(o), dtype=bool)
+            keep[start + 1:] = True
+            return o[keep & ~is_sp], f"after the first signpost named {self._display(last)!r}"
+        if w.mode == "region":
+            sp = self.signposts
+            if not len(sp) or w.region is None or not 1 <= w.region <= len(sp):
+                raise TraceError(self.path, f"no signpost number {w.region} "
+                                 f"(the trace has {len(sp)})")
+            keep = (o["_region"] == w.region).to_numpy() & ~is_sp
+            return o[keep], f"signpost {sp.iloc[w.region - 1]['label']}"
+        if w.mode == "range":
+            ids = o["ID"].to_numpy()
+            keep = np.ones(len(o), dtype=bool)
+            parts = []
+            names = o["OP CODE"].to_numpy(dtype=object)
+            sp_ids = ids[is_sp]
+            if w.start:
+                hits = sp_ids[self._name_match(names[is_sp], w.start)]
+                if not len(hits):
+                    raise TraceError(self.path, f"start signpost {w.start!r} not found")
+                keep &= ids > np.sort(hits)[0]
+                parts.append(f"after {w.start!r}")
+            if w.end:
+                hits = np.sort(sp_ids[self._name_match(names[is_sp], w.end)])
+                k = 1 if w.start == w.end else 0
+                if len(hits) <= k:
+                    raise TraceError(self.path, f"end signpost {w.end!r} not found"
+                                     + (" a second time" if k else ""))
+                keep &= ids < hits[k]
+                parts.append(f"until {w.end!r}")
+            return o[keep & ~is_sp], " ".join(parts) or "whole file"
+        raise ValueError(f"unknown window mode {w.mode!r}")
+
+    @staticmethod
+    def _display(name: object) -> str:
+        s = "" if name is None or (isinstance(name, float) and np.isnan(name)) else str(name)
+        return s.rsplit(": ", 1)[-1]
+
+    def _name_match(self, names: np.ndarray, wanted: str) -> np.ndarray:
+        return np.array([n == wanted or self._display(n) == wanted for n in names], dtype=bool)
+
+    def find_signpost(self, selector: str) -> int:
+        """`NAME`, `NAME#K` (K-th occurrence, 1-based) or a 1-based index -> signpost index."""
+        sp = self.signposts
+        name, _, occ = selector.rpartition("#") if "#" in selector else (selector, "", "")
+        if not occ:
+            name = selector
+        hits = sp[(sp["name"] == name) | (sp["raw_name"] == name)]
+        if len(hits):
+            k = int(occ) if occ.isdigit() else 1
+            if not 1 <= k <= len(hits):
+                raise TraceError(self.path, f"signpost {name!r} occurs {len(hits)} time(s), "
+                                 f"not {k}")
+            return int(hits.iloc[k - 1]["index"])
+        if selector.isdigit() and 1 <= int(selector) <= len(sp):
+            return int(selector)
+        names = ", ".join(dict.fromkeys(sp["name"].tolist())) or "none"
+        raise TraceError(self.path, f"no signpost {selector!r} (signposts: {names[:200]})")
+
+    def _fill_region_stats(self) -> None:
+        if not len(self.signposts):
+            return
+        full = self.view(Window("all"), merge=True).op_rows
+        g = full.groupby("region")
+        ops = g.size()
+        dt = g["device_time_us"].sum(min_count=0)
+        idx = self.signposts["index"]
+        self.signposts["ops"] = idx.map(ops).fillna(0).astype(int).to_numpy()
+        self.signposts["device_time_us"] = idx.map(dt).fillna(0.0).to_numpy()
+
+
+def _signposts(ordered: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    is_sp = (text(ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+    pos = np.flatnonzero(is_sp)
+    raw = ordered["OP CODE"].to_numpy(dtype=object)[pos] if len(pos) else np.array([], object)
+    names = [Trace._display(r) for r in raw]
+    occ: dict[str, int] = {}
+    counts = pd.Series(names).value_counts().to_dict() if names else {}
+    occurrence, labels = [], []
+    for nm in names:
+        occ[nm] = occ.get(nm, 0) + 1
+        occurrence.append(occ[nm])
+        labels.append(f"{nm} #{occ[nm]}" if counts[nm] > 1 else nm)
+    sp = pd.DataFrame({
+        "index": np.arange(1, len(pos) + 1), "name": names,
+        "raw_name": [str(r) for r in raw], "occurrence": occurrence, "label": labels,
+        "id": ordered["ID"].to_numpy()[pos] if len(pos) else np.array([], np.int64),
+        "position": pos, "ops": 0, "device_time_us": 0.0,
+    })
+    region = np.cumsum(is_sp)  # 0 before the first signpost; k within signpost k's region
+    return sp, region
+
+
+def infer_clock(df: pd.DataFrame) -> float | None:
+    """Clock in MHz from (FW END - FW START cycles) * 1000 / FW DURATION [ns] (median)."""
+    start, end = num(df, "DEVICE FW START CYCLE"), num(df, "DEVICE FW END CYCLE")
+    dur = num(df, "DEVICE FW DURATION [ns]")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mhz = (end - start) * 1000.0 / dur
+    ok = np.isfinite(mhz) & (dur > 1000) & (mhz > 100) & (mhz < 5000)
+    if not ok.any():
+        return None
+    return float(round(np.median(mhz[ok]), 1))
+
+
+def _arch_from_log(report: Path) -> tuple[str, float | None] | None:
+    for d in (report.parent, report.parent.parent / ".logs", report.parent.parent.parent / ".logs"):
+        p = d / PROFILE_LOG
+        try:
+            if p.is_file():
+                with open(p, "r", encoding="utf-8", errors="replace") as fh:
+                    m = _LOG_ARCH_RE.search(fh.readline(4096))
+                if m:
+                    return m.group(1), float(m.group(2)) if m.group(2) else None
+        except OSError:
+            continue
+    return None
+
+
+def detect_arch(df: pd.DataFrame, path: Path, clock: float | None,
+                override: str | None) -> tuple[ArchSpec, str]:
+    if override:
+        return get_arch(override), "--arch"
+    if "DEVICE ARCH" in df.columns:
+        vals = df["DEVICE ARCH"].dropna()
+        vals = vals[vals.str.strip() != ""]
+        if len(vals):
+            try:
+                return get_arch(str(vals.iloc[0])), "DEVICE ARCH column"
+            except TraceError:
+                pass
+    logged = _arch_from_log(path)
+    if logged:
+        try:
+            return get_arch(logged[0]), PROFILE_LOG
+        except TraceError:
+            pass
+    spec = arch_from_clock(clock)
+    if spec is not None:
+        return spec, f"inferred from the {clock:g} MHz clock"
+    return get_arch("wormhole_b0"), "default (no arch information in the file)"
