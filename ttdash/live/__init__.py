@@ -1,0 +1,31 @@
+"""Live layer: tail the profiler's growing CSVs and watch its directory (no UI imports)."""
+
+from .runs import RunInfo, find_reports, report_is_complete, resolve_profiler_dir
+from .tailer import CsvTailer, TailResult
+from .watcher import (
+    LIVE_LOG_NAME,
+    ProfilerWatcher,
+    ReportRemoved,
+    ReportSeen,
+    RowsAppended,
+    SourceReset,
+    Status,
+    WatchEvent,
+)
+
+__all__ = [
+    "LIVE_LOG_NAME",
+    "CsvTailer",
+    "ProfilerWatcher",
+    "ReportRemoved",
+    "ReportSeen",
+    "RowsAppended",
+    "RunInfo",
+    "SourceReset",
+    "Status",
+    "TailResult",
+    "WatchEvent",
+    "find_reports",
+    "report_is_complete",
+    "resolve_profiler_dir",
+]

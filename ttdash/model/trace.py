@@ -65,7 +65,7 @@ class View:
         total = float(t.sum())
         if total <= 0:
             return {}
-        by = t.groupby(ops["bound"].replace("", "other")).sum() / total * 100
+        by = t.groupby(ops["bound"].replace("", "unmodelled")).sum() / total * 100
         return {str(k): float(v) for k, v in by.sort_values(ascending=False).items()}
 
 

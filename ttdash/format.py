@@ -1,0 +1,54 @@
+"""Number formatting shared by the report outputs and the TUI (one definition of each unit)."""
+
+from __future__ import annotations
+
+import math
+
+
+def is_missing(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def fmt_us(v: object, width: int = 0) -> str:
+    """Microseconds with thousands separators; large values in ms/s."""
+    if is_missing(v):
+        return ""
+    x = float(v)  # type: ignore[arg-type]
+    if abs(x) >= 1e6:
+        s = f"{x / 1e6:,.2f} s"
+    elif abs(x) >= 1e4:
+        s = f"{x / 1e3:,.1f} ms"
+    elif abs(x) >= 100:
+        s = f"{x:,.0f} us"
+    else:
+        s = f"{x:,.2f} us" if abs(x) < 10 else f"{x:,.1f} us"
+    return s.rjust(width)
+
+
+def fmt_pct(v: object, digits: int = 1) -> str:
+    if is_missing(v):
+        return ""
+    return f"{float(v):.{digits}f}%"  # type: ignore[arg-type]
+
+
+def fmt_num(v: object, digits: int = 0) -> str:
+    if is_missing(v):
+        return ""
+    return f"{float(v):,.{digits}f}"  # type: ignore[arg-type]
+
+
+def fmt_int(v: object) -> str:
+    if is_missing(v):
+        return ""
+    return f"{int(v)}"  # type: ignore[call-overload]
+
+
+def bar(pct: object, width: int) -> str:
+    """A utilisation bar of block characters (eighths), `width` cells for 100%."""
+    if is_missing(pct) or width <= 0:
+        return " " * max(width, 0)
+    frac = max(0.0, min(1.0, float(pct) / 100.0))  # type: ignore[arg-type]
+    eighths = int(round(frac * width * 8))
+    full, rem = divmod(eighths, 8)
+    s = "█" * full + ("" if rem == 0 else " ▏▎▍▌▋▊▉"[rem])
+    return s.ljust(width)[:width]
