@@ -39,7 +39,7 @@ def compare(path: Path, tmp: Path, ignore_signposts: bool, merge: bool = True) -
                           ignore_signposts, merge)
     ref = ref[~ref["OP Code"].astype(str).str.endswith("(signpost)")].set_index("ID") \
         if len(ref) else ref.set_index("ID")
-    joined = ours.join(ref, how="outer", rsuffix="_ref")
+    joined = ours.join(ref, how="outer")
     out = {"ours": len(ours), "ref": len(ref), "joined": joined, "mismatch": {}}
     pairs = {"device_time_us": "Device Time", "op_to_op_us": "Op-to-Op Gap",
              "dram_pct": "DRAM %", "flops_pct": "FLOPs %", "total_pct": "Total %"}
@@ -51,7 +51,7 @@ def compare(path: Path, tmp: Path, ignore_signposts: bool, merge: bool = True) -
         rel[both] = np.abs(a[both] - b[both]) / np.maximum(np.abs(b[both]), 1e-9)
         bad = (np.isnan(a) != np.isnan(b)) | (both & (rel > 0.005) & (np.abs(a - b) > 1e-6))
         out["mismatch"][mine] = list(joined.index[bad])
-    bound_ref = joined["Bound"].fillna("").astype(str)
+    bound_ref = joined["Bound"].astype(object).where(joined["Bound"].notna(), "").astype(str)
     bound_ours = joined["bound"].fillna("").astype(str)
     out["mismatch"]["bound"] = list(joined.index[bound_ref != bound_ours])
     return out

@@ -1,0 +1,41 @@
+"""Shared test fixtures: the real profiler files in ../shared (never copied into the repo)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_REAL = ROOT.parent / "shared" / "fixtures" / "real"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def real_dir() -> Path:
+    """../shared/fixtures/real; skip only when it is absent and CI is unset (fail in CI)."""
+    if not SHARED_REAL.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"{SHARED_REAL} is missing in CI")
+        pytest.skip("../shared/fixtures/real is not beside the repo")
+    return SHARED_REAL
+
+
+REPORT_FIXTURES = [
+    "tt-perf-report__bh20_oft.csv",
+    "tt-perf-report__bh20_oft_integral_image_trace.csv",
+    "tt-perf-report__bh_64_clip_encoder_1.csv",
+    "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+    "tt-perf-report__bh_invalid_trace_decode_window.csv",
+    "tt-perf-report__bh_p100_dlv3.csv",
+    "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv",
+    "tt-perf-report__wh_clip_encoder_2.csv",
+    "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv",
+    "ttnn-visualizer__smoke_ops_perf_results_n300__EXCERPT_first5lines.csv",
+]
+
+
+@pytest.fixture
+def real() -> Path:
+    return real_dir()

@@ -1,0 +1,130 @@
+"""The trace model on real files: eras, arch and clock, signposts, corrupt rows, devices."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPORT_FIXTURES, real_dir
+from ttdash.model import Trace, TraceError, Window, get_arch, registry
+
+EXPECTED_ARCH = {
+    "tt-perf-report__bh20_oft.csv": ("blackhole_p150", "DEVICE ARCH column", 1350),
+    "tt-perf-report__bh20_oft_integral_image_trace.csv": ("blackhole_p150", "inferred", 1350),
+    "tt-perf-report__wh_clip_encoder_2.csv": ("wormhole_b0", "DEVICE ARCH column", 1000),
+    "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv": ("blackhole_p150", "inferred",
+                                                                 1350),
+    "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv": ("wormhole_b0",
+                                                                              "inferred", 1000),
+}
+
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+def test_every_real_file_loads(name):
+    t = Trace.load(real_dir() / name)
+    assert len(t.raw) > 0
+    assert (t.raw["ID"].to_numpy() == np.arange(2, len(t.raw) + 2)).all()
+    v = t.view(Window("all"))
+    assert len(v.op_rows) + len(t.signposts) >= len(t.raw) // max(len(t.devices), 1)
+
+
+@pytest.mark.parametrize("name,expected", EXPECTED_ARCH.items())
+def test_arch_and_clock(name, expected):
+    t = Trace.load(real_dir() / name)
+    arch, source, clock = expected
+    assert t.arch.name == arch
+    assert source in t.arch_source
+    assert t.clock_mhz == pytest.approx(clock, rel=0.01)
+
+
+def test_arch_override_and_profile_log(tmp_path):
+    src = real_dir() / "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv"
+    assert Trace.load(src, arch="p100").arch.name == "blackhole_p100"
+    d = tmp_path / "reports" / "2025_01_01_00_00_00"
+    d.mkdir(parents=True)
+    (d / "ops_perf_results.csv").write_bytes(src.read_bytes())
+    (d / "profile_log_device.csv").write_text("ARCH: grayskull, CHIP_FREQ[MHz]: 1202\n")
+    t = Trace.load(d / "ops_perf_results.csv")
+    assert (t.arch.name, t.arch_source) == ("grayskull_e150", "profile_log_device.csv")
+
+
+def test_arch_table_covers_all_chips_and_is_extensible(tmp_path, monkeypatch):
+    names = set(registry())
+    assert {"grayskull_e75", "grayskull_e150", "wormhole_b0", "blackhole_p100",
+            "blackhole_p150"} <= names
+    wh = get_arch("wormhole")
+    assert wh.dram_gbps == 288 and wh.tflops_per_core["LoFi"] == pytest.approx(262 / 72)
+    user = tmp_path / "arches.toml"
+    user.write_text('[quasar]\nclock_mhz = 1500\nworker_cores = 32\ndram_gbps = 600\n'
+                    'tflops_per_core = { HiFi4 = 1, HiFi3 = 2, HiFi2 = 3, LoFi = "9/2" }\n'
+                    '[wormhole_b0]\ndram_gbps = 300\n')
+    monkeypatch.setenv("TTDASH_ARCHES", str(user))
+    assert get_arch("quasar").tflops_per_core["LoFi"] == 4.5
+    assert get_arch("wormhole_b0").dram_gbps == 300
+    assert get_arch("wormhole_b0").worker_cores == 64  # merged field by field
+    with pytest.raises(TraceError):
+        get_arch("nonsense")
+
+
+def test_signposts_repeated_names_and_selection():
+    t = Trace.load(real_dir() / "tt-perf-report__bh20_oft_integral_image_trace.csv")
+    sp = t.signposts
+    assert len(sp) == 6
+    repeated = sp[sp["name"].duplicated(keep=False)]
+    assert len(repeated) >= 2 and repeated["label"].str.contains("#").all()
+    name = repeated.iloc[1]["name"]
+    k = t.find_signpost(f"{name}#2")
+    assert sp.iloc[k - 1]["occurrence"] == 2
+    assert t.find_signpost("3") == 3
+    v = t.view(Window("region", region=k))
+    assert len(v.op_rows) == sp.iloc[k - 1]["ops"]
+    assert (v.op_rows["signpost"] == sp.iloc[k - 1]["label"]).all()
+    with pytest.raises(TraceError):
+        t.find_signpost("no such signpost")
+
+
+def test_corrupt_rows_flagged_and_left_out():
+    t = Trace.load(real_dir() / "tt-perf-report__bh_invalid_trace_decode_window.csv")
+    assert t.trace_mode
+    v = t.view(Window("all"))
+    tot = v.totals()
+    assert tot["corrupt_rows"] == 13
+    assert tot["device_time_us"] < 1e5  # the 6.9e9 ns rows would make this ~9e7 us
+    assert v.op_rows.loc[v.op_rows["corrupt"], "device_time_us"].isna().all()
+
+
+def test_multi_device_merge_and_per_device():
+    t = Trace.load(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    assert t.devices == list(range(8))
+    merged, per = t.view(Window("all")), t.view(Window("all"), merge=False)
+    assert len(merged.op_rows) == 26 and len(per.op_rows) == 208
+    assert set(per.op_rows["device"]) == set(range(8))
+
+
+def test_host_fallback_rows():
+    t = Trace.load(real_dir() / REPORT_FIXTURES[8])
+    v = t.view()
+    host = v.op_rows[v.op_rows["is_host"]]
+    assert len(host) == 781 and (host["bound"] == "HOST").all()
+    assert host["device_time_us"].isna().all() and (host["category"] == "Host").all()
+
+
+def test_utilisation_beyond_matmul():
+    """Every op with DRAM tensors gets a DRAM-traffic figure; matmul DRAM % stays tt-perf-report's."""
+    t = Trace.load(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv")
+    ops = t.view().op_rows
+    non_mm = ops[~ops["op_code"].str.contains("Matmul")]
+    assert non_mm["io_dram_pct"].notna().sum() > 100
+    assert non_mm["dram_pct"].isna().all()
+    mm = ops[ops["analysis"] == "full"]
+    assert (mm["io_dram_pct"] >= mm["dram_pct"] - 1e-9).all()
+
+
+def test_model_does_not_import_textual():
+    code = ("import sys, ttdash.model, ttdash.model.trace, ttdash.report.single; "
+            "bad=[m for m in sys.modules if m.split('.')[0] in ('textual','textual_plotext')]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)

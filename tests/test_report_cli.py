@@ -1,0 +1,150 @@
+"""`ttdash report`: output formats and one-line errors for bad input (exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import real_dir
+
+FIELDS = ["id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",
+          "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
+          "signpost"]
+
+
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True, text=True,
+                          timeout=120, env=e)
+
+
+def test_json_shape():
+    r = run("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert {"file", "arch", "clock_mhz", "devices", "signposts", "totals", "ops"} <= set(doc)
+    assert doc["arch"] == "blackhole_p150" and doc["clock_mhz"] == 1350 and doc["devices"] == 1
+    assert set(doc["signposts"][0]) >= {"index", "name", "ops", "device_time_us"}
+    assert set(doc["totals"]) >= {"ops", "device_time_us", "op_to_op_us", "corrupt_rows"}
+    assert doc["totals"]["ops"] == len(doc["ops"]) == 49
+    assert list(doc["ops"][0]) == FIELDS
+    assert doc["ops"][0]["op_to_op_us"] is None  # first op of the window: no gap (null)
+    conv = [o for o in doc["ops"] if "Conv2d" in o["op_code"]]
+    assert conv and all(isinstance(o["flops_pct"], float) for o in conv)
+
+
+def test_top_and_signpost_selection():
+    f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
+    doc = json.loads(run("report", f, "-f", "json", "--top", "5", "--ignore-signposts").stdout)
+    shares = [o["total_pct"] for o in doc["ops"]]
+    assert len(shares) == 5 and shares == sorted(shares, reverse=True)
+    doc = json.loads(run("report", f, "-f", "json", "--signpost", "TTBasicBlock 0 forward started")
+                     .stdout)
+    assert doc["window"] == "signpost TTBasicBlock 0 forward started"
+    assert len(doc["ops"]) == 14 and {o["signpost"] for o in doc["ops"]} == {
+        "TTBasicBlock 0 forward started"}
+    doc = json.loads(run("report", f, "-f", "json", "--start-signpost", "ResNet module started",
+                         "--end-signpost", "ResNet module finished").stdout)
+    assert 0 < len(doc["ops"]) < 1571
+
+
+def test_csv_and_markdown_and_plain_table():
+    f = str(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv")
+    rows = list(csv.DictReader(io.StringIO(run("report", f, "-f", "csv").stdout)))
+    assert len(rows) == 1872 and rows[0]["id"] == "2"
+    md = run("report", f, "-f", "markdown", "--top", "3").stdout
+    assert md.count("\n| ") == 4 and "| ID | Total % |" in md
+    table = run("report", f, "--top", "3", env={"NO_COLOR": "1"}).stdout
+    assert "\x1b[" not in table and "Device time" in table and "wormhole_b0" in table
+
+
+def test_directory_resolves_newest_report(tmp_path):
+    src = (real_dir() / "tt-perf-report__bh_p100_dlv3.csv").read_bytes()
+    for ts in ("2025_01_01_00_00_00", "2025_03_01_00_00_00"):
+        d = tmp_path / "reports" / ts
+        d.mkdir(parents=True)
+        (d / f"ops_perf_results_{ts}.csv").write_bytes(src)
+    doc = json.loads(run("report", str(tmp_path), "-f", "json").stdout)
+    assert doc["file"].endswith("ops_perf_results_2025_03_01_00_00_00.csv")
+
+
+HEADER = "OP CODE,OP TYPE,DEVICE ID,DEVICE KERNEL DURATION [ns],OP TO OP LATENCY [ns]\n"
+ROW = "MatmulDeviceOperation,tt_dnn_device,0,1000,500\n"
+
+
+@pytest.mark.parametrize("name,content,expect", [
+    ("empty.csv", b"", ":  file is empty"),
+    ("header_only.csv", HEADER.encode(), ":2: header only"),
+    ("binary.csv", b"\x00\x01\x02\xff\xfe" * 100, ":1: not a CSV file"),
+    ("prose.csv", b"hello world\nthis is not a csv\n", ":1: not a profiler CSV"),
+    ("missing.csv", b"OP CODE,OP TYPE\nfoo,bar\n", ":1: missing required column "
+     "'DEVICE KERNEL DURATION [ns]'"),
+    ("nonnum.csv", (HEADER + ROW + "Foo,tt_dnn_device,0,abc,1\n").encode(),
+     ":3:4: column 'DEVICE KERNEL DURATION [ns]': expected a number, found 'abc'"),
+    ("cut.csv", (HEADER + ROW + "MatmulDeviceOperation,tt_dnn").encode(),
+     ":3:2: last line is cut short (2 of 5 fields)"),
+    ("extra.csv", (HEADER + ROW + "a,b,0,1,2,3,4\n" + ROW).encode(), ":3:6: expected 5 fields"),
+])
+def test_bad_input_one_line_exit_2(tmp_path, name, content, expect):
+    p = tmp_path / name
+    p.write_bytes(content)
+    r = run("report", str(p))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert lines[0].startswith(f"ttdash: {p}")
+    assert expect.replace(":  ", ": ") in lines[0]
+
+
+def test_unreadable_paths(tmp_path):
+    r = run("report", str(tmp_path / "nope.csv"))
+    assert (r.returncode, r.stderr.strip()) == (2, f"ttdash: {tmp_path / 'nope.csv'}: no such file")
+    fifo = tmp_path / "ops_perf_results_fifo.csv"
+    os.mkfifo(fifo)
+    r = run("report", str(fifo))  # must not block reading a FIFO
+    assert r.returncode == 2 and "not a regular file" in r.stderr
+    r = run("report", str(tmp_path))
+    assert r.returncode == 2 and "no ops_perf_results" in r.stderr
+    if os.geteuid() != 0:  # root reads anything; the permission branch is covered elsewhere
+        p = tmp_path / "locked.csv"
+        p.write_text(HEADER + ROW)
+        p.chmod(0)
+        assert "permission denied" in run("report", str(p)).stderr
+
+
+def test_usage_errors_are_one_line():
+    for args in (["report"], ["report", "x.csv", "--format", "xml"], ["bogus"],
+                 ["report", "x.csv", "--top", "zero"]):
+        r = run(*args)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+
+
+def test_help_describes_every_option():
+    out = run("report", "--help").stdout
+    for opt in ("--format", "--signpost", "--start-signpost", "--end-signpost",
+                "--ignore-signposts", "--arch", "--per-device", "--top"):
+        assert opt in out
+    top = run("--help").stdout
+    for cmd in ("report", "open", "watch", "demo", "diff"):
+        assert cmd in top
+
+
+def test_markup_and_escapes_inert_in_outputs(tmp_path):
+    p = tmp_path / "evil.csv"
+    p.write_text(HEADER + '"[bold red]x[/]\x1b]0;pwned\x07\x1b[31m=cmd|calc",tt_dnn_device,0,1000,5\n'
+                 + ROW)
+    table = run("report", str(p), env={"NO_COLOR": "1"}).stdout
+    assert "[bold red]x[/]" in table and "\x1b" not in table and "\x07" not in table
+    rows = list(csv.DictReader(io.StringIO(run("report", str(p), "-f", "csv").stdout)))
+    assert rows[0]["op_code"].startswith("[bold red]x[/]")
+    md = run("report", str(p), "-f", "markdown").stdout
+    assert "\x1b" not in md
