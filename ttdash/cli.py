@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .model import TraceError
+from .model.errors import TraceError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 

@@ -1,9 +1,22 @@
-"""The trace model: pure Python + pandas/numpy. Never imports textual."""
+"""The trace model: pure Python + pandas/numpy. Never imports textual.
 
-from .arch import ArchSpec, get_arch, registry
-from .errors import TraceError
-from .loader import read_ops_csv
-from .trace import Trace, View, Window
+Names are imported lazily so that `ttdash --version` and `--help` do not pay for pandas.
+"""
 
-__all__ = ["ArchSpec", "Trace", "TraceError", "View", "Window", "get_arch", "read_ops_csv",
-           "registry"]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "ArchSpec": "arch", "get_arch": "arch", "registry": "arch",
+    "TraceError": "errors",
+    "read_ops_csv": "loader",
+    "Trace": "trace", "View": "trace", "Window": "trace",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(name)

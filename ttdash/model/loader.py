@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .cells import ATTRIBUTE_FEATURES, by_unique, dim_value
 from .errors import TraceError
 
 REQUIRED = ("OP CODE", "DEVICE KERNEL DURATION [ns]")
@@ -35,7 +37,7 @@ ANALYSIS_EXTRA = (
     "METAL TRACE REPLAY SESSION ID", "PM IDEAL [ns]", "PM COMPUTE [ns]", "PM BANDWIDTH [ns]",
 )
 MAX_HEADER_BYTES = 4 << 20
-BLOCK = 1 << 22
+BLOCK = 1 << 20
 
 
 @dataclass
@@ -132,7 +134,9 @@ def _locate_bad_line(path: Path, n_fields: int) -> TraceError:
     return TraceError(path, "malformed CSV", line=last_line)
 
 
-def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]) -> pa.Table:
+def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str],
+           prune: bool) -> pa.Table:
+    """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells."""
     types = {c: pa.string() for c in columns if c in TEXT or c.endswith(("LAYOUT", "DATATYPE",
                                                                            "MEMORY"))}
     for c in columns:  # shape cells are "32[2]" in V2+, plain numbers before: read as text
@@ -145,7 +149,12 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
                                 strings_can_be_null=True, quoted_strings_can_be_null=True,
                                 null_values=[""])
     source = pa.BufferReader(data) if data is not None else str(path)
-    return pacsv.read_csv(source, read_options=read, parse_options=parse, convert_options=conv)
+    reader = pacsv.open_csv(source, read_options=read, parse_options=parse, convert_options=conv)
+    features = _AttributeFeatures(keep=not prune)
+    batches = [features.block(b) for b in reader]
+    if not batches:
+        return reader.schema.empty_table()
+    return features.finish(pa.Table.from_batches(batches, schema=batches[0].schema))
 
 
 def read_ops_csv(path: str | Path, columns: str = "analysis",
@@ -175,14 +184,14 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     else:
         truncated = False
     try:
-        table = _parse(path, data, names, cols)
+        table = _parse(path, data, names, cols, prune=(columns != "all"))
     except pa.ArrowInvalid as exc:
         msg = str(exc)
         if "invalid UTF8" in msg or "UTF8" in msg:
             raw = data if data is not None else path.read_bytes()
             data = raw.decode("utf-8", errors="replace").encode("utf-8")
             try:
-                table = _parse(path, data, names, cols)
+                table = _parse(path, data, names, cols, prune=(columns != "all"))
             except pa.ArrowInvalid:
                 raise _locate_bad_line(path, len(header)) from None
         elif "columns" in msg:
@@ -191,12 +200,72 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
             raise _numeric_error(path, header, msg) from None
         else:
             raise TraceError(path, f"cannot parse CSV: {msg.splitlines()[0]}") from None
-    df = table.to_pandas(split_blocks=True, self_destruct=True)
-    if len(df) == 0:
+    if len(table) == 0:
         raise TraceError(path, "header only: the file has no data rows", line=2)
+    df = table.to_pandas(split_blocks=True, self_destruct=True)
+    del table
     _check_numeric(path, header, df)
+    _shapes_to_numbers(df, keep_text=(columns == "all"))
     df.insert(0, "ID", np.arange(2, len(df) + 2, dtype=np.int64))
     return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
+
+
+# Only these ops' ATTRIBUTES matter to the analysis.
+ATTRIBUTE_READERS = r"Matmul|OptimizedConvNew|Conv2d"
+
+
+class _AttributeFeatures:
+    """Collects the matmul/conv ATTRIBUTES cells block by block (dropping the KB-long column
+    unless kept), then adds the few facts the analysis reads from them, computed once per
+    distinct cell (repeated layers repeat their attributes)."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.masks: list[np.ndarray] = []
+        self.cells: list[pa.Array] = []
+
+    def block(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        i = batch.schema.get_field_index("ATTRIBUTES")
+        if i < 0:
+            return batch
+        if "OP CODE" in batch.schema.names:
+            mask = pc.fill_null(pc.match_substring_regex(batch.column("OP CODE"),
+                                                         ATTRIBUTE_READERS), False)
+        else:
+            mask = pa.array(np.zeros(batch.num_rows, dtype=bool))
+        self.masks.append(mask.to_numpy(zero_copy_only=False))
+        self.cells.append(batch.column(i).filter(mask))
+        return batch if self.keep else batch.remove_column(i)
+
+    def finish(self, table: pa.Table) -> pa.Table:
+        if not self.masks:
+            return table
+        mask = np.concatenate(self.masks)
+        cells = pa.chunked_array(self.cells, type=pa.string())
+        uniques = pc.unique(cells)
+        index = pc.index_in(cells, value_set=uniques).to_numpy(zero_copy_only=False)
+        index = np.where(np.isnan(index.astype("float64")), len(uniques), index).astype(np.int64)
+        texts = uniques.to_pylist()
+        for name, fn in ATTRIBUTE_FEATURES.items():
+            per_unique = np.array([fn(t) if t is not None else np.nan for t in texts] + [np.nan])
+            values = np.full(len(mask), np.nan)
+            values[mask] = per_unique[index]
+            table = table.append_column(name, pa.array(values))
+        return table
+
+
+def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
+    """Add numeric padded dims as `INPUT_0_W` etc. (any era); V2+ text columns are dropped
+    unless `keep_text` (the detail view shows them)."""
+    for c in list(df.columns):
+        m = TENSOR_RE.match(c)
+        if not m or m.group(3) not in "WZYX":
+            continue
+        canonical = f"{m.group(1)}_{m.group(2)}_{m.group(3)}"
+        values = by_unique(df[c], dim_value)
+        if canonical == c or not keep_text:
+            del df[c]
+        df[canonical] = values
 
 
 def _dedupe(header: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .arch import ArchSpec
+from .cells import by_unique, dtype_size, interned
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,11 +23,9 @@ else:  # pragma: no cover
 
 HOST_MARKER = "(torch)"
 INVALID_GAP_MIN_NS = 1_000_000
-MAX_DIM = float(1 << 32)
 MAX_CORES = float(1 << 20)
 BOUND_THRESHOLD = 65.0
 CCL_MERGE_NAMES = ("AllGather", "ReduceScatter", "AllReduce")
-DRAM_SHARDED_CONFIG = "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig"
 
 
 # ---------------------------------------------------------------- column access helpers
@@ -60,26 +59,17 @@ def whole(a: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 def contains(s: pd.Series, needle: str) -> np.ndarray:
-    return s.str.contains(needle, regex=False).fillna(False).to_numpy(dtype=bool)
+    """Substring test per distinct value (missing -> False)."""
+    return by_unique(s, lambda v: float(needle in str(v)), 0.0).astype(bool)
 
 
 def tensor_dim(df: pd.DataFrame, tensor: str, dim: str) -> np.ndarray:
-    """Physical (padded) size of one tensor dimension; "32[2]" -> 32; missing/invalid -> NaN."""
-    name = f"{tensor}_{dim}_PAD[LOGICAL]"
-    if name not in df.columns:
-        name = f"{tensor}_{dim}"
-    s = col(df, name)
-    if not pd.api.types.is_numeric_dtype(s.dtype):
-        s = pd.to_numeric(s.astype("string").str.split("[", n=1, regex=False).str[0].str.strip(),
-                          errors="coerce")
-    a = pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
-    return whole(a, 1, MAX_DIM)
+    """Padded size of one tensor dimension (the loader made shape cells numeric); NaN if none."""
+    return num(df, f"{tensor}_{dim}")
 
 
 def dtype_bytes(s: pd.Series) -> np.ndarray:
-    """Bytes per element: first integer in the dtype name / 8, else 4 (BFLOAT8_B -> 1)."""
-    digits = s.astype("string").str.extract(r"(\d+)", expand=False)
-    return (pd.to_numeric(digits, errors="coerce") / 8).fillna(4.0).to_numpy(dtype="float64")
+    return by_unique(s, dtype_size, 4.0)
 
 
 def tensor_names(df: pd.DataFrame) -> list[str]:
@@ -102,11 +92,15 @@ def _categories() -> dict[str, str]:
     return table
 
 
-def categorize(op_code: pd.Series, is_signpost: np.ndarray) -> pd.Series:
-    first = op_code.fillna("").str.split(n=1).str[0].fillna("")
-    cat = first.map(_categories()).fillna("Other").astype("string")
-    cat[contains(op_code, HOST_MARKER)] = "Host"
-    cat[is_signpost] = pd.NA
+def categorize(op_code: pd.Series, is_signpost: np.ndarray) -> np.ndarray:
+    table = _categories()
+    codes, uniques = pd.factorize(op_code, use_na_sentinel=True)
+    names = []
+    for u in uniques:
+        first = (str(u).split(maxsplit=1) or [""])[0]
+        names.append("Host" if HOST_MARKER in str(u) else table.get(first, "Other"))
+    cat = np.array(names + ["Other"], dtype=object)[codes]
+    cat[is_signpost] = None
     return cat
 
 
@@ -257,14 +251,13 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     cores_raw = whole(num(rows, "CORE COUNT"), 1, MAX_CORES)
     avail = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)
     avail = np.where(np.isnan(avail), float(arch.worker_cores), avail)
-    attrs = text(rows, "ATTRIBUTES").fillna("")
     fidelity = text(rows, "MATH FIDELITY")
     per_core = fidelity.map(arch.tflops_per_core).astype("float64").to_numpy(na_value=np.nan)
 
     is_matmul = contains(op_code, "Matmul") & ~is_signpost
     is_conv = (contains(op_code, "OptimizedConvNew") | contains(op_code, "Conv2d")) & ~is_matmul \
         & ~is_signpost
-    dram_sharded = is_matmul & contains(attrs, DRAM_SHARDED_CONFIG)
+    dram_sharded = is_matmul & (num(rows, "_ATTR_DRAM_SHARDED") == 1)
     cores = np.where(dram_sharded, float(arch.dram_sharded_matmul_cores), cores_raw)
     dur_s = np.where(~bad & (dur > 0), dur * 1e-9, np.nan)
     peak_flops = per_core * 1e12 * cores
@@ -287,8 +280,7 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     mm_flops = 2.0 * M * K * N * W * Z
     sparse = is_matmul & contains(op_code, "SparseMatmul")
     if sparse.any():
-        nnz = pd.to_numeric(attrs.str.extract(r"['\"]nnz['\"]\s*:\s*['\"]?(\d+)", expand=False),
-                            errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+        nnz = num(rows, "_ATTR_NNZ")
         sp_bytes = np.zeros(n)
         for t, a, b in (("INPUT_0", M, K), ("INPUT_1", K, N), ("OUTPUT_0", M, N)):
             sp_bytes += np.where(contains(mem[t], "DRAM"), a * b * dtype_bytes(dts[t]) * nnz, 0.0)
@@ -300,12 +292,7 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         flops = np.where(mm_ok, mm_flops / dur_s, np.nan)
         dram_pct = dram_gbps / arch.dram_gbps * 100
         # --- conv: FLOPs only, M = output NHW, K = C_in * window, N = C_out
-        win = attrs.str.split("window_hw", n=1).str[1].fillna("").str.split("; ", n=1).str[0] \
-            .fillna("").str[2:-1].str.split(";")
-        wh = whole(pd.to_numeric(win.str[0], errors="coerce").to_numpy("float64", na_value=np.nan),
-                   1, MAX_DIM)
-        ww = whole(pd.to_numeric(win.str[1], errors="coerce").to_numpy("float64", na_value=np.nan),
-                   1, MAX_DIM)
+        wh, ww = num(rows, "_ATTR_WINDOW_H"), num(rows, "_ATTR_WINDOW_W")
         conv_flops = 2.0 * dims[("OUTPUT_0", "Y")] * dims[("INPUT_0", "X")] * wh * ww \
             * dims[("INPUT_1", "X")] / dur_s
         flops = np.where(is_conv, conv_flops, flops)
@@ -325,8 +312,8 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     io_bytes = np.zeros(n)
     any_tensor = np.zeros(n, dtype=bool)
     for t in tensor_names(rows):
-        v = (tensor_dim(rows, t, "W") * tensor_dim(rows, t, "Z") * tensor_dim(rows, t, "Y")
-             * tensor_dim(rows, t, "X"))
+        v = vol[t] if t in vol else (tensor_dim(rows, t, "W") * tensor_dim(rows, t, "Z")
+                                     * tensor_dim(rows, t, "Y") * tensor_dim(rows, t, "X"))
         in_dram = contains(text(rows, f"{t}_MEMORY"), "DRAM") & ~np.isnan(v)
         io_bytes += np.where(in_dram, v * dtype_bytes(text(rows, f"{t}_DATATYPE")), 0.0)
         any_tensor |= ~np.isnan(v)
@@ -341,8 +328,8 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
 
     out = pd.DataFrame({
         "id": rows["ID"].to_numpy(),
-        "op_code": op_code.to_numpy(dtype=object),
-        "op_type": op_type.to_numpy(dtype=object),
+        "op_code": interned(op_code),
+        "op_type": interned(op_type),
         "device": whole(num(rows, "DEVICE ID"), 0, np.inf),
         "global_call_count": num(rows, "GLOBAL CALL COUNT"),
         "host_start_ts": num(rows, "HOST START TS"),
@@ -356,9 +343,9 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "flops": flops / 1e12,
         "flops_pct": flops_pct,
         "bound": bound,
-        "math_fidelity": fidelity.to_numpy(dtype=object),
+        "math_fidelity": interned(fidelity),
         "fidelity_desc": fid_desc,
-        "category": categorize(op_code, is_signpost).to_numpy(dtype=object),
+        "category": categorize(op_code, is_signpost),
         "size": size,
         "analysis": analysis,
         "is_signpost": is_signpost,
@@ -367,16 +354,13 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "dram_sharded": dram_sharded,
         "io_dram_gbps": io_gbps,
         "io_dram_pct": io_pct,
-        "in0_dtype": dts["INPUT_0"].to_numpy(dtype=object),
-        "in1_dtype": dts["INPUT_1"].to_numpy(dtype=object),
-        "out_dtype": dts["OUTPUT_0"].to_numpy(dtype=object),
-        "in0_memory": mem["INPUT_0"].to_numpy(dtype=object),
+        "in0_dtype": interned(dts["INPUT_0"]),
+        "in1_dtype": interned(dts["INPUT_1"]),
+        "out_dtype": interned(dts["OUTPUT_0"]),
+        "in0_memory": interned(mem["INPUT_0"]),
         "raw_kernel_ns": dur,
         "pm_ideal_ns": num(rows, "PM IDEAL [ns]"),
     })
-    for c in ("op_code", "op_type", "math_fidelity", "category", "in0_dtype", "in1_dtype",
-              "out_dtype", "in0_memory"):
-        out[c] = out[c].where(pd.notna(out[c]), None)
     return out
 
 
@@ -403,6 +387,6 @@ def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series], compute: np.n
     short = {k: dts[k].replace(SHORT_DTYPE).fillna("") for k in dts}
     desc = (fidelity.fillna("") + " " + short["INPUT_0"] + " x " + short["INPUT_1"] + " => "
             + short["OUTPUT_0"]).str.strip()
-    out = desc.to_numpy(dtype=object)
+    out = interned(desc)
     out[~compute | fidelity.isna().to_numpy()] = ""
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 # C0 controls except tab, DEL, C1 controls (escape sequences start here), and the Unicode bidi
@@ -19,7 +20,10 @@ def clean_text(value: object) -> object:
 
 
 def clean_series(s: pd.Series) -> pd.Series:
-    """Vectorised clean_text for a text column (missing stays missing)."""
-    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        return s.str.replace(CONTROL_RE.pattern, "", regex=True)
-    return s
+    """clean_text over a text column, once per distinct value (missing stays missing)."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    cleaned = [clean_text(u) for u in uniques]
+    if all(c == u for c, u in zip(cleaned, uniques)):
+        return s
+    values = np.array(cleaned + [None], dtype=object)[codes]
+    return pd.Series(values, index=s.index, dtype="string")

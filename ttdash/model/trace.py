@@ -12,7 +12,7 @@ import pandas as pd
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .errors import TraceError
 from .loader import RawTable, read_ops_csv
-from .metrics import analyze, merge_devices, num, text, whole
+from .metrics import HOST_MARKER, analyze, invalid_duration, merge_devices, num, text, whole
 from .text import clean_series
 
 PROFILE_LOG = "profile_log_device.csv"
@@ -73,13 +73,13 @@ class View:
 class Trace:
     path: Path
     header: list[str]
-    raw: pd.DataFrame  # file order; column "ID" = tt-perf-report's row ID
     arch: ArchSpec
     arch_source: str
     clock_mhz: float | None
     trace_mode: bool
     devices: list[int]
-    ordered: pd.DataFrame = field(repr=False)  # raw rows in report order, with "_region"
+    ordered: pd.DataFrame = field(repr=False)  # rows in report order; "ID" = tt-perf-report's
+    #                                              ID (CSV line), "_region" = signpost region
     signposts: pd.DataFrame = field(repr=False)
     truncated_tail: bool = False
 
@@ -93,26 +93,38 @@ class Trace:
     @classmethod
     def from_table(cls, table: RawTable, arch: str | None = None) -> "Trace":
         df = table.df
-        for c in ("OP CODE", "ATTRIBUTES", "DEVICE ARCH"):
+        for c in ("OP CODE", "DEVICE ARCH", "OP TYPE"):
             if c in df.columns:
                 df[c] = clean_series(df[c].astype("string"))
         clock = infer_clock(df)
         spec, source = detect_arch(df, table.path, clock, arch)
         trace_mode = "METAL TRACE ID" in df.columns and bool(df["METAL TRACE ID"].notna().any())
-        if "HOST START TS" in df.columns and not trace_mode:
-            ordered = df.sort_values("HOST START TS", kind="stable", na_position="last")
-        else:
-            ordered = df
-        ordered = ordered.reset_index(drop=True)
+        if ("HOST START TS" in df.columns and not trace_mode
+                and not df["HOST START TS"].is_monotonic_increasing):  # sorted already: no copy
+            df = df.sort_values("HOST START TS", kind="stable", na_position="last")
+        ordered = df.reset_index(drop=True)
+        del df
         signposts, region = _signposts(ordered)
         ordered["_region"] = region
-        dev = whole(num(df, "DEVICE ID"), 0, np.inf)
+        dev = whole(num(ordered, "DEVICE ID"), 0, np.inf)
         devices = sorted(int(d) for d in np.unique(dev[~np.isnan(dev)]))
-        trace = cls(path=table.path, header=table.header, raw=df, arch=spec, arch_source=source,
+        trace = cls(path=table.path, header=table.header, arch=spec, arch_source=source,
                     clock_mhz=clock, trace_mode=trace_mode, devices=devices, ordered=ordered,
                     signposts=signposts, truncated_tail=table.truncated_tail)
         trace._fill_region_stats()
         return trace
+
+    @property
+    def raw(self) -> pd.DataFrame:
+        """The rows in file order."""
+        return self.ordered.sort_values("ID", kind="stable")
+
+    def row(self, row_id: int) -> pd.Series:
+        """One CSV row by tt-perf-report's ID (line number)."""
+        hit = self.ordered.index[self.ordered["ID"].to_numpy() == row_id]
+        if not len(hit):
+            raise KeyError(row_id)
+        return self.ordered.loc[hit[0]]
 
     # ------------------------------------------------------------ views
     def view(self, window: Window = Window(), merge: bool = True) -> View:
@@ -197,7 +209,18 @@ class Trace:
     def _fill_region_stats(self) -> None:
         if not len(self.signposts):
             return
-        full = self.view(Window("all"), merge=True).op_rows
+        if len(self.devices) > 1:
+            full = self.view(Window("all"), merge=True).op_rows
+        else:  # one device: a row's device time needs no neighbours, so skip the full analysis
+            o = self.ordered
+            op_type = text(o, "OP TYPE")
+            is_op = ~(op_type == "signpost").fillna(False).to_numpy(dtype=bool)
+            dur = num(o, "DEVICE KERNEL DURATION [ns]")
+            bad = invalid_duration(dur, num(o, "OP TO OP LATENCY [ns]"))
+            host = text(o, "OP CODE").str.contains(HOST_MARKER, regex=False).fillna(False) \
+                .to_numpy(dtype=bool)
+            full = pd.DataFrame({"region": o["_region"].to_numpy()[is_op],
+                                 "device_time_us": np.where(bad | host, np.nan, dur / 1000)[is_op]})
         g = full.groupby("region")
         ops = g.size()
         dt = g["device_time_us"].sum(min_count=0)

@@ -8,9 +8,8 @@ import math
 from typing import TextIO
 
 import pandas as pd
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from ..format import fmt_int, fmt_num, fmt_pct, fmt_us
 from ..model import View
@@ -71,16 +70,31 @@ def to_json(view: View, out: TextIO, top: int | None = None) -> None:
     doc = summary_dict(view)
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
     ops = export_frame(select(view, top), JSON_OP_FIELDS)
-    body = ops.to_json(orient="records", double_precision=6, force_ascii=False) if len(ops) \
-        else "[]"
-    out.write(head[:-1] + ',"ops":' + body + "}\n")
+    out.write(head[:-1] + ',"ops":[')
+    step = 20_000  # bounded memory for 100k+ ops
+    for start in range(0, len(ops), step):
+        chunk = ops.iloc[start:start + step].to_json(orient="records", double_precision=6,
+                                                     force_ascii=False)
+        out.write(("," if start else "") + chunk[1:-1])
+    out.write("]}\n")
 
 
 def to_csv(view: View, out: TextIO, top: int | None = None) -> None:
     ops = export_frame(select(view, top), CSV_FIELDS)
     for f in ("op_code", "signpost", "op_type", "math_fidelity", "category", "size"):
         ops[f] = neutralise_series(ops[f])
-    ops.to_csv(out, index=False, lineterminator="\n")
+    table = pa.Table.from_pandas(ops, preserve_index=False)
+    binary = getattr(out, "buffer", None)
+    sink = binary if binary is not None else io.BytesIO()
+    if binary is not None:
+        out.flush()
+    with pacsv.CSVWriter(sink, table.schema) as writer:  # streamed: bounded memory
+        for batch in table.to_batches(max_chunksize=20_000):
+            writer.write_batch(batch)
+    if binary is None:
+        out.write(sink.getvalue().decode("utf-8"))
+    else:
+        binary.flush()
 
 
 MD_COLUMNS = (("ID", "id"), ("Total %", "total_pct"), ("Bound", "bound"), ("Op code", "op_code"),
@@ -153,6 +167,10 @@ BOUND_STYLE = {"DRAM": "green", "FLOP": "green", "BOTH": "green", "SLOW": "yello
 
 def to_table(view: View, out: TextIO, top: int | None = None, color: bool = False,
              width: int | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200,
                       highlight=False, emoji=False, markup=False, soft_wrap=False)
     for line in summary_lines(view):

@@ -1,0 +1,48 @@
+"""Helpers for the benchmark scripts (not tests): build big traces, time commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT.parent / "shared" / "fixtures" / "real"
+OUT = ROOT / "benchmarks" / "out"
+
+
+def repeated_trace(src: Path, times: int, dest: Path | None = None) -> Path:
+    """`src` with its data rows repeated `times` times, HOST START TS shifted so order holds."""
+    import pandas as pd
+
+    dest = dest or OUT / f"{src.stem}_x{times}.csv"
+    if dest.exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    df = pd.read_csv(src, dtype=str, keep_default_na=False)
+    ts = pd.to_numeric(df["HOST START TS"], errors="coerce")
+    span = int(ts.max() - ts.min()) + 1_000_000
+    parts = []
+    for k in range(times):
+        part = df.copy()
+        part["HOST START TS"] = (ts + k * span).astype("Int64").astype(str)
+        parts.append(part)
+    pd.concat(parts).to_csv(dest, index=False)
+    return dest
+
+
+def measure(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one command, from its own rusage."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{cmd} exited with {status}")
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def python() -> str:
+    return sys.executable
