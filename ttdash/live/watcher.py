@@ -9,6 +9,7 @@ The watcher never writes under the watched root: files are opened read-only, not
 
 from __future__ import annotations
 
+import csv
 import logging
 import os
 import stat
@@ -35,7 +36,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
-from .runs import RunInfo, find_reports, report_is_complete
+from ..model.discover import RunInfo, find_reports, report_is_complete
 from .tailer import CsvTailer
 
 __all__ = [
@@ -136,15 +137,22 @@ class _Report:
 
 
 class _Wake(FileSystemEventHandler):
-    """Watchdog handler: any meaningful event just sets the worker's wake flag."""
+    """Watchdog handler: a meaningful event only sets flags; the worker does the work."""
 
-    def __init__(self, wake: threading.Event) -> None:
+    def __init__(self, wake: threading.Event, logs_dir: Path) -> None:
         super().__init__()
         self._wake = wake
+        self._logs_prefix = str(logs_dir) + os.sep
+        #: Set when an event touched something outside .logs/ (a report may have changed).
+        self.reports_dirty = True
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type not in _IGNORED_EVENT_TYPES:
-            self._wake.set()
+        if event.event_type in _IGNORED_EVENT_TYPES:
+            return
+        for p in (event.src_path, getattr(event, "dest_path", "")):
+            if p and not os.fsdecode(p).startswith(self._logs_prefix):
+                self.reports_dirty = True
+        self._wake.set()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -188,7 +196,7 @@ class ProfilerWatcher:
         max_rows_per_event: int = 50_000,
         stall_warning: float = 5.0,
         report_settle: float = 0.3,
-        min_pass_interval: float = 0.02,
+        min_pass_interval: float = 0.05,
     ) -> None:
         self.root = Path(root).absolute()
         self.on_event = on_event
@@ -212,7 +220,8 @@ class ProfilerWatcher:
         self._polling = False
         self._watch: ObservedWatch | None = None
         self._watch_target: tuple[Path, tuple[int, int] | None] | None = None
-        self._handler = _Wake(self._wake)
+        self._handler = _Wake(self._wake, self.root / _LOGS_DIR)
+        self._timer_due = True  # the safety timer (or the first pass) asks for a full check
 
         self._root_ident: tuple[int, int] | None = None
         self._waiting_reported = False
@@ -376,7 +385,8 @@ class ProfilerWatcher:
                     timeout = max(0.0, min(timeout, self._next_report_check - time.monotonic()))
                 if self._stalls_pending():
                     timeout = min(timeout, max(0.05, self.stall_warning / 4))
-                self._wake.wait(timeout)
+                if not self._wake.wait(timeout):
+                    self._timer_due = True
                 if self.min_pass_interval > 0:
                     self._stop.wait(self.min_pass_interval)
         finally:
@@ -392,6 +402,7 @@ class ProfilerWatcher:
                 self._drop_everything("root directory was replaced")
             self._root_ident = ident
             self._waiting_reported = False
+            self._timer_due = True  # scan reports of the (new) root at once
             self._emit(Status("info", f"watching {self.root} ({'polling' if self._polling else 'native'})"))
         self._ensure_watch(self.root, recursive=True)
         self._discover_logs()
@@ -399,9 +410,19 @@ class ProfilerWatcher:
             if self._stop.is_set():
                 return
             self._read_source(path)
-        self._check_reports()
+        due = self._next_report_check is not None and time.monotonic() >= self._next_report_check
+        if self._handler.reports_dirty or self._timer_due or due:
+            # Cleared before the scan: an event arriving during it marks the next pass.
+            self._handler.reports_dirty = False
+            self._timer_due = False
+            self._check_reports()
 
     def _root_missing(self) -> None:
+        parent = _nearest_existing_parent(self.root)
+        self._ensure_watch(parent, recursive=False)
+        # Something created before the watch was in place sends no event: look again now.
+        if _dir_ident(self.root) is not None or _nearest_existing_parent(self.root) != parent:
+            self._wake.set()
         if self._root_ident is not None:
             self._root_ident = None
             self._emit(Status("warning", f"{self.root} was deleted; waiting for it to appear"))
@@ -410,7 +431,6 @@ class ProfilerWatcher:
         elif not self._waiting_reported:
             self._emit(Status("warning", f"waiting for {self.root} to appear"))
             self._waiting_reported = True
-        self._ensure_watch(_nearest_existing_parent(self.root), recursive=False)
 
     def _drop_everything(self, reason: str) -> None:
         for path, src in list(self._sources.items()):
@@ -582,6 +602,8 @@ class ProfilerWatcher:
 
     # -------------------------------------------------------------- helpers
     def _emit(self, event: WatchEvent) -> None:
+        if self._stop.is_set():
+            return  # stop() was called (perhaps by on_event itself): deliver nothing more
         try:
             self.on_event(event)
         except Exception as exc:
@@ -603,8 +625,6 @@ class ProfilerWatcher:
 
 def _read_header(path: Path, limit: int = 1 << 20) -> list[str] | None:
     """The first line of ``path`` split as CSV, or None while it is incomplete or unreadable."""
-    import csv
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:

@@ -1,7 +1,8 @@
-"""Find the report(s) in a profiler directory."""
+"""Find profiler runs on disk: the profiler directory, its reports, and whether a report is whole."""
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import stat
@@ -9,74 +10,212 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .errors import TraceError
+__all__ = [
+    "RunInfo",
+    "find_reports",
+    "report_is_complete",
+    "resolve_profiler_dir",
+    "REPORT_PREFIX",
+]
 
-REPORT_GLOB = "ops_perf_results*.csv"
-TS_RE = re.compile(r"(\d{4})_(\d{2})_(\d{2})_(\d{2})_(\d{2})_(\d{2})")
+REPORT_PREFIX = "ops_perf_results"
+_TS_RE = re.compile(r"(\d{4})_(\d{2})_(\d{2})_(\d{2})_(\d{2})_(\d{2})")
+_MAX_DEPTH = 8  # reports/<NAME>/<ts>/file is depth 3; leave room, but never walk forever
 
 
 @dataclass(frozen=True)
-class ReportFile:
-    path: Path
-    name: str  # the run's folder name relative to reports/ (e.g. "2025_09_18_11_39_20")
-    timestamp: float  # from the name when it has one, else the file's mtime
-    size: int
+class RunInfo:
+    """One ``ops_perf_results*.csv`` report.
 
-
-def _timestamp(path: Path, mtime: float) -> float:
-    m = TS_RE.search(path.name) or TS_RE.search(str(path.parent))
-    if m:
-        try:
-            return datetime(*(int(g) for g in m.groups())).timestamp()
-        except ValueError:
-            pass
-    return mtime
-
-
-def find_reports(root: Path) -> list[ReportFile]:
-    """Every regular ops_perf_results*.csv under root (reports/ layouts), newest first.
-
-    Never follows directory symlinks (no loops) and never opens anything (FIFOs are skipped).
+    ``name`` is the ``-n NAME`` of the run (None without one); ``timestamp`` comes from the
+    ``YYYY_MM_DD_HH_MM_SS`` in the file or folder name (local time), else from the file's mtime
+    (``ts_from_name`` tells which).
     """
-    out: list[ReportFile] = []
-    stack = [root]
-    seen: set[tuple[int, int]] = set()
+
+    path: Path
+    name: str | None
+    timestamp: datetime
+    size: int
+    mtime: float
+    ts_from_name: bool
+
+    @property
+    def label(self) -> str:
+        """A short display name: ``NAME ts`` or ``ts``."""
+        ts = self.timestamp.strftime("%Y-%m-%d %H:%M:%S")
+        return f"{self.name} {ts}" if self.name else ts
+
+
+def resolve_profiler_dir(arg: str | os.PathLike[str] | None = None) -> Path:
+    """The profiler root: ``arg``, else $TT_METAL_PROFILER_DIR, else $TT_METAL_HOME/generated/profiler,
+    else ./generated/profiler."""
+    if arg:
+        return Path(arg).expanduser()
+    env = os.environ.get("TT_METAL_PROFILER_DIR")
+    if env:
+        return Path(env).expanduser()
+    home = os.environ.get("TT_METAL_HOME")
+    if home:
+        return Path(home).expanduser() / "generated" / "profiler"
+    return Path("generated") / "profiler"
+
+
+def _parse_ts(text: str) -> datetime | None:
+    m = None
+    for m in _TS_RE.finditer(text):
+        pass  # keep the last match: the timestamp ends the name
+    if m is None:
+        return None
+    try:
+        return datetime(*(int(g) for g in m.groups()))
+    except ValueError:
+        return None
+
+
+def _run_name(stem: str) -> str | None:
+    """``ops_perf_results_<NAME>_<ts>`` -> NAME; None when there is no NAME."""
+    rest = stem[len(REPORT_PREFIX) :].strip("_")
+    matches = list(_TS_RE.finditer(rest))
+    if matches:
+        rest = rest[: matches[-1].start()]
+    rest = rest.strip("_")
+    return rest or None
+
+
+def _run_info(path: Path, st: os.stat_result) -> RunInfo:
+    ts = _parse_ts(path.stem) or _parse_ts(path.parent.name)
+    from_name = ts is not None
+    if ts is None:
+        ts = datetime.fromtimestamp(st.st_mtime)
+    return RunInfo(
+        path=path,
+        name=_run_name(path.stem),
+        timestamp=ts,
+        size=st.st_size,
+        mtime=st.st_mtime,
+        ts_from_name=from_name,
+    )
+
+
+def _is_report_name(name: str) -> bool:
+    return name.startswith(REPORT_PREFIX) and name.endswith(".csv")
+
+
+def find_reports(root: str | os.PathLike[str]) -> list[RunInfo]:
+    """Every ``reports/**/ops_perf_results*.csv`` under ``root``, newest first.
+
+    Follows directory symlinks at most once per real directory (no loops); skips FIFOs, sockets,
+    devices and broken links without opening anything. Unreadable folders are skipped.
+    """
+    base = Path(root) / "reports"
+    found: list[RunInfo] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    try:
+        st = os.stat(base)
+    except OSError:
+        return found
+    if not stat.S_ISDIR(st.st_mode):
+        return found
+    seen_dirs.add((st.st_dev, st.st_ino))
+    stack: list[tuple[Path, int]] = [(base, 0)]
     while stack:
-        d = stack.pop()
+        folder, depth = stack.pop()
         try:
-            st = os.stat(d)
-            if (st.st_dev, st.st_ino) in seen:
-                continue
-            seen.add((st.st_dev, st.st_ino))
-            entries = list(os.scandir(d))
+            with os.scandir(folder) as it:
+                entries = list(it)
         except OSError:
             continue
-        for e in entries:
+        for entry in entries:
             try:
-                if e.is_dir(follow_symlinks=False):
-                    if e.name != ".logs":
-                        stack.append(Path(e.path))
-                    continue
-                if not Path(e.name).match(REPORT_GLOB):
-                    continue
-                st = e.stat()
-                if not stat.S_ISREG(st.st_mode):
-                    continue
+                est = entry.stat()  # follows symlinks; never opens the file
             except OSError:
-                continue
-            p = Path(e.path)
-            try:
-                rel = p.parent.relative_to(root / "reports")
-                name = str(rel) if str(rel) != "." else p.stem
-            except ValueError:
-                name = p.parent.name or p.stem
-            out.append(ReportFile(p, name, _timestamp(p, st.st_mtime), st.st_size))
-    out.sort(key=lambda r: (r.timestamp, str(r.path)), reverse=True)
-    return out
+                continue  # broken link, vanished entry, loop (ELOOP)
+            if stat.S_ISDIR(est.st_mode):
+                key = (est.st_dev, est.st_ino)
+                if depth < _MAX_DEPTH and key not in seen_dirs:
+                    seen_dirs.add(key)
+                    stack.append((Path(entry.path), depth + 1))
+            elif stat.S_ISREG(est.st_mode) and _is_report_name(entry.name):
+                found.append(_run_info(Path(entry.path), est))
+    found.sort(key=lambda r: (r.timestamp, r.mtime, str(r.path)), reverse=True)
+    return found
 
 
-def resolve_trace_path(arg: str | Path) -> Path:
-    """A CSV path as given, or the newest report inside a profiler/report directory."""
+def _first_line(fd: int, limit: int = 1 << 20) -> bytes | None:
+    """The file's first line (without its newline), or None if it is not complete yet."""
+    buf = b""
+    while len(buf) < limit:
+        chunk = os.pread(fd, 1 << 16, len(buf))
+        if not chunk:
+            return None
+        cut = chunk.find(b"\n")
+        if cut >= 0:
+            return buf + chunk[:cut]
+        buf += chunk
+    return None
+
+
+def _last_line(fd: int, size: int, limit: int = 16 << 20) -> bytes | None:
+    """The last non-blank line (the file must end with a newline), or None."""
+    window = 1 << 16
+    while True:
+        start = max(0, size - window)
+        tail = os.pread(fd, size - start, start)
+        if not tail.endswith(b"\n"):
+            return None
+        body = tail.rstrip(b"\r\n")
+        cut = body.rfind(b"\n")
+        if cut >= 0 or start == 0:
+            return body[cut + 1 :]
+        if window >= limit:
+            return None
+        window *= 4
+
+
+def _field_count(line: bytes) -> int:
+    text = line.decode("utf-8", "replace").rstrip("\r")
+    try:
+        return len(next(csv.reader([text]), []))
+    except csv.Error:
+        return -1
+
+
+def report_is_complete(path: str | os.PathLike[str]) -> bool:
+    """True when the file ends with a newline and its last line is as wide as its header.
+
+    Reads only the header and the tail of the file; never opens a non-regular file.
+    """
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return False
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):
+            return False
+        size = fst.st_size
+        head = _first_line(fd)
+        if head is None:
+            return False
+        last = _last_line(fd, size)
+        if last is None:
+            return False
+        return _field_count(last) == _field_count(head.lstrip(b"\xef\xbb\xbf"))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def resolve_trace_path(arg: str | os.PathLike[str]) -> Path:
+    """A CSV path as given; for a directory, its newest report: a profiler dir's reports/, or
+    the ops_perf_results*.csv directly inside a report folder."""
+    from .errors import TraceError
+
     p = Path(arg)
     try:
         is_dir = p.is_dir()
@@ -86,6 +225,15 @@ def resolve_trace_path(arg: str | Path) -> Path:
         return p
     reports = find_reports(p)
     if not reports:
-        raise TraceError(p, "no ops_perf_results*.csv report in this directory (looked in "
-                         "reports/ and below)")
+        here = []
+        for e in os.scandir(p):
+            try:
+                if _is_report_name(e.name) and stat.S_ISREG(e.stat().st_mode):
+                    here.append(_run_info(Path(e.path), e.stat()))
+            except OSError:
+                continue
+        reports = sorted(here, key=lambda r: (r.timestamp, r.mtime, str(r.path)), reverse=True)
+    if not reports:
+        raise TraceError(p, "no ops_perf_results*.csv report here (looked in reports/ and in "
+                         "the directory itself)")
     return reports[0].path

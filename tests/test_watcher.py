@@ -1,0 +1,570 @@
+"""Tests for ttdash.live.watcher.ProfilerWatcher and report discovery (ttdash.model.discover)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import queue
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from ttdash.live import (
+    ProfilerWatcher,
+    ReportRemoved,
+    ReportSeen,
+    RowsAppended,
+    SourceReset,
+    Status,
+    find_reports,
+    report_is_complete,
+    resolve_profiler_dir,
+)
+from ttdash.live import tailer as tailer_mod
+from ttdash.live.watcher import WatchEvent
+
+# `.logs/cpp_device_perf_report.csv` header, ttnn 0.81 (docs/FORMATS.md).
+HEADER_LINE = (
+    "GLOBAL CALL COUNT,METAL TRACE ID,METAL TRACE REPLAY SESSION ID,DEVICE ID,DEVICE ARCH,OP NAME,"
+    "CORE COUNT,AVAILABLE WORKER CORE COUNT,DEVICE TRACE FIRMWARE DURATION [ns],"
+    "DEVICE TRACE KERNEL DURATION [ns],DEVICE KERNEL FIRST TO LAST START [ns],DEVICE FW DURATION [ns],"
+    "DEVICE FW START CYCLE,DEVICE FW END CYCLE,DEVICE KERNEL DURATION [ns],DEVICE KERNEL START CYCLE,"
+    "DEVICE KERNEL END CYCLE,DEVICE KERNEL DURATION DM START [ns],DEVICE KERNEL DM START CYCLE,"
+    "DEVICE KERNEL DM END CYCLE,DEVICE BRISC KERNEL DURATION [ns],DEVICE NCRISC KERNEL DURATION [ns],"
+    "DEVICE TRISC0 KERNEL DURATION [ns],DEVICE TRISC1 KERNEL DURATION [ns],"
+    "DEVICE TRISC2 KERNEL DURATION [ns],DEVICE ERISC KERNEL DURATION [ns],"
+    "DEVICE QUASAR_DM KERNEL DURATION [ns],DEVICE QUASAR_DM KERNEL START CYCLE,"
+    "DEVICE QUASAR_DM KERNEL END CYCLE,DEVICE QUASAR_NEO_TRISC KERNEL DURATION [ns],"
+    "DEVICE QUASAR_NEO_TRISC KERNEL START CYCLE,DEVICE QUASAR_NEO_TRISC KERNEL END CYCLE,"
+    "DEVICE DM FW DURATION [ns],DEVICE TRISC FW DURATION [ns],OP TO OP LATENCY [ns],"
+    "OP TO OP LATENCY BR/NRISC START [ns]"
+)
+HEADER = HEADER_LINE.split(",")
+
+
+def make_row(i: int) -> list[str]:
+    """A cpp_device_perf_report row: GLOBAL CALL COUNT, some blanks, the OP NAME, numbers."""
+    row = [str(i << 10), "", "", "0", "wormhole_b0", f"Op,{i % 5}", "64", "64"]
+    row += [str(1_000_000 + i * 37 + k) for k in range(len(HEADER) - len(row))]
+    return row
+
+
+def to_csv(rows: list[list[str]]) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue().encode()
+
+
+TIMEOUT = 10.0
+# watchdog's inotify backend warns when a folder tree appears faster than it adds watches; harmless.
+pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+TS = "2025_01_01_00_00_00"
+
+
+class Recorder:
+    """``on_event`` callback that queues events; tests wait on it with timeouts."""
+
+    def __init__(self) -> None:
+        self.q: queue.Queue[WatchEvent] = queue.Queue()
+        self.events: list[WatchEvent] = []
+
+    def __call__(self, event: WatchEvent) -> None:
+        self.q.put(event)
+
+    def wait_for(self, pred: Callable[[WatchEvent], bool], timeout: float = TIMEOUT) -> WatchEvent:
+        """Consume events until one matches ``pred``; fail after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                ev = self.q.get(timeout=max(0.0, left))
+            except queue.Empty:
+                raise AssertionError(f"timed out; events so far: {self.summary()}") from None
+            self.events.append(ev)
+            if pred(ev):
+                return ev
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.events.append(self.q.get_nowait())
+            except queue.Empty:
+                return
+
+    def rows(self, source: Path) -> tuple[list[list[str]], list[int]]:
+        """Rows of ``source`` as a consumer would hold them (resets drop earlier rows)."""
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        for ev in self.events:
+            if isinstance(ev, SourceReset) and ev.source == source:
+                rows, lines = [], []
+            elif isinstance(ev, RowsAppended) and ev.source == source:
+                assert ev.first_line == ev.lines[0] and len(ev.lines) == len(ev.rows)
+                rows += ev.rows
+                lines += ev.lines
+        return rows, lines
+
+    def wait_rows(self, source: Path, n: int, timeout: float = TIMEOUT) -> None:
+        """Wait until the consumer would hold exactly ``n`` rows of ``source``."""
+        if len(self.rows(source)[0]) == n:
+            return
+        self.wait_for(lambda ev: len(self.rows(source)[0]) >= n, timeout)
+        assert len(self.rows(source)[0]) == n
+
+    def of(self, cls: type) -> list:
+        return [e for e in self.events if isinstance(e, cls)]
+
+    def summary(self) -> str:
+        return ", ".join(
+            type(e).__name__ + (f"({e.message})" if isinstance(e, Status) else "") for e in self.events[-30:]
+        )
+
+
+def _native_available() -> bool:
+    try:
+        from watchdog.observers import Observer
+
+        obs = Observer()
+        obs.start()
+        obs.stop()
+        obs.join()
+        return True
+    except Exception:
+        return False
+
+
+NATIVE = _native_available()
+
+
+@pytest.fixture(params=["native", "polling"])
+def mode(request: pytest.FixtureRequest) -> str:
+    if request.param == "native" and not NATIVE:
+        pytest.skip("no native file watching here")
+    return request.param
+
+
+def make_watcher(root: Path, rec: Recorder, mode: str, **kw: object) -> ProfilerWatcher:
+    # A long safety timer: wake-ups must come from the observer, not the timer.
+    kw.setdefault("safety_interval", 30.0)
+    if mode == "polling":
+        return ProfilerWatcher(root, rec, poll_interval=0.1, **kw)  # type: ignore[arg-type]
+    return ProfilerWatcher(root, rec, **kw)  # type: ignore[arg-type]
+
+
+def listing(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Iterator[Path]:
+    r = tmp_path / "generated" / "profiler"
+    r.mkdir(parents=True)
+    yield r
+
+
+# ------------------------------------------------------------------ main flow
+def test_live_log_and_report_flow(root: Path, mode: str) -> None:
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    report = root / "reports" / TS / f"ops_perf_results_{TS}.csv"
+    with make_watcher(root, rec, mode) as w:
+        assert w.polling is (mode == "polling")
+        rec.wait_for(lambda e: isinstance(e, Status) and e.message.startswith("watching"))
+        assert listing(root) == set()
+
+        # The live log grows in batches; one batch ends with a cut line.
+        log.parent.mkdir()
+        rows = [make_row(i) for i in range(40)]
+        append(log, to_csv([HEADER, *rows[:10]]))
+        rec.wait_rows(log, 10)
+        batch = to_csv(rows[10:17])
+        append(log, batch[:-25])  # row 16 cut mid-line
+        rec.wait_rows(log, 16)
+        append(log, batch[-25:] + to_csv(rows[17:40]))
+        rec.wait_rows(log, 40)
+
+        # The report is written in one non-atomic pass: first half cut mid-line, then the rest.
+        full = to_csv([["OP CODE", "GLOBAL CALL COUNT", "DEVICE ID"]] + [[f"Op{i}", str(i << 10), "0"] for i in range(500)])
+        half = len(full) // 2
+        assert full[half - 1 : half] != b"\n"
+        report.parent.mkdir(parents=True)
+        with open(report, "wb") as f:
+            f.write(full[:half])
+            f.flush()
+            seen = rec.wait_for(lambda e: isinstance(e, ReportSeen))
+            assert seen == ReportSeen(report, False, seen.info)  # type: ignore[union-attr]
+            assert not [e for e in rec.of(ReportSeen) if e.complete]
+            f.write(full[half:])
+        done = rec.wait_for(lambda e: isinstance(e, ReportSeen) and e.complete)
+        assert done.path == report and report.read_bytes() == full  # type: ignore[union-attr]
+        assert done.info is not None and done.info.timestamp == datetime(2025, 1, 1)  # type: ignore[union-attr]
+
+        # Truncating the live log (a new run) resets it; the new rows start at line 2 again.
+        with open(log, "r+b") as f:
+            f.truncate(0)
+            f.write(to_csv([HEADER, make_row(1000), make_row(1001)]))
+        rec.wait_for(lambda e: isinstance(e, SourceReset) and e.source == log)
+        rec.wait_rows(log, 2)
+
+        # The report folder is removed (post-processing starts over).
+        shutil.rmtree(report.parent)
+        rec.wait_for(lambda e: isinstance(e, ReportRemoved) and e.path == report)
+        written = listing(root)
+    rec.drain()
+
+    # Every row exactly once, in order, with tt-perf-report's line numbers.
+    before_reset = [e for e in rec.events[: rec.events.index(rec.of(SourceReset)[0])] if isinstance(e, RowsAppended)]
+    assert [r for e in before_reset for r in e.rows] == rows
+    assert [n for e in before_reset for n in e.lines] == list(range(2, 42))
+    assert rec.rows(log) == ([make_row(1000), make_row(1001)], [2, 3])
+    assert [e.reason for e in rec.of(SourceReset)] == ["truncated"]
+    assert sum(e.complete for e in rec.of(ReportSeen)) == 1
+    assert not [e for e in rec.of(Status) if e.level == "error"]
+    # The watcher never created anything under root.
+    assert written == {".logs", ".logs/cpp_device_perf_report.csv", "reports"}
+    assert listing(root) == written
+
+
+def test_root_missing_at_start_then_created(tmp_path: Path, mode: str) -> None:
+    rec = Recorder()
+    root = tmp_path / "generated" / "profiler"
+    with make_watcher(root, rec, mode) as w:
+        st = rec.wait_for(lambda e: isinstance(e, Status))
+        assert st == Status("warning", f"waiting for {root} to appear")
+        log = root / ".logs" / "cpp_device_perf_report.csv"
+        log.parent.mkdir(parents=True)  # creates generated/, profiler/ and .logs at once
+        log.write_bytes(to_csv([HEADER, make_row(0), make_row(1)]))
+        rec.wait_rows(log, 2)
+        assert rec.rows(log)[1] == [2, 3]
+        assert any(isinstance(e, Status) and e.message.startswith("watching") for e in rec.events)
+        assert not w.polling or mode == "polling"
+    assert listing(tmp_path) == {"generated", "generated/profiler", "generated/profiler/.logs",
+                                 "generated/profiler/.logs/cpp_device_perf_report.csv"}
+
+
+def test_root_deleted_while_watching_then_recreated(root: Path, mode: str) -> None:
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, make_row(0)]))
+    with make_watcher(root, rec, mode):
+        rec.wait_rows(log, 1)
+        shutil.rmtree(root)
+        st = rec.wait_for(lambda e: isinstance(e, Status) and e.level == "warning")
+        assert "deleted" in st.message  # type: ignore[union-attr]
+        if rec.rows(log)[0]:  # the reset may come just after the status
+            rec.wait_for(lambda e: isinstance(e, SourceReset) and e.source == log)
+        assert rec.rows(log)[0] == []
+        log.parent.mkdir(parents=True)
+        log.write_bytes(to_csv([HEADER, make_row(5), make_row(6)]))
+        rec.wait_rows(log, 2)
+    assert rec.rows(log) == ([make_row(5), make_row(6)], [2, 3])
+
+
+def test_log_deleted_and_recreated_by_new_run(root: Path, mode: str) -> None:
+    """``python -m tracy -r`` wipes .logs; the new file must be read from its start."""
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, *[make_row(i) for i in range(30)]]))
+    with make_watcher(root, rec, mode):
+        rec.wait_rows(log, 30)
+        shutil.rmtree(log.parent)
+        log.parent.mkdir()
+        log.write_bytes(to_csv([HEADER, make_row(77)]))
+        rec.wait_for(lambda e: isinstance(e, SourceReset))
+        rec.wait_rows(log, 1)
+    assert rec.rows(log) == ([make_row(77)], [2])
+
+
+def test_event_bursts_coalesce(root: Path, mode: str) -> None:
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    rows = [make_row(i) for i in range(300)]
+    with make_watcher(root, rec, mode) as w:
+        rec.wait_for(lambda e: isinstance(e, Status) and e.message.startswith("watching"))
+        with open(log, "wb", buffering=0) as f:  # one write (one event) per line
+            f.write(to_csv([HEADER]))
+            for row in rows:
+                f.write(to_csv([row]))
+        rec.wait_rows(log, 300)
+        assert w.passes < 100
+    assert rec.rows(log) == (rows, list(range(2, 302)))
+
+
+# --------------------------------------------------------------- details
+def test_existing_complete_report_is_seen_complete_once(root: Path) -> None:
+    report = root / "reports" / "NAME" / TS / f"ops_perf_results_NAME_{TS}.csv"
+    report.parent.mkdir(parents=True)
+    report.write_bytes(b"OP CODE,DEVICE ID\nA,0\nB,0\n")
+    rec = Recorder()
+    with make_watcher(root, rec, "polling", report_settle=0.1):
+        ev = rec.wait_for(lambda e: isinstance(e, ReportSeen))
+    assert ev.complete and ev.path == report  # type: ignore[union-attr]
+    assert ev.info is not None and ev.info.name == "NAME"  # type: ignore[union-attr]
+
+
+def test_incomplete_report_that_stops_growing_warns_once(root: Path) -> None:
+    report = root / "reports" / TS / f"ops_perf_results_{TS}.csv"
+    report.parent.mkdir(parents=True)
+    report.write_bytes(b"OP CODE,DEVICE ID\nA,0\nB,")
+    rec = Recorder()
+    with make_watcher(root, rec, "polling", stall_warning=0.3):
+        ev = rec.wait_for(lambda e: isinstance(e, ReportSeen))
+        assert not ev.complete  # type: ignore[union-attr]
+        rec.wait_for(lambda e: isinstance(e, Status) and "stopped growing" in e.message)
+        append(report, b"0\n")
+        rec.wait_for(lambda e: isinstance(e, ReportSeen) and e.complete)
+    assert len([e for e in rec.of(Status) if "stopped growing" in e.message]) == 1
+
+
+def test_cut_line_stall_warns_once(root: Path) -> None:
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    data = to_csv([HEADER, make_row(0), make_row(1)])
+    log.write_bytes(data[:-20])
+    with make_watcher(root, rec, "polling", stall_warning=0.3, safety_interval=0.05) as w:
+        st = rec.wait_for(lambda e: isinstance(e, Status) and "mid-line" in e.message)
+        assert st.level == "warning"  # type: ignore[union-attr]
+        passes = w.passes
+        deadline = time.monotonic() + TIMEOUT
+        while w.passes < passes + 5:  # several more passes while still stalled
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        append(log, data[-20:])
+        rec.wait_rows(log, 2)
+    rec.drain()
+    assert len([e for e in rec.of(Status) if "mid-line" in e.message]) == 1
+
+
+def test_other_live_logs_are_tailed_device_log_is_not(root: Path) -> None:
+    rec = Recorder()
+    logs = root / ".logs"
+    logs.mkdir()
+    other = logs / "extra_perf.csv"
+    other.write_bytes(b"DEVICE ID,VALUE\n0,1\n1,2\n")
+    device_log = logs / "profile_log_device.csv"
+    device_log.write_bytes(
+        b"ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000\n"
+        b"PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset]\n"
+        b"0,1,1,BRISC,1,100\n"
+    )
+    main = logs / "cpp_device_perf_report.csv"
+    main.write_bytes(to_csv([HEADER, make_row(0)]))
+    with make_watcher(root, rec, "polling"):
+        rec.wait_rows(other, 2)
+        rec.wait_rows(main, 1)
+        append(device_log, b"0,1,1,BRISC,2,200\n")
+        append(main, to_csv([make_row(1)]))
+        rec.wait_rows(main, 2)
+    rec.drain()
+    assert rec.rows(other) == ([["0", "1"], ["1", "2"]], [2, 3])
+    assert not [e for e in rec.of(RowsAppended) if e.source == device_log]
+
+
+def test_max_rows_per_event_chunks(root: Path) -> None:
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    rows = [make_row(i) for i in range(250)]
+    log.write_bytes(to_csv([HEADER, *rows]))
+    with make_watcher(root, rec, "polling", max_rows_per_event=100):
+        rec.wait_rows(log, 250)
+    chunks = rec.of(RowsAppended)
+    assert [len(e.rows) for e in chunks] == [100, 100, 50]
+    assert [e.first_line for e in chunks] == [2, 102, 202]
+    assert all(e.header == HEADER for e in chunks)
+    assert rec.rows(log) == (rows, list(range(2, 252)))
+
+
+def test_on_event_exception_becomes_status(root: Path) -> None:
+    rec = Recorder()
+    calls = {"n": 0}
+
+    def flaky(ev: WatchEvent) -> None:
+        rec(ev)
+        if isinstance(ev, RowsAppended):
+            calls["n"] += 1
+            if calls["n"] == 1:
+                raise RuntimeError("consumer bug")
+
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, make_row(0)]))
+    with make_watcher(root, flaky, "polling"):  # type: ignore[arg-type]
+        st = rec.wait_for(lambda e: isinstance(e, Status) and e.level == "error")
+        assert "consumer bug" in st.message  # type: ignore[union-attr]
+        append(log, to_csv([make_row(1)]))
+        rec.wait_rows(log, 2)
+
+
+def test_permission_denied_is_reported_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def deny(path: str) -> int:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(tailer_mod, "_open_readonly", deny)
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, make_row(0)]))
+    with make_watcher(root, rec, "polling", safety_interval=0.05) as w:
+        st = rec.wait_for(lambda e: isinstance(e, Status) and e.level == "error")
+        assert "Permission denied" in st.message  # type: ignore[union-attr]
+        passes = w.passes
+        deadline = time.monotonic() + TIMEOUT
+        while w.passes < passes + 5:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        monkeypatch.undo()
+        rec.wait_rows(log, 1)
+    assert len([e for e in rec.of(Status) if e.level == "error"]) == 1
+
+
+def test_fallback_to_polling_when_native_fails(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import watchdog.observers
+
+    class Broken:
+        def __init__(self, *a: object, **k: object) -> None:
+            raise OSError(24, "inotify instance limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", Broken)
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    with ProfilerWatcher(root, rec, safety_interval=30.0) as w:
+        assert w.polling
+        st = rec.wait_for(lambda e: isinstance(e, Status))
+        assert st.level == "warning" and "inotify instance limit" in st.message  # type: ignore[union-attr]
+        log.write_bytes(to_csv([HEADER, make_row(0)]))
+        rec.wait_rows(log, 1)
+
+
+def test_pause_and_resume(root: Path) -> None:
+    rec = Recorder()
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, make_row(0)]))
+    with make_watcher(root, rec, "polling") as w:
+        rec.wait_rows(log, 1)
+        w.pause_reading()
+        append(log, to_csv([make_row(1)]))
+        w.wake()
+        with pytest.raises(AssertionError):  # nothing is read while paused
+            rec.wait_for(lambda e: isinstance(e, RowsAppended), timeout=0.5)
+        w.resume_reading()
+        rec.wait_rows(log, 2)
+
+
+def test_stop_is_idempotent_and_works_from_the_callback(root: Path) -> None:
+    ProfilerWatcher(root, lambda e: None).stop()  # never started
+    holder: dict[str, ProfilerWatcher] = {}
+    stopped = Recorder()
+
+    def stop_on_rows(ev: WatchEvent) -> None:
+        if isinstance(ev, RowsAppended):
+            holder["w"].stop()
+            stopped(ev)
+
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, make_row(0)]))
+    w = holder["w"] = ProfilerWatcher(root, stop_on_rows, poll_interval=0.1)
+    w.start()
+    stopped.wait_for(lambda e: True)
+    w.stop()
+    w.stop()
+    assert w._worker is not None  # noqa: SLF001
+    w._worker.join(TIMEOUT)  # noqa: SLF001
+    assert not w._worker.is_alive()  # noqa: SLF001
+
+
+# ------------------------------------------------------------------ runs.py
+def _touch(path: Path, data: bytes = b"a,b\n1,2\n", mtime: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_find_reports_layouts_and_order(root: Path) -> None:
+    a = _touch(root / "reports" / "2025_01_02_03_04_05" / "ops_perf_results_2025_01_02_03_04_05.csv")
+    b = _touch(root / "reports" / "llama" / "2025_03_01_00_00_00" / "ops_perf_results_llama_2025_03_01_00_00_00.csv")
+    c = _touch(root / "reports" / "ops_perf_results.csv", mtime=datetime(2024, 6, 1, 12).timestamp())
+    _touch(root / "reports" / "2025_01_02_03_04_05" / "profile_log_device.csv")
+    _touch(root / ".logs" / "ops_perf_results_fake.csv")  # not under reports/
+    runs = find_reports(root)
+    assert [r.path for r in runs] == [b, a, c]
+    assert [r.name for r in runs] == ["llama", None, None]
+    assert runs[0].timestamp == datetime(2025, 3, 1) and runs[0].ts_from_name
+    assert runs[1].timestamp == datetime(2025, 1, 2, 3, 4, 5)
+    assert runs[2].timestamp == datetime(2024, 6, 1, 12) and not runs[2].ts_from_name
+    assert runs[2].size == len(b"a,b\n1,2\n")
+    assert find_reports(root / "nope") == []
+
+
+def test_find_reports_skips_fifos_and_symlink_loops(root: Path) -> None:
+    good = _touch(root / "reports" / TS / f"ops_perf_results_{TS}.csv")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(root / "reports" / TS / "ops_perf_results_fifo.csv")
+    os.symlink(root / "reports", root / "reports" / TS / "loop")
+    os.symlink(root / "reports" / "missing.csv", root / "reports" / "ops_perf_results_broken.csv")
+    t0 = time.monotonic()
+    assert [r.path for r in find_reports(root)] == [good]
+    assert time.monotonic() - t0 < 2
+    assert not report_is_complete(root / "reports" / TS / "ops_perf_results_fifo.csv")
+
+
+def test_report_is_complete(tmp_path: Path) -> None:
+    p = tmp_path / "r.csv"
+    assert not report_is_complete(p)  # missing
+    assert not report_is_complete(_touch(p, b""))
+    assert not report_is_complete(_touch(p, b"a,b,c"))  # header cut
+    assert report_is_complete(_touch(p, b"a,b,c\n"))  # header only
+    assert not report_is_complete(_touch(p, b"a,b,c\n1,2,3\n4,5"))  # last line cut
+    assert not report_is_complete(_touch(p, b"a,b,c\n1,2,3\n4,5\n"))  # last line too short
+    assert report_is_complete(_touch(p, b"a,b,c\n1,2,3\n4,5,6\n"))
+    assert report_is_complete(_touch(p, b"a,b,c\r\n1,2,3\r\n"))
+    assert report_is_complete(_touch(p, b'a,b,c\n1,"x,y",3\n'))
+    big = HEADER_LINE.encode() + b"\n" + to_csv([make_row(i) for i in range(3000)])
+    assert report_is_complete(_touch(p, big))
+    assert not report_is_complete(_touch(p, big[:-30]))
+    assert not report_is_complete(tmp_path)  # a directory
+
+
+def test_resolve_profiler_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TT_METAL_PROFILER_DIR", raising=False)
+    monkeypatch.delenv("TT_METAL_HOME", raising=False)
+    assert resolve_profiler_dir(None) == Path("generated/profiler")
+    monkeypatch.setenv("TT_METAL_HOME", str(tmp_path / "metal"))
+    assert resolve_profiler_dir(None) == tmp_path / "metal" / "generated" / "profiler"
+    monkeypatch.setenv("TT_METAL_PROFILER_DIR", str(tmp_path / "prof"))
+    assert resolve_profiler_dir(None) == tmp_path / "prof"
+    assert resolve_profiler_dir(str(tmp_path / "arg")) == tmp_path / "arg"
+    monkeypatch.setenv("TT_METAL_PROFILER_DIR", "")
+    assert resolve_profiler_dir(None) == tmp_path / "metal" / "generated" / "profiler"
+
+
+def test_live_package_imports_no_ui() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ttdash.live; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'pandas', 'rich')]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
