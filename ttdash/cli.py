@@ -66,10 +66,11 @@ def build_parser() -> Parser:
 
     o = sub.add_parser("open", help="interactive view of one trace",
                        description="Open one trace (a CSV, or a profiler directory's newest "
-                       "report) in the interactive dashboard.")
+                       "report) in the interactive dashboard. Shows the whole trace unless a "
+                       "window option is given.")
     o.add_argument("path", metavar="PATH", help="CSV file or profiler/report directory")
-    o.add_argument("--theme", help="theme name (ttdash-dark, ttdash-light, ttdash-ansi, or any "
-                   "Textual theme)")
+    o.add_argument("--theme", help="theme name (ttdash-dark, ttdash-light, ttdash-ansi, any "
+                   "Textual theme, or yours in ~/.config/ttdash/themes/)")
     _window_args(o)
 
     w = sub.add_parser("watch", help="follow a profiler directory live",
@@ -121,7 +122,7 @@ def build_parser() -> Parser:
     return p
 
 
-def window_from(args: argparse.Namespace, trace) -> "object":
+def window_from(args: argparse.Namespace, trace, default: str = "default") -> "object":
     from .model import Window
 
     if args.signpost:
@@ -130,15 +131,16 @@ def window_from(args: argparse.Namespace, trace) -> "object":
         return Window("range", start=args.start_signpost, end=args.end_signpost)
     if args.ignore_signposts:
         return Window("all")
-    return Window()
+    return Window(default)
 
 
-def load_view(path: str, args: argparse.Namespace, columns: str = "analysis"):
+def load_view(path: str, args: argparse.Namespace, columns: str = "analysis",
+              default_window: str = "default"):
     from .model import Trace
     from .model.discover import resolve_trace_path
 
     trace = Trace.load(resolve_trace_path(path), arch=args.arch, columns=columns)
-    return trace.view(window_from(args, trace), merge=not args.per_device)
+    return trace.view(window_from(args, trace, default_window), merge=not args.per_device)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -155,7 +157,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_open(args: argparse.Namespace) -> int:
     from .tui.app import run_open
 
-    view = load_view(args.path, args, columns="all")
+    # Interactive: the whole trace by default (signposts are navigable rows), unlike `report`.
+    view = load_view(args.path, args, columns="all", default_window="all")
     return run_open(view, theme=args.theme)
 
 

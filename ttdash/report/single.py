@@ -23,8 +23,12 @@ CSV_FIELDS = JSON_OP_FIELDS + ("category", "size", "io_dram_gbps", "io_dram_pct"
 INT_FIELDS = {"id", "device", "cores", "global_call_count"}
 
 
-def select(view: View, top: int | None) -> pd.DataFrame:
-    """The ops to print: all in report order, or the `top` ones by share of total time."""
+def select(view: View, top: int | None, rows=None) -> pd.DataFrame:
+    """The ops to print: all in report order, or the `top` ones by share of total time, or the
+    given positions (`rows`: what a TUI view shows, in its order)."""
+    if rows is not None:
+        ops = view.ops.iloc[rows]
+        return ops[~ops["is_signpost"].to_numpy(dtype=bool)]
     ops = view.op_rows
     if top:
         ops = ops.sort_values("total_pct", ascending=False, na_position="last",
@@ -66,10 +70,10 @@ def summary_dict(view: View) -> dict:
     }
 
 
-def to_json(view: View, out: TextIO, top: int | None = None) -> None:
+def to_json(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
     doc = summary_dict(view)
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    ops = export_frame(select(view, top), JSON_OP_FIELDS)
+    ops = export_frame(select(view, top, rows), JSON_OP_FIELDS)
     out.write(head[:-1] + ',"ops":[')
     step = 20_000  # bounded memory for 100k+ ops
     for start in range(0, len(ops), step):
@@ -79,8 +83,8 @@ def to_json(view: View, out: TextIO, top: int | None = None) -> None:
     out.write("]}\n")
 
 
-def to_csv(view: View, out: TextIO, top: int | None = None) -> None:
-    ops = export_frame(select(view, top), CSV_FIELDS)
+def to_csv(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
+    ops = export_frame(select(view, top, rows), CSV_FIELDS)
     for f in ("op_code", "signpost", "op_type", "math_fidelity", "category", "size"):
         ops[f] = neutralise_series(ops[f])
     table = pa.Table.from_pandas(ops, preserve_index=False)
@@ -148,7 +152,7 @@ def summary_lines(view: View) -> list[str]:
     return lines
 
 
-def to_markdown(view: View, out: TextIO, top: int | None = None) -> None:
+def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
     out.write("## ttdash report\n\n")
     for line in summary_lines(view):
         key, _, rest = line.partition(": ")
@@ -156,7 +160,7 @@ def to_markdown(view: View, out: TextIO, top: int | None = None) -> None:
     out.write("\n| " + " | ".join(h for h, _ in MD_COLUMNS) + " |\n")
     out.write("|" + "|".join("---:" if f not in ("op_code", "bound", "fidelity_desc") else "---"
                              for _, f in MD_COLUMNS) + "|\n")
-    for row in select(view, top).to_dict(orient="records"):
+    for row in select(view, top, rows).to_dict(orient="records"):
         cells = [md_cell(_op_label(row)) if f == "op_code" else md_cell(_cell(f, row[f]))
                  for _, f in MD_COLUMNS]
         out.write("| " + " | ".join(cells) + " |\n")

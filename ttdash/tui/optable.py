@@ -1,0 +1,344 @@
+"""The op table: a Line-API widget that renders only the visible rows of a (possibly 100k+ row)
+ops frame. Columns are dropped by priority to fit the width; op text is never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..format import bar, fmt_int, fmt_pct, fmt_us, is_missing
+from ..model.advice import GAP_LIMIT_US
+
+
+@dataclass(frozen=True)
+class Col:
+    key: str
+    title: str
+    width: int  # minimum width
+    priority: int  # 0 = always shown; larger numbers are dropped first when space is short
+    kind: str = "text"  # id, op, us, pct, bar, int, bound, text
+    align: str = "right"
+    pref: int = 0  # preferred width when space allows (0 = same as width)
+
+
+COLUMNS = (
+    Col("id", "ID", 6, 1, "id"),
+    Col("op_code", "Op code", 24, 0, "op", "left", pref=40),
+    Col("device", "Dev", 3, 6, "int"),
+    Col("device_time_us", "Device", 9, 0, "us"),
+    Col("op_to_op_us", "Gap", 9, 2, "us"),
+    Col("total_pct", "Total", 6, 1, "pct"),
+    Col("cores", "Cores", 5, 5, "int"),
+    Col("dram_pct", "DRAM%", 5, 3, "bar", pref=10),
+    Col("flops_pct", "FLOP%", 5, 3, "bar", pref=10),
+    Col("bound", "Bound", 5, 2, "bound", "left"),
+    Col("math_fidelity", "Fid", 5, 7, "text", "left"),
+    Col("category", "Cat", 7, 8, "text", "left"),
+    Col("signpost", "Signpost", 18, 9, "text", "left", pref=28),
+)
+SORTABLE = tuple(c for c in COLUMNS)
+OP_MAX = 72
+BAR_CELLS = 5
+
+
+def layout(width: int, multi_device: bool) -> list[tuple[Col, int]]:
+    """Columns that fit `width` (1-cell gaps): drop by priority until the minimum widths fit,
+    then give the spare cells to the op code (up to its preferred width), then to the other
+    columns' preferred widths (bars appear), then to the op code again."""
+    cols = [c for c in COLUMNS if multi_device or c.key != "device"]
+    while len(cols) > 2:
+        need = sum(c.width for c in cols) + len(cols) - 1
+        if need <= width:
+            break
+        drop = max(cols, key=lambda c: (c.priority, cols.index(c)))
+        if drop.priority == 0:
+            break
+        cols.remove(drop)
+    widths = {c.key: c.width for c in cols}
+    spare = max(0, width - (sum(widths.values()) + len(cols) - 1))
+
+    def grow(col: Col, upto: int) -> None:
+        nonlocal spare
+        add = max(0, min(spare, upto - widths[col.key]))
+        widths[col.key] += add
+        spare -= add
+
+    op = next(c for c in cols if c.kind == "op")
+    grow(op, op.pref)
+    for c in cols:
+        if c.pref and c.kind != "op" and spare >= c.pref - widths[c.key]:
+            grow(c, c.pref)
+    grow(op, OP_MAX)
+    return [(c, widths[c.key]) for c in cols]
+
+
+class OpTable(ScrollView, can_focus=True):
+    """Ops of a View, in the order given by `rows` (positions into the ops frame)."""
+
+    BINDINGS = [
+        Binding("down,j", "cursor(1)", "Down", show=False, id="ttdash.down"),
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="ttdash.up"),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False, id="ttdash.page_down"),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False, id="ttdash.page_up"),
+        Binding("home,g", "first", "Top", show=False, id="ttdash.top"),
+        Binding("end,G", "last", "Bottom", show=False, id="ttdash.bottom"),
+    ]
+
+    COMPONENT_CLASSES = {"optable--header", "optable--cursor", "optable--good", "optable--warn",
+                         "optable--bad", "optable--signpost", "optable--dim", "optable--bar",
+                         "optable--sorted"}
+
+    DEFAULT_CSS = """
+    OpTable { height: 1fr; scrollbar-size-vertical: 1; overflow-x: hidden; }
+    OpTable > .optable--header { text-style: bold; background: $panel; }
+    OpTable > .optable--sorted { text-style: bold underline; background: $panel; }
+    OpTable > .optable--cursor { background: $primary 35%; }
+    OpTable:focus > .optable--cursor { background: $primary 60%; }
+    OpTable > .optable--good { color: $success; }
+    OpTable > .optable--warn { color: $warning; }
+    OpTable > .optable--bad { color: $error; }
+    OpTable > .optable--signpost { color: $accent; text-style: bold; }
+    OpTable > .optable--dim { color: $text-muted; }
+    OpTable > .optable--bar { color: $primary; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+
+    class CursorMoved(Message):
+        def __init__(self, table: "OpTable", position: int) -> None:
+            super().__init__()
+            self.table = table
+            self.position = position
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ops: pd.DataFrame = pd.DataFrame()
+        self.rows: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.multi_device = False
+        self.sort_key: str | None = None
+        self.sort_desc = True
+        self._cache: dict[tuple, Strip] = {}
+        self._generation = 0
+        self._columns: list[tuple[Col, int]] = []
+        self._cols_width = -1
+        self._data: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------ data
+    def set_data(self, ops: pd.DataFrame, rows: np.ndarray, *, multi_device: bool = False,
+                 keep_cursor_id: bool = True) -> None:
+        """New rows (positions into `ops`); keeps the cursor on the same op id when possible."""
+        current = self.current_id() if keep_cursor_id else None
+        old_len = len(self.rows)
+        self.ops = ops
+        self.rows = rows
+        self.multi_device = multi_device
+        # Column arrays once per data change: rendering a line is then index lookups only.
+        self._data = {c: ops[c].to_numpy() for c in ops.columns}
+        self._generation += 1
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(rows) + 1)
+        if current is not None:
+            hit = np.flatnonzero(self._data["id"][rows] == current) if len(rows) else []
+            self.cursor = int(hit[0]) if len(hit) else min(self.cursor, max(len(rows) - 1, 0))
+        else:
+            self.cursor = min(self.cursor, max(len(rows) - 1, 0))
+        if len(rows) != old_len:
+            self._refresh_scrollbars()
+        self.refresh()
+
+    def append_rows(self, ops: pd.DataFrame, rows: np.ndarray, follow: bool) -> None:
+        """Live growth: only the newly visible lines are repainted (or the tail when following)."""
+        old = len(self.rows)
+        self.ops, self.rows = ops, rows
+        self._data = {c: ops[c].to_numpy() for c in ops.columns}
+        self.virtual_size = Size(self.size.width, len(rows) + 1)
+        self._refresh_scrollbars()
+        if follow and len(rows):
+            self.cursor = len(rows) - 1
+            return
+        top = int(self.scroll_offset.y)
+        first_line = old - top + 1  # screen line of the first new row
+        if 0 < first_line < self.size.height:
+            self.refresh_lines(first_line, self.size.height - first_line)
+
+    def current_id(self) -> int | None:
+        if not len(self.rows) or not 0 <= self.cursor < len(self.rows):
+            return None
+        return int(self._data["id"][self.rows[self.cursor]])
+
+    def current_row(self) -> dict | None:
+        if not len(self.rows) or not 0 <= self.cursor < len(self.rows):
+            return None
+        pos = int(self.rows[self.cursor])
+        return {c: v[pos] for c, v in self._data.items()}
+
+    # ------------------------------------------------------------ cursor and scrolling
+    @property
+    def body_height(self) -> int:
+        return max(1, self.size.height - 1)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        n = len(self.rows)
+        if n and not 0 <= new < n:
+            self.cursor = max(0, min(new, n - 1))
+            return
+        top = int(self.scroll_offset.y)
+        if new < top:
+            self.scroll_to(y=new, animate=False)
+        elif new >= top + self.body_height:
+            self.scroll_to(y=new - self.body_height + 1, animate=False)
+        for pos in (old, new):
+            line = pos - int(self.scroll_offset.y) + 1
+            if 0 < line < self.size.height:
+                self.refresh_lines(line, 1)
+        self.post_message(self.CursorMoved(self, new))
+
+    def action_cursor(self, delta: int) -> None:
+        if len(self.rows):
+            self.cursor = max(0, min(self.cursor + delta, len(self.rows) - 1))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * self.body_height)
+
+    def action_first(self) -> None:
+        self.cursor = 0
+
+    def action_last(self) -> None:
+        if len(self.rows):
+            self.cursor = len(self.rows) - 1
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y >= 1:
+            self.cursor = int(self.scroll_offset.y) + event.y - 1
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, len(self.rows) + 1)
+        self._cache.clear()
+
+    # ------------------------------------------------------------ rendering
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name, partial=True)
+
+    def _layout(self) -> list[tuple[Col, int]]:
+        width = self.scrollable_content_region.width
+        if width != self._cols_width or not self._columns:
+            self._columns = layout(width, self.multi_device)
+            self._cols_width = width
+        return self._columns
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        cols = self._layout()
+        if y == 0:
+            return self._header(cols, width)
+        pos = int(self.scroll_offset.y) + y - 1
+        if pos >= len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        key = (pos, pos == self.cursor, width, self._generation, self.has_focus)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._row(pos, cols, width)
+            if len(self._cache) > 2000:
+                self._cache.clear()
+            self._cache[key] = strip
+        return strip
+
+    def _header(self, cols: list[tuple[Col, int]], width: int) -> Strip:
+        base, sorted_style = self._style("optable--header"), self._style("optable--sorted")
+        segs = []
+        for i, (c, w) in enumerate(cols):
+            title = c.title
+            if c.key == self.sort_key:
+                title += "↓" if self.sort_desc else "↑"
+            text = title.ljust(w) if c.align == "left" else title.rjust(w)
+            segs.append(Segment(set_cell_size(text, w),
+                                sorted_style if c.key == self.sort_key else base))
+            if i < len(cols) - 1:
+                segs.append(Segment(" ", base))
+        used = sum(w for _, w in cols) + len(cols) - 1
+        if used < width:
+            segs.append(Segment(" " * (width - used), base))
+        return Strip(segs, width)
+
+    def _row(self, pos: int, cols: list[tuple[Col, int]], width: int) -> Strip:
+        r = int(self.rows[pos])
+        d = self._data
+        base = self.rich_style
+        if pos == self.cursor:
+            base = base + self._style("optable--cursor")
+        if d["is_signpost"][r]:
+            label = f"── ◆ {d['signpost'][r] or d['op_code'][r]} "
+            text = set_cell_size(label + "─" * max(0, width - cell_len(label)), width)
+            return Strip([Segment(text, base + self._style("optable--signpost"))], width)
+        segs: list[Segment] = []
+        for i, (c, w) in enumerate(cols):
+            text, style = self._cell(c, w, r)
+            if c.align == "left":
+                text = set_cell_size(text, w)
+            else:
+                text = set_cell_size(text.rjust(w), w) if cell_len(text) <= w else \
+                    set_cell_size(text, w)
+            segs.append(Segment(text, base + style if style else base))
+            if i < len(cols) - 1:
+                segs.append(Segment(" ", base))
+        used = sum(w for _, w in cols) + len(cols) - 1
+        if used < width:
+            segs.append(Segment(" " * (width - used), base))
+        return Strip(segs, width)
+
+    def _cell(self, c: Col, w: int, r: int) -> tuple[str, Style | None]:
+        d = self._data
+        v = d[c.key][r] if c.key in d else None
+        if c.kind == "op":
+            size = d["size"][r] if "size" in d else ""
+            text = f"{v} {size}" if size else str(v)
+            if d["corrupt"][r]:
+                return "! " + text, self._style("optable--warn")
+            if d["is_host"][r]:
+                return text, self._style("optable--bad")
+            return text, None
+        if c.kind == "us":
+            style = None
+            if c.key == "op_to_op_us" and not is_missing(v) and v > GAP_LIMIT_US:
+                style = self._style("optable--bad")
+            if c.key == "device_time_us" and is_missing(v) and d["corrupt"][r]:
+                return "corrupt", self._style("optable--warn")
+            return fmt_us(v), style
+        if c.kind == "pct":
+            return fmt_pct(v), None
+        if c.kind == "bar":
+            if is_missing(v):
+                return "", None
+            if w < BAR_CELLS + 5:  # narrow: the number alone
+                return fmt_pct(v, 0), self._style("optable--bar")
+            return f"{bar(v, BAR_CELLS)}{fmt_pct(v, 0).rjust(w - BAR_CELLS)}", \
+                self._style("optable--bar")
+        if c.kind in ("int", "id"):
+            style = None
+            if c.key == "cores" and not is_missing(v) and v < 10:
+                style = self._style("optable--bad")
+            return fmt_int(v), style
+        if c.kind == "bound":
+            s = "" if is_missing(v) else str(v)
+            style = {"DRAM": "optable--good", "FLOP": "optable--good", "BOTH": "optable--good",
+                     "SLOW": "optable--warn", "HOST": "optable--bad"}.get(s)
+            return s, self._style(style) if style else None
+        return ("" if is_missing(v) else str(v)), (self._style("optable--dim")
+                                                    if c.key == "signpost" else None)
