@@ -9,11 +9,22 @@ def is_missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
+def _float(v: object) -> float | None:
+    """A finite number, or None for text and other odd cells (which are shown as they are)."""
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
 def fmt_us(v: object, width: int = 0) -> str:
     """Microseconds with thousands separators; large values in ms/s."""
     if is_missing(v):
         return ""
-    x = float(v)  # type: ignore[arg-type]
+    x = _float(v)
+    if x is None:
+        return str(v)
     if abs(x) >= 1e6:
         s = f"{x / 1e6:,.2f} s"
     elif abs(x) >= 1e4:
@@ -28,26 +39,32 @@ def fmt_us(v: object, width: int = 0) -> str:
 def fmt_pct(v: object, digits: int = 1) -> str:
     if is_missing(v):
         return ""
-    return f"{float(v):.{digits}f}%"  # type: ignore[arg-type]
+    x = _float(v)
+    return str(v) if x is None else f"{x:.{digits}f}%"
 
 
 def fmt_num(v: object, digits: int = 0) -> str:
     if is_missing(v):
         return ""
-    return f"{float(v):,.{digits}f}"  # type: ignore[arg-type]
+    x = _float(v)
+    return str(v) if x is None else f"{x:,.{digits}f}"
 
 
 def fmt_int(v: object) -> str:
     if is_missing(v):
         return ""
-    return f"{int(v)}"  # type: ignore[call-overload]
+    x = _float(v)
+    return str(v) if x is None else f"{int(x)}"
 
 
 def bar(pct: object, width: int) -> str:
     """A utilisation bar of block characters (eighths), `width` cells for 100%."""
     if is_missing(pct) or width <= 0:
         return " " * max(width, 0)
-    frac = max(0.0, min(1.0, float(pct) / 100.0))  # type: ignore[arg-type]
+    x = _float(pct)
+    if x is None:
+        return " " * width
+    frac = max(0.0, min(1.0, x / 100.0))
     eighths = int(round(frac * width * 8))
     full, rem = divmod(eighths, 8)
     s = "█" * full + ("" if rem == 0 else " ▏▎▍▌▋▊▉"[rem])

@@ -86,12 +86,13 @@ def signpost_positions(ops: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     return starts[region[starts] > 0]
 
 
-def downsample_max(values: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
-    """At most `points` (x, y) pairs: the max of each bucket (spikes survive downsampling)."""
-    n = len(values)
+def downsample_sum(values: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """At most `points` buckets of consecutive ops: (first op index, summed value, ops per
+    bucket). Sums keep the area honest: the plot shows where the run's time goes."""
+    v = np.nan_to_num(np.asarray(values, dtype="float64"), nan=0.0)
+    n = len(v)
     if n <= points or points <= 0:
-        return np.arange(n), values
-    edges = np.linspace(0, n, points + 1).astype(np.int64)
-    v = np.nan_to_num(values, nan=0.0)
-    y = np.maximum.reduceat(v, edges[:-1])
-    return edges[:-1], y
+        return np.arange(n), v, 1
+    size = int(np.ceil(n / points))
+    starts = np.arange(0, n, size)
+    return starts, np.add.reduceat(v, starts), size

@@ -196,7 +196,8 @@ class TraceScreen(Screen):
         self.app.push_screen(PromptScreen("Filter ops:", self.op_filter.text, FILTER_HINT), done)
 
     def action_sort(self, step: int) -> None:
-        keys = [c.key for c in SORTABLE]
+        """Sort by the next/previous column on screen."""
+        keys = [c.key for c in self.query_one(OpTable).visible_columns()]
         i = keys.index(self.sort_key) if self.sort_key in keys else (-1 if step > 0 else 0)
         self.sort_key = keys[(i + step) % len(keys)]
         self.sort_desc = self.sort_key not in ("id", "op_code", "signpost", "category")

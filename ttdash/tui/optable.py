@@ -236,6 +236,9 @@ class OpTable(ScrollView, can_focus=True):
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
 
+    def visible_columns(self) -> list[Col]:
+        return [c for c, _ in self._layout()]
+
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:

@@ -18,7 +18,7 @@ from textual_plotext import PlotextPlot
 
 from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.advice import advise
-from ..model.query import downsample_max, group_ops
+from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
 
 
@@ -218,6 +218,7 @@ class SignpostList(OptionList):
                                  (f"  {int(r.ops)} ops · {fmt_us(r.device_time_us)}", "dim"))
             options.append(Option(line, id=str(int(r.index))))
         self.add_options(options)
+        self.highlighted = 0
 
 
 class GroupedView(Vertical):
@@ -270,7 +271,7 @@ class GroupedView(Vertical):
         values = [0.0 if is_missing(v) or not math.isfinite(v) else float(v)
                   for v in top["share_pct"]]
         if labels:
-            plt.bar(labels[::-1], values[::-1], orientation="horizontal", width=0.3)
+            plt.bar(labels[::-1], values[::-1], orientation="horizontal", width=0.6)
         plt.title(f"Share of device time by {title.lower()} (%)")
         bars.refresh()
         timeline = self.query_one("#timeline", PlotextPlot)
@@ -278,8 +279,10 @@ class GroupedView(Vertical):
         tplt.clear_data()
         tplt.clear_figure()
         dt = sub.loc[~sub["is_signpost"], "device_time_us"].to_numpy(dtype="float64")
-        x, y = downsample_max(dt, max(20, timeline.size.width - 10 or 100))
+        x, y, size = downsample_sum(dt, max(20, (timeline.size.width or 110) - 10))
         if len(x):
-            tplt.plot(x.tolist(), y.tolist(), marker="braille")
-        tplt.title("Device time per op (us, max per bucket)")
+            tplt.plot(x.tolist(), y.tolist(), marker="braille", fillx=True)
+            tplt.ylim(0, float(y.max()) * 1.05 or 1.0)
+        tplt.xlabel("op index")
+        tplt.title(f"Device time over the run (us per {size} op{'s' if size > 1 else ''})")
         timeline.refresh()

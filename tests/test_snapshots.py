@@ -1,0 +1,50 @@
+"""What the main screens look like (pytest-textual-snapshot SVGs in tests/__snapshots__)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT, real_dir
+from ttdash.model import Trace, Window
+from ttdash.tui.app import open_app
+
+
+def app_for(name: str, theme: str = "ttdash-dark"):
+    path = ROOT / name if name.startswith("fixtures/") else real_dir() / name
+    return open_app(Trace.load(path, columns="all").view(Window("all")), theme=theme)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_open_main(snap_compare, size):
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=size,
+                        press=["j", "j", "j", "j", "j", "j"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_open_signposts(snap_compare, size):
+    assert snap_compare(app_for("tt-perf-report__bh20_oft.csv"), terminal_size=size,
+                        press=["]", "]", "enter"])
+
+
+def test_open_detail(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=(80, 24),
+                        press=["j", "j", "j", "j", "j", "j", "enter"])
+
+
+def test_open_grouped(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"),
+                        terminal_size=(160, 48), press=["2"])
+
+
+def test_open_help(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__bh_p100_dlv3.csv"), terminal_size=(80, 24),
+                        press=["question_mark"])
+
+
+def test_open_light_theme_multi_device(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+                                theme="ttdash-light"), terminal_size=(160, 48))
+
+
+def test_open_markup_injection(snap_compare):
+    assert snap_compare(app_for("fixtures/edge/markup_injection.csv"), terminal_size=(160, 48))

@@ -1,0 +1,239 @@
+"""Pilot tests of the open view: every key changes the state it should."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from rich.console import Console
+from textual.command import CommandPalette
+
+from conftest import ROOT, real_dir
+from ttdash.model import Trace, TraceError, Window
+from ttdash.tui.app import TraceScreen, open_app
+from ttdash.tui.optable import OpTable
+from ttdash.tui.widgets import ConfirmScreen, DetailScreen, HelpScreen, PromptScreen
+
+SIZE = (120, 36)
+
+
+def view_of(name: str, window: str = "all"):
+    path = real_dir() / name if not name.startswith("fixtures/") else ROOT / name
+    return Trace.load(path, columns="all").view(Window(window))
+
+
+def table(app) -> OpTable:
+    return app.screen.query_one(OpTable)
+
+
+def statics_text(screen) -> str:
+    """The plain text of every Static on a screen (rich tables rendered)."""
+    console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    for s in screen.query("Static"):
+        console.print(s.content)
+    return console.export_text()
+
+
+def line_text(t: OpTable, y: int) -> str:
+    return "".join(seg.text for seg in t.render_line(y))
+
+
+async def test_cursor_keys():
+    app = open_app(view_of("tt-perf-report__wh_clip_encoder_2.csv"))
+    async with app.run_test(size=SIZE) as pilot:
+        t = table(app)
+        assert t.cursor == 0 and len(t.rows) == 1872
+        await pilot.press("j", "j", "down")
+        assert t.cursor == 3
+        await pilot.press("k", "up")
+        assert t.cursor == 1
+        await pilot.press("pagedown")
+        assert t.cursor == 1 + t.body_height
+        await pilot.press("pageup")
+        assert t.cursor == 1
+        await pilot.press("G")
+        assert t.cursor == 1871 and t.current_id() == 1873
+        await pilot.pause()
+        assert t.scroll_offset.y > 0 and "1873" in line_text(t, t.size.height - 1)
+        await pilot.press("g")
+        assert t.cursor == 0 and t.scroll_offset.y == 0
+
+
+async def test_signpost_jumps_narrow_and_widen():
+    v = view_of("tt-perf-report__bh20_oft.csv")
+    app = open_app(v)
+    async with app.run_test(size=SIZE) as pilot:
+        t = table(app)
+        await pilot.press("]", "]", "]")
+        row = t.current_row()
+        assert row["is_signpost"] and row["region"] == 3
+        await pilot.press("[")
+        assert t.current_row()["region"] == 2
+        await pilot.press("]", "enter")  # enter on a signpost row narrows to its region
+        screen = app.screen
+        assert isinstance(screen, TraceScreen) and screen.narrowed == 3
+        regions = set(v.ops["region"].to_numpy()[t.rows])
+        assert regions == {3} and len(t.rows) == v.trace.signposts.iloc[2]["ops"]
+        assert "region TTBasicBlock 0 forward started" in str(
+            screen.query_one("#summary").render())
+        await pilot.press("escape")
+        assert screen.narrowed == 0 and len(t.rows) == len(v.ops)
+
+
+async def test_signpost_panel_enter_and_toggle():
+    app = open_app(view_of("tt-perf-report__bh20_oft.csv"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        panel = app.screen.query_one("#signposts")
+        assert panel.display
+        await pilot.press("s")
+        assert not panel.display
+        await pilot.press("s")
+        assert panel.display and app.focused is panel
+        await pilot.press("down", "down", "enter")  # (whole trace), 1st, 2nd signpost
+        assert app.screen.narrowed == 2
+        assert isinstance(app.focused, OpTable)
+
+
+async def test_details_screen_shows_the_row():
+    app = open_app(view_of("tt-perf-report__wh_clip_encoder_2.csv"))
+    async with app.run_test(size=SIZE) as pilot:
+        t = table(app)
+        await pilot.press(*["j"] * 6)
+        op = t.current_row()
+        assert "Matmul" in op["op_code"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        text = statics_text(app.screen)
+        assert f"ID {op['id']}" in text and "ATTRIBUTES" not in text.split("All columns")[0]
+        for section in ("Figures", "Advice", "Tensors", "Timing columns", "Attributes",
+                        "All columns", "DEVICE KERNEL DURATION [ns]", "INPUT_0"):
+            assert section in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, TraceScreen)
+
+
+async def test_filter_sort_reverse_original():
+    v = view_of("tt-perf-report__wh_clip_encoder_2.csv")
+    app = open_app(v)
+    async with app.run_test(size=SIZE) as pilot:
+        t = table(app)
+        await pilot.press("slash")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"matmul", "enter")
+        codes = v.ops["op_code"].to_numpy()[t.rows]
+        assert len(codes) == 514 and all("matmul" in c.lower() for c in codes)
+        status = str(app.screen.query_one("#status").render())
+        assert "showing 514 of 1,872 ops" in status and "filter: matmul" in status
+        await pilot.press("slash", *"bound:SLOW", "enter")
+        assert set(v.ops["bound"].to_numpy()[t.rows]) == {"SLOW"}
+        await pilot.press("escape")
+        assert len(t.rows) == 1872
+        await pilot.press("greater_than_sign", "greater_than_sign")  # ID, then op code
+        await pilot.press("greater_than_sign")  # device time, descending
+        assert app.screen.sort_key == "device_time_us"
+        dt = v.ops["device_time_us"].to_numpy()[t.rows]
+        assert (np.diff(dt[~np.isnan(dt)]) <= 0).all()
+        assert "Device↓" in line_text(t, 0)
+        await pilot.press("r")
+        dt = v.ops["device_time_us"].to_numpy()[t.rows]
+        assert (np.diff(dt[~np.isnan(dt)]) >= 0).all()
+        await pilot.press("less_than_sign")
+        assert app.screen.sort_key == "op_code"
+        await pilot.press("o")
+        assert (t.rows == np.arange(1872)).all()
+
+
+async def test_grouped_view_and_group_by():
+    app = open_app(view_of("tt-perf-report__wh_clip_encoder_2.csv"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        groups = app.screen.query_one("#groups")
+        assert groups.row_count > 5 and str(groups.get_row_at(0)[0])
+        assert app.screen.query_one("#switcher").current == "grouped"
+        await pilot.press("c")
+        await pilot.pause()
+        cats = {str(groups.get_row_at(i)[0]) for i in range(groups.row_count)}
+        assert cats <= {"Compute", "TM", "DM", "CCL", "Host", "Other"} and "Compute" in cats
+        await pilot.press("1")
+        assert app.screen.query_one("#switcher").current == "ops"
+
+
+async def test_help_palette_copy_quit():
+    app = open_app(view_of("tt-perf-report__bh_p100_dlv3.csv"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        ids = {r[2] for r in app.screen.rows}
+        assert {"ttdash.filter", "ttdash.sort_next", "ttdash.signpost_next", "ttdash.export",
+                "ttdash.down", "ttdash.bottom"} <= ids
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("j", "y")
+        assert app.clipboard.split("\t")[0] == str(table(app).current_id())
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_export_never_overwrites_without_asking(tmp_path):
+    app = open_app(view_of("tt-perf-report__bh_p100_dlv3.csv"))
+    target = tmp_path / "out.csv"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        inp = app.screen.query_one("Input")
+        inp.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert target.read_text().count("\n") == 388  # header + 387 ops
+        target.write_text("keep me")
+        await pilot.press("e")
+        app.screen.query_one("Input").value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert target.read_text() == "keep me"
+        await pilot.press("slash", *"Conv", "enter", "e")
+        app.screen.query_one("Input").value = str(tmp_path / "conv.md")
+        await pilot.press("enter")
+        await pilot.pause()
+        md = (tmp_path / "conv.md").read_text()
+        assert md.count("Conv2d") == 46 and "| ID |" in md
+        assert not list(tmp_path.glob(".*.tmp"))  # atomic: no temp files left
+
+
+async def test_keymap_and_theme(tmp_path, monkeypatch):
+    (tmp_path / "ttdash").mkdir()
+    (tmp_path / "ttdash" / "keymap.toml").write_text('"ttdash.filter" = "f"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    app = open_app(view_of("tt-perf-report__bh_p100_dlv3.csv"), theme="ttdash-light")
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "ttdash-light"
+        await pilot.press("f")
+        assert isinstance(app.screen, PromptScreen)
+    with pytest.raises(TraceError):
+        open_app(view_of("tt-perf-report__bh_p100_dlv3.csv"), theme="no-such-theme")
+
+
+async def test_markup_and_escapes_are_literal():
+    app = open_app(view_of("fixtures/edge/markup_injection.csv"))
+    async with app.run_test(size=(200, 40)) as pilot:
+        t = table(app)
+        lines = [line_text(t, y) for y in range(1, min(12, len(t.rows) + 1))]
+        joined = "\n".join(lines)
+        assert "[bold red]" in joined
+        assert "\x1b" not in joined and "\x07" not in joined
+        for pos in range(len(t.rows)):
+            t.cursor = pos
+            if "[" in (t.current_row()["op_code"] or "") and not t.current_row()["is_signpost"]:
+                break
+        await pilot.press("enter")
+        await pilot.pause()
+        text = statics_text(app.screen)
+        assert "[bold red]" in text and "\x1b" not in text
