@@ -142,11 +142,13 @@ class OpTable(ScrollView, can_focus=True):
         """New rows (positions into `ops`); keeps the cursor on the same op id when possible."""
         current = self.current_id() if keep_cursor_id else None
         old_len = len(self.rows)
+        if ops is not self.ops:
+            # Column arrays once per frame: rendering a line is then index lookups only, and a
+            # re-sort or re-filter of the same frame costs nothing here.
+            self._data = {c: ops[c].to_numpy() for c in ops.columns}
         self.ops = ops
         self.rows = rows
         self.multi_device = multi_device
-        # Column arrays once per data change: rendering a line is then index lookups only.
-        self._data = {c: ops[c].to_numpy() for c in ops.columns}
         self._generation += 1
         self._cache.clear()
         self.virtual_size = Size(self.size.width, len(rows) + 1)

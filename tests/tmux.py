@@ -1,0 +1,69 @@
+"""Drive a real program in a real terminal: tmux send-keys / capture-pane."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+EXIT_MARK = "__TTDASH_EXIT__="
+
+
+def ttdash_bin() -> str:
+    """The installed console script (not `python -m`): what a user runs."""
+    exe = Path(sys.executable).parent / "ttdash"
+    return str(exe) if exe.exists() else (shutil.which("ttdash") or "ttdash")
+
+
+class Tmux:
+    def __init__(self, command: list[str], width: int = 100, height: int = 30,
+                 env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+        self.name = f"ttdash-test-{uuid.uuid4().hex[:8]}"
+        env_prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+        cmd = " ".join(shlex.quote(c) for c in command)
+        shell = f"cd {shlex.quote(cwd)} && " if cwd else ""
+        # The shell prints the program's exit status into the pane, then idles until killed.
+        script = (f"{shell}env TERM=xterm-256color {env_prefix} {cmd}; "
+                  f"echo {EXIT_MARK}$?; sleep 600")
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y",
+                        str(height), "sh", "-c", script], check=True)
+
+    def send(self, *keys: str, literal: bool = False) -> None:
+        args = ["tmux", "send-keys", "-t", self.name] + (["-l"] if literal else []) + list(keys)
+        subprocess.run(args, check=True)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True, check=True).stdout
+
+    def wait_for(self, predicate, timeout: float = 20.0) -> str:
+        """Poll the terminal until `predicate(screen)` (a real terminal has no event to await)."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if predicate(text):
+                return text
+            time.sleep(0.1)
+        raise AssertionError(f"timed out; screen was:\n{text}")
+
+    def wait_text(self, needle: str, timeout: float = 20.0) -> str:
+        return self.wait_for(lambda s: needle in s, timeout)
+
+    def exit_status(self, timeout: float = 15.0) -> int:
+        """Wait for the program to exit; its exit status."""
+        screen = self.wait_text(EXIT_MARK, timeout)
+        return int(screen.split(EXIT_MARK, 1)[1].split()[0])
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+    def __enter__(self) -> "Tmux":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
