@@ -1,0 +1,174 @@
+"""watch / demo: live rows, the switch to the report, faults, follow and pause (Pilot), CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from ttdash.sim import cpp_device_rows, generate_ops, simulate_run, write_cpp_device_csv
+from ttdash.tui.watch import RunsScreen, watch_app
+
+SIZE = (110, 32)
+
+
+async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
+    """Let the app run until `predicate()` holds (the watcher works on its own thread)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.05)
+
+
+def listing(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*")}
+
+
+def live_log(root: Path, ops, start: int = 0, stop: int | None = None) -> Path:
+    rows = cpp_device_rows(ops)
+    path = root / ".logs" / "cpp_device_perf_report.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_cpp_device_csv(rows.iloc[start:stop], path, append=path.exists())
+    return path
+
+
+async def test_live_rows_then_report_switch(tmp_path):
+    root = tmp_path / "profiler"
+    root.mkdir()
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        assert screen.mode == "live" and len(table.rows) == 0
+        stop = threading.Event()
+        writer = threading.Thread(target=simulate_run, args=(root,),
+                                  kwargs=dict(n_ops=300, speed=40, stop=stop), daemon=True)
+        writer.start()
+        await wait_until(pilot, lambda: 0 < len(table.rows) < 300 and screen.mode == "live")
+        live_ids = list(table.rows)
+        assert screen.follow and table.cursor == len(table.rows) - 1
+        assert "live:" in str(screen.query_one("#summary").render())
+        await wait_until(pilot, lambda: screen.mode == "report", timeout=30)
+        writer.join(10)
+        assert screen.report_path.name.startswith("ops_perf_results_")
+        assert len(screen.view.op_rows) == 300 and len(screen.view.trace.signposts) > 0
+        assert live_ids and screen.live.total_rows == 300
+        assert "report (L live" in str(screen.query_one("#status").render())
+        await pilot.press("L")
+        assert screen.mode == "live" and len(table.rows) == 300
+
+
+async def test_watcher_never_writes_and_survives_faults(tmp_path):
+    root = tmp_path / "profiler"
+    ops = generate_ops(120, seed=3)
+    app = watch_app(root, refresh=0.05, poll=0.1)  # also exercises the polling observer
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        await wait_until(pilot, lambda: "waiting" in screen.watch_status[1].lower()
+                         or "missing" in screen.watch_status[1].lower())
+        root.mkdir()
+        log = live_log(root, ops, 0, 60)
+        await wait_until(pilot, lambda: len(table.rows) == 60)
+        live_log(root, ops, 60, 90)
+        await wait_until(pilot, lambda: len(table.rows) == 90)
+        before = listing(root)
+        # Device re-open: the runtime deletes the log and starts a new, shorter one.
+        log.unlink()
+        live_log(root, ops, 0, 10)
+        await wait_until(pilot, lambda: len(table.rows) == 10)
+        assert screen.watch_status[0] == "warning" and "restarted" in screen.watch_status[1]
+        assert set(listing(root)) == set(before)  # nothing of ours appeared under root
+        # The whole directory disappears while watching.
+        shutil.rmtree(root)
+        await wait_until(pilot, lambda: screen.watch_status[0] in ("warning", "error")
+                         and "restarted" not in screen.watch_status[1], timeout=15)
+        assert app.is_running
+
+
+async def test_follow_and_pause(tmp_path):
+    root = tmp_path / "p"
+    root.mkdir()
+    ops = generate_ops(200, seed=5)
+    live_log(root, ops, 0, 100)
+    app = watch_app(root, refresh=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        await wait_until(pilot, lambda: len(table.rows) == 100)
+        await pilot.press("k", "k")
+        assert not screen.follow and table.cursor == 97
+        live_log(root, ops, 100, 130)
+        await wait_until(pilot, lambda: len(table.rows) == 130)
+        assert table.cursor == 97 and screen.pending_new == 30
+        assert "30 new ops" in str(screen.query_one("#status").render())
+        await pilot.press("G")
+        assert screen.follow and screen.pending_new == 0 and table.cursor == 129
+        await pilot.press("p")
+        assert screen.paused
+        live_log(root, ops, 130, 150)
+        await wait_until(pilot, lambda: screen.live.total_rows == 150)
+        await pilot.pause(0.2)
+        assert len(table.rows) == 130 and screen.pending_new == 20
+        await pilot.press("p")
+        assert not screen.paused and len(table.rows) == 150 and table.cursor == 149
+
+
+async def test_runs_list_and_report_rewrite(tmp_path):
+    root = tmp_path / "p"
+    for ts, n in (("2025_01_01_00_00_00", 50), ("2025_02_01_00_00_00", 80)):
+        simulate_run(root, n_ops=n, speed=0, timestamp=ts)
+    app = watch_app(root, refresh=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        # Both reports are announced in any order; the newest one ends up shown.
+        await wait_until(pilot, lambda: "2025_02_01" in str(screen.report_path)
+                         and screen._loading is None)
+        await pilot.press("R")
+        assert isinstance(app.screen, RunsScreen) and len(app.screen.runs) == 2
+        await pilot.press("down", "enter")  # the older run
+        await wait_until(pilot, lambda: "2025_01_01" in str(screen.report_path))
+        assert len(screen.view.op_rows) == 50
+        await pilot.press("R", "b", "down", "c")
+        runs = app.screen
+        assert screen.baseline == runs.runs[0].path and screen.candidate == runs.runs[1].path
+        await pilot.press("escape")
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_watch_once_json(tmp_path):
+    root = tmp_path / "p"
+    simulate_run(root, n_ops=150, speed=0)
+    state = json.loads(run_cli("watch", str(root), "--once").stdout)
+    assert state["exists"] and len(state["runs"]) == 1 and state["runs"][0]["complete"]
+    assert state["live"]["ops"] == 150 and state["live"]["arch"] == "wormhole_b0"
+    missing = json.loads(run_cli("watch", str(tmp_path / "none"), "--once").stdout)
+    assert not missing["exists"] and missing["runs"] == []
+    env_root = json.loads(subprocess.run(
+        [sys.executable, "-m", "ttdash", "watch", "--once"], capture_output=True, text=True,
+        env=dict(os.environ, TT_METAL_PROFILER_DIR=str(root)), timeout=60).stdout)
+    assert env_root["root"] == str(root)
+
+
+def test_demo_once():
+    r = run_cli("demo", "--ops", "200", "--speed", "0", "--once")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["ops"] == 200 and out["signposts"] > 0
+    assert not Path(out["dir"]).exists()  # the temp run is cleaned up
+    r = run_cli("demo", "--ops", "0", "--once")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1

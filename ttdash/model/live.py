@@ -1,0 +1,197 @@
+"""The live op table: rows of `.logs/cpp_device_perf_report.csv` as they are appended.
+
+Rows are analysed incrementally (only the new rows, plus the previous one for the op-to-op gap)
+with the same derived columns as a report, so the same widgets show both. The profiler restarts
+OP TO OP LATENCY at 0 at every dump boundary: a 0 is a boundary, not a gap, and is left out.
+Rows within a dump are in program order per device; they are kept in arrival order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .arch import ArchSpec, arch_from_clock, get_arch
+from .cells import by_unique, dim_value
+from .metrics import analyze
+from .trace import Trace, View, Window, _arch_from_log, infer_clock
+from .errors import TraceError
+
+# cpp_device_perf_report column -> report column (the rest keep their names).
+RENAME = {"OP NAME": "OP CODE"}
+NUMERIC = ("GLOBAL CALL COUNT", "DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT",
+           "DEVICE FW DURATION [ns]", "DEVICE FW START CYCLE", "DEVICE FW END CYCLE",
+           "DEVICE KERNEL DURATION [ns]", "OP TO OP LATENCY [ns]", "METAL TRACE ID")
+RATE_WINDOW_S = 5.0
+
+
+class LiveModel:
+    """Accumulates live rows from one or more `.logs` CSVs; `view()` is a View of them."""
+
+    def __init__(self, root: Path, arch: str | None = None) -> None:
+        self.root = root
+        self.arch_override = arch
+        self.arch: ArchSpec | None = get_arch(arch) if arch else None
+        self.arch_source = "--arch" if arch else ""
+        self.clock: float | None = None
+        self._raw: list[pd.DataFrame] = []
+        self._ops: list[pd.DataFrame] = []
+        self._cache: tuple[pd.DataFrame, pd.DataFrame] | None = None
+        self._last_raw: pd.DataFrame | None = None  # previous row, for the gap of the next one
+        self._arrivals: deque[tuple[float, int]] = deque()
+        self.total_rows = 0
+        self.sources: set[Path] = set()
+        self.header: list[str] = []
+
+    # ------------------------------------------------------------ input
+    def add_rows(self, source: Path, header: list[str], rows: list[list[str]],
+                 lines: list[int]) -> int:
+        """Add complete CSV rows (strings) of `source`; returns how many were added."""
+        if not rows or "DEVICE KERNEL DURATION [ns]" not in header:
+            return 0
+        self.sources.add(source)
+        self.header = header
+        raw = pd.DataFrame(rows, columns=_dedupe(header), dtype="string")
+        raw = raw.rename(columns=RENAME)
+        for c in NUMERIC:
+            if c in raw.columns:
+                raw[c] = pd.to_numeric(raw[c].str.strip(), errors="coerce")
+        if "OP CODE" not in raw.columns:
+            raw["OP CODE"] = pd.NA
+        gcc = raw["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in raw.columns else None
+        unnamed = raw["OP CODE"].isna() | (raw["OP CODE"].str.strip() == "")
+        if unnamed.any():  # OP NAME is empty unless the run was under tracy
+            label = "op #" + (gcc.astype("Int64").astype("string") if gcc is not None
+                              else pd.Series(lines, dtype="string"))
+            raw["OP CODE"] = raw["OP CODE"].where(~unnamed, label)
+        raw["OP TYPE"] = "tt_dnn_device"
+        gap = raw["OP TO OP LATENCY [ns]"] if "OP TO OP LATENCY [ns]" in raw.columns else None
+        if gap is not None:  # 0 marks a dump boundary, not a measured gap
+            raw["OP TO OP LATENCY [ns]"] = gap.where(gap != 0)
+        raw.insert(0, "ID", np.asarray(lines, dtype=np.int64))
+        raw["_region"] = 0
+        for c in [c for c in raw.columns if c.endswith(("_W", "_Z", "_Y", "_X"))]:
+            raw[c] = by_unique(raw[c], dim_value)
+        self._settle_arch(raw, source)
+        context = raw if self._last_raw is None else pd.concat([self._last_raw, raw],
+                                                                ignore_index=True)
+        ops = analyze(context, self.arch).iloc[len(context) - len(raw):]
+        ops["region"] = 0
+        ops["signpost"] = None
+        self._raw.append(raw)
+        self._ops.append(ops.reset_index(drop=True))
+        self._last_raw = raw.iloc[[-1]]
+        self._cache = None
+        self.total_rows += len(raw)
+        self._arrivals.append((time.monotonic(), len(raw)))
+        return len(raw)
+
+    def reset(self, source: Path) -> None:
+        """The source was truncated or replaced (a device re-open): start over."""
+        self._raw.clear()
+        self._ops.clear()
+        self._cache = None
+        self._last_raw = None
+        self._arrivals.clear()
+        self.total_rows = 0
+
+    def _settle_arch(self, raw: pd.DataFrame, source: Path) -> None:
+        if self.arch is not None:
+            return
+        if "DEVICE ARCH" in raw.columns:
+            vals = raw["DEVICE ARCH"].dropna()
+            vals = vals[vals.str.strip() != ""]
+            if len(vals):
+                try:
+                    self.arch, self.arch_source = get_arch(str(vals.iloc[0])), "DEVICE ARCH column"
+                except TraceError:
+                    pass
+        if self.arch is None:
+            logged = _arch_from_log(source)
+            if logged:
+                try:
+                    self.arch, self.arch_source = get_arch(logged[0]), "profile_log_device.csv"
+                    self.clock = logged[1]
+                except TraceError:
+                    pass
+        if self.clock is None:
+            self.clock = infer_clock(raw)
+        if self.arch is None:
+            self.arch = arch_from_clock(self.clock)
+            if self.arch is not None:
+                self.arch_source = f"inferred from the {self.clock:g} MHz clock"
+        if self.arch is None:
+            self.arch, self.arch_source = get_arch("wormhole_b0"), "default"
+
+    # ------------------------------------------------------------ output
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(raw rows, derived ops) so far, concatenated once per change."""
+        if self._cache is None:
+            if self._ops:
+                raw = pd.concat(self._raw, ignore_index=True)
+                ops = pd.concat(self._ops, ignore_index=True)
+                total = np.nansum(ops["device_time_us"]) + np.nansum(ops["op_to_op_us"])
+                both = ops["device_time_us"].isna() & ops["op_to_op_us"].isna()
+                ops["total_pct"] = np.where(
+                    both | (total == 0), np.nan,
+                    (ops["device_time_us"].fillna(0) + ops["op_to_op_us"].fillna(0)) / total * 100
+                    if total else np.nan)
+                self._raw, self._ops = [raw], [ops]
+                self._cache = (raw, ops)
+            else:
+                self._cache = (pd.DataFrame({"ID": pd.Series(dtype=np.int64)}),
+                               _empty_ops())
+        return self._cache
+
+    def rate(self) -> float:
+        """Rows per second over the last few seconds."""
+        now = time.monotonic()
+        while self._arrivals and now - self._arrivals[0][0] > RATE_WINDOW_S:
+            self._arrivals.popleft()
+        if not self._arrivals:
+            return 0.0
+        span = max(now - self._arrivals[0][0], 1.0)
+        return sum(n for _, n in self._arrivals) / span
+
+    def view(self) -> View:
+        raw, ops = self.frames()
+        source = next(iter(self.sources), self.root / ".logs" / "cpp_device_perf_report.csv")
+        dev = ops["device"].to_numpy(dtype="float64") if len(ops) else np.zeros(0)
+        trace = Trace(path=source, header=self.header, arch=self.arch or get_arch("wormhole_b0"),
+                      arch_source=self.arch_source or "no rows yet", clock_mhz=self.clock,
+                      trace_mode=False,
+                      devices=sorted(int(d) for d in np.unique(dev[~np.isnan(dev)])),
+                      ordered=raw, signposts=_empty_signposts())
+        return View(trace=trace, window=Window("all"), description="live .logs",
+                    ops=ops, merged=False)
+
+
+def _dedupe(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for h in header:
+        seen[h] = seen.get(h, -1) + 1
+        out.append(h if not seen[h] else f"{h}.{seen[h]}")
+    return out
+
+
+def _empty_signposts() -> pd.DataFrame:
+    return pd.DataFrame({"index": pd.Series(dtype=np.int64), "name": pd.Series(dtype=object),
+                         "raw_name": pd.Series(dtype=object),
+                         "occurrence": pd.Series(dtype=np.int64),
+                         "label": pd.Series(dtype=object), "id": pd.Series(dtype=np.int64),
+                         "position": pd.Series(dtype=np.int64), "ops": pd.Series(dtype=np.int64),
+                         "device_time_us": pd.Series(dtype="float64")})
+
+
+def _empty_ops() -> pd.DataFrame:
+    raw = pd.DataFrame({"ID": pd.Series(dtype=np.int64), "OP CODE": pd.Series(dtype="string"),
+                        "DEVICE KERNEL DURATION [ns]": pd.Series(dtype="float64")})
+    ops = analyze(raw, get_arch("wormhole_b0"))
+    ops["region"] = pd.Series(dtype=np.int64)
+    ops["signpost"] = pd.Series(dtype=object)
+    return ops
