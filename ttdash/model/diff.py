@@ -19,16 +19,23 @@ removed, fused and locally reordered ops and traces of different lengths are han
    b. when it is small (``la * lb <= DP_CELLS``): an exact weighted longest common subsequence,
       computed row by row with numpy; a pair with the same signature scores ``SIG_WEIGHT``, a pair
       with only the same op code scores 1 (the op-code fallback for ops whose shapes changed);
-   c. otherwise anchors: for ids occurring equally often on both sides, the k-th occurrence in
-      A is paired with the k-th in B (repeated layers align in order); a longest increasing
-      subsequence (patience sorting, O(k log k)) keeps the largest consistent set, and the gaps
-      between anchors are aligned recursively (1-by-1 gaps vectorised). Strategies, first that
-      yields anchors wins: signatures with equal counts, op codes with equal counts, then the
-      first min(count) occurrences of each signature, then of each op code.
+   c. otherwise anchors, then the gaps between anchors recursively (1-by-1 gaps vectorised).
+      Candidate pairs come from two generators: (i) for ids occurring equally often on both
+      sides, the k-th occurrence in A with the k-th in B (repeated layers align in order);
+      (ii) each op of A with the op of B of the same id nearest to where it is expected: first
+      with ids of KGRAM consecutive ops (a layer's k-grams recur once per layer, so drift does
+      not confuse them) along the segment's diagonal, then with single ids along the line
+      through the best anchors so far (robust when scattered edits change every id's count).
+      A longest increasing subsequence (patience sorting, O(k log k)) keeps the largest
+      consistent subset of each candidate set. Signatures are tried before op codes; the
+      largest set wins, and a signature set covering half of the shorter side is taken at once.
 
    Work: O((n + m) log(n + m)) for the anchoring plus the bounded DP inside small gaps; no
    O(n * m) step over a whole trace.
-3. **Moves.** A leftover removed op and a leftover added op with the same signature, within
+3. **Polish.** Around every imperfection (a gap, an op-code-only match), a window of
+   ``POLISH_WINDOW`` matched ops on each side is re-solved with the exact DP of (b) and the
+   better answer kept: an anchor inside a run of identical ops may sit one op off.
+4. **Moves.** A leftover removed op and a leftover added op with the same signature, within
    ``MOVE_WINDOW`` positions of where the alignment around them puts it, are paired and marked
    ``moved`` (locally reordered ops, e.g. two adjacent ops swapped).
 
@@ -52,7 +59,9 @@ iterations, the robust relative spread is
 
     sigma = IQR(device time) / 1.349 / median(device time)
 
-(1.349 * sigma is the IQR of a normal distribution). Every op at that position gets this sigma.
+(1.349 * sigma is the IQR of a normal distribution). Every op at that position gets this sigma,
+unless it exceeds ``NOISE_MAX_SIGMA`` (25%): then the iterations do different work (growing
+inputs, say) rather than repeat the same one, and the position gets no estimate.
 A matched op's change is labelled ``within_noise = True`` when
 
     |delta_pct| <= NOISE_K * 100 * sqrt(sigma_baseline**2 + sigma_candidate**2)
@@ -81,15 +90,19 @@ MATCH_SIGNATURE, MATCH_OP_CODE = "signature", "op_code"
 
 SIG_WEIGHT = 3  # a same-signature pair is worth three same-op-code-only pairs in the small DP
 DP_CELLS = 2_000_000  # exact weighted LCS below this many cells (la * lb)
+KGRAM = 3  # ops of context in the first-round ids of the nearest pairing
+REFINE_ROUNDS = 3  # re-pairings guided by the anchors found so far
+POLISH_WINDOW = 16  # matched ops of context re-solved on each side of an imperfection
 MOVE_WINDOW = 8  # positions around the expected place where a moved op is looked for
 NOISE_MIN_SAMPLES = 3  # iterations needed for a spread estimate
 NOISE_K = 2.0  # threshold in combined robust sigmas
+NOISE_MAX_SIGMA = 0.25  # above this, the "iterations" do different work: no estimate
 IQR_TO_SIGMA = 1.349
 
 NO_SIGNPOST_LABEL = "(before first signpost)"
 
 PAIR_COLUMNS = (
-    "baseline_id", "candidate_id", "op_code", "status", "baseline_us", "candidate_us",
+    "baseline_id", "candidate_id", "op_code", "size", "status", "baseline_us", "candidate_us",
     "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us", "gap_delta_us",
     "baseline_bound", "candidate_bound", "region", "device", "match", "moved", "within_noise",
     "noise_pct", "baseline_pos", "candidate_pos",
@@ -151,30 +164,49 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return offs + np.arange(total)
 
 
-def _occurrence_pairs(a: np.ndarray, b: np.ndarray, equal_counts: bool) -> tuple[np.ndarray,
-                                                                                  np.ndarray]:
-    """Candidate anchors: k-th occurrence of a value in ``a`` with its k-th occurrence in ``b``.
-
-    ``equal_counts``: only values occurring equally often on both sides; else the first
-    min(count) occurrences of every common value. Returned sorted by position in ``a``.
-    """
+def _occurrence_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate anchors: for each value occurring equally often on both sides, its k-th
+    occurrence in ``a`` with its k-th occurrence in ``b``. Sorted by position in ``a``."""
     sa = np.argsort(a, kind="stable")
     sb = np.argsort(b, kind="stable")
     ka, start_a, ca = np.unique(a[sa], return_index=True, return_counts=True)
     kb, start_b, cb = np.unique(b[sb], return_index=True, return_counts=True)
     _, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
-    if equal_counts:
-        keep = ca[ia] == cb[ib]
-        ia, ib = ia[keep], ib[keep]
-        take = ca[ia]
-    else:
-        take = np.minimum(ca[ia], cb[ib])
-    if not len(take):
+    keep = ca[ia] == cb[ib]
+    ia, ib = ia[keep], ib[keep]
+    if not len(ia):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    pa = sa[_ranges(start_a[ia], take)]
-    pb = sb[_ranges(start_b[ib], take)]
+    pa = sa[_ranges(start_a[ia], ca[ia])]
+    pb = sb[_ranges(start_b[ib], cb[ib])]
     order = np.argsort(pa, kind="stable")
     return pa[order], pb[order]
+
+
+def _nearest_pairs(a: np.ndarray, b: np.ndarray, guide: tuple[np.ndarray, np.ndarray] | None
+                   = None) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate anchors: each op of ``a`` with the op of ``b`` of the same value nearest to
+    where it is expected: on the segment's diagonal, or interpolated through ``guide`` pairs."""
+    la, lb = len(a), len(b)
+    sb = np.argsort(b, kind="stable")
+    bv = b[sb]
+    key_b = bv.astype(np.float64) * (lb + 1) + sb
+    if guide is not None and len(guide[0]) >= 2:
+        expected = np.interp(np.arange(la), guide[0], guide[1])
+    else:
+        expected = np.arange(la) * (lb / la)
+    key_a = a.astype(np.float64) * (lb + 1) + expected
+    lo = np.searchsorted(bv, a, side="left")
+    hi = np.searchsorted(bv, a, side="right")
+    has = hi > lo
+    k = np.clip(np.searchsorted(key_b, key_a), lo, np.maximum(hi - 1, lo))
+    prev = np.maximum(k - 1, lo)
+    kk = np.minimum(k, len(sb) - 1)
+    pp = np.minimum(prev, len(sb) - 1)
+    d_next = np.abs(sb[kk] - expected)
+    d_prev = np.abs(sb[pp] - expected)
+    pick = np.where(d_prev < d_next, pp, kk)
+    pa = np.flatnonzero(has)
+    return pa, sb[pick[has]]
 
 
 class _Aligner:
@@ -184,6 +216,7 @@ class _Aligner:
                  b_code: np.ndarray) -> None:
         self.a_sig, self.b_sig = a_sig, b_sig
         self.a_code, self.b_code = a_code, b_code
+        self._kgrams: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.out_a: list[np.ndarray] = []
         self.out_b: list[np.ndarray] = []
 
@@ -237,17 +270,50 @@ class _Aligner:
                 a1, b1 = a1 - suf, b1 - suf
         return a0, a1, b0, b1
 
+    def _kgram(self, level: str) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of the KGRAM consecutive ids starting at each op (computed once per level)."""
+        if level not in self._kgrams:
+            a, b = (self.a_sig, self.b_sig) if level == "sig" else (self.a_code, self.b_code)
+            self._kgrams[level] = kgram_ids(a, b, KGRAM)
+        return self._kgrams[level]
+
     def _anchors(self, a0: int, a1: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
-        """Consistent anchor pairs (segment-local positions) for a large segment."""
-        for ids_a, ids_b, equal in ((self.a_sig, self.b_sig, True),
-                                    (self.a_code, self.b_code, True),
-                                    (self.a_sig, self.b_sig, False),
-                                    (self.a_code, self.b_code, False)):
-            pa, pb = _occurrence_pairs(ids_a[a0:a1], ids_b[b0:b1], equal)
-            if len(pa):
-                keep = _lis(pb)
-                return pa[keep], pb[keep]
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        """Consistent anchor pairs (segment-local positions) for a large segment.
+
+        For signatures, then op codes: occurrence pairs of equally frequent ids; if they cover
+        less than half of the shorter side, nearest-to-the-diagonal pairs of k-gram ids (a
+        repeated layer's k-grams recur only once per layer, so drift rarely confuses them),
+        then up to REFINE_ROUNDS re-pairings of single ids guided by the best anchors so far.
+        Each candidate set is thinned to a longest increasing subsequence; the largest wins.
+        """
+        empty = np.zeros(0, np.int64)
+        best: tuple[np.ndarray, np.ndarray] = (empty, empty)
+        enough = min(a1 - a0, b1 - b0) // 2
+
+        def consider(pa: np.ndarray, pb: np.ndarray) -> bool:
+            nonlocal best
+            if len(pa) <= len(best[0]):
+                return False
+            keep = _lis(pb)
+            if len(keep) <= len(best[0]):
+                return False
+            best = (pa[keep], pb[keep])
+            return True
+
+        for level, ids_a, ids_b in (("sig", self.a_sig, self.b_sig),
+                                    ("code", self.a_code, self.b_code)):
+            xa, xb = ids_a[a0:a1], ids_b[b0:b1]
+            consider(*_occurrence_pairs(xa, xb))
+            if len(best[0]) >= enough:
+                break
+            ka, kb = self._kgram(level)
+            consider(*_nearest_pairs(ka[a0:a1], kb[b0:b1]))
+            for _ in range(REFINE_ROUNDS):
+                if not consider(*_nearest_pairs(xa, xb, best)):
+                    break
+            if len(best[0]) >= enough:
+                break
+        return best
 
     def _gaps(self, pa: np.ndarray, pb: np.ndarray, a0: int, a1: int, b0: int,
               b1: int) -> list[tuple[int, int, int, int]]:
@@ -266,81 +332,181 @@ class _Aligner:
                         gb1[rest].tolist()))
 
     def _dp(self, a0: int, a1: int, b0: int, b1: int) -> None:
-        """Exact weighted LCS of a small segment (same signature SIG_WEIGHT, same op code 1).
+        ia, ib, _ = weighted_lcs(self.a_sig[a0:a1], self.a_code[a0:a1], self.b_sig[b0:b1],
+                                 self.b_code[b0:b1])
+        self._emit(ia + a0, ib + b0)
 
-        Computed on the reversed sequences so that the traceback, which keeps the first match
-        it can, prefers early positions: among equally good alignments, the k-th repeated op
-        of A goes with the k-th of B, as the prefix trimming and the anchors do.
+    # ------------------------------------------------------------ polish
+    def polish(self, ma: np.ndarray, mb: np.ndarray,
+               segments: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Re-solve, with the exact DP, a window of POLISH_WINDOW matched ops on each side of
+        every imperfection (a gap, an op-code-only match) and keep the better answer.
+
+        Anchors are fixed once chosen; inside runs of identical ops an anchor can sit one op
+        off, costing a same-signature match. Windows never cross a segment's edges.
         """
-        asig, acode = self.a_sig[a0:a1][::-1], self.a_code[a0:a1][::-1]
-        bsig, bcode = self.b_sig[b0:b1][::-1], self.b_code[b0:b1][::-1]
-        n, m = len(asig), len(bsig)
-        if n == 1 or m == 1:  # one op on one side: its best partner, first on ties
-            if n == 1:
-                hits = np.flatnonzero(self.b_code[b0:b1] == acode[0])
-                if len(hits):
-                    best = hits[np.argmax(self.b_sig[b0:b1][hits] == asig[0])]
-                    self._emit(np.array([a0]), np.array([b0 + best]))
-            else:
-                hits = np.flatnonzero(self.a_code[a0:a1] == bcode[0])
-                if len(hits):
-                    best = hits[np.argmax(self.a_sig[a0:a1][hits] == bsig[0])]
-                    self._emit(np.array([a0 + best]), np.array([b0]))
-            return
-        score = np.zeros((n + 1, m + 1), dtype=np.int32)
-        hit_cache: dict[int, np.ndarray] = {}
-        w_cache: dict[tuple[int, int], np.ndarray] = {}
-        acode_l, asig_l = acode.tolist(), asig.tolist()
-        for i in range(n):
-            c, s = acode_l[i], asig_l[i]
-            hits = hit_cache.get(c)
-            if hits is None:
-                hits = hit_cache[c] = np.flatnonzero(bcode == c)
-            prev, row = score[i], score[i + 1]
-            row[:] = prev
-            if len(hits):
-                w = w_cache.get((c, s))
-                if w is None:
-                    w = w_cache[(c, s)] = np.where(bsig[hits] == s, SIG_WEIGHT, 1).astype(np.int32)
-                row[hits + 1] = np.maximum(prev[hits + 1], prev[hits] + w)
-                np.maximum.accumulate(row, out=row)
-        # Traceback from the end: a diagonal step when it explains the score, else up, else left.
-        bcode_l, bsig_l = bcode.tolist(), bsig.tolist()
-        out_a, out_b = [], []
-        i, j = n, m
-        while i > 0 and j > 0:
-            v = score.item(i, j)
-            if v == 0:
-                break
-            if acode_l[i - 1] == bcode_l[j - 1]:
-                w = SIG_WEIGHT if asig_l[i - 1] == bsig_l[j - 1] else 1
-                if v == score.item(i - 1, j - 1) + w:
-                    out_a.append(a1 - i)  # reversed position i - 1 is a1 - i in A
-                    out_b.append(b1 - j)
-                    i, j = i - 1, j - 1
+        if not len(ma):
+            return ma, mb
+        keep = np.ones(len(ma), dtype=bool)
+        add_a: list[np.ndarray] = []
+        add_b: list[np.ndarray] = []
+        starts = np.searchsorted(ma, [s[0] for s in segments])
+        ends = np.searchsorted(ma, [s[1] for s in segments])
+        for (a0, a1, b0, b1), i0, i1 in zip(segments, starts.tolist(), ends.tolist()):
+            # The segment's matches with sentinels at its edges.
+            ea = np.concatenate([[a0 - 1], ma[i0:i1], [a1]])
+            eb = np.concatenate([[b0 - 1], mb[i0:i1], [b1]])
+            w = np.zeros(len(ea), dtype=np.int64)
+            inner = slice(1, len(ea) - 1)
+            same = self.a_sig[ea[inner]] == self.b_sig[eb[inner]]
+            w[inner] = np.where(same, SIG_WEIGHT, 1)
+            gap = np.flatnonzero((np.diff(ea) > 1) | (np.diff(eb) > 1))  # between k and k+1
+            weak = np.flatnonzero(w[inner] != SIG_WEIGHT) + 1
+            if not len(gap) and not len(weak):
+                continue
+            lo = np.concatenate([gap - POLISH_WINDOW + 1, weak - POLISH_WINDOW])
+            hi = np.concatenate([gap + POLISH_WINDOW, weak + POLISH_WINDOW])
+            lo, hi = np.clip(lo, 0, len(ea) - 1), np.clip(hi, 0, len(ea) - 1)
+            order = np.argsort(lo, kind="stable")
+            lo, hi = lo[order], hi[order]
+            reach = np.maximum.accumulate(hi)
+            new = np.concatenate([[True], lo[1:] >= reach[:-1]])  # interiors do not overlap
+            glo = lo[new]
+            ghi = np.maximum.reduceat(hi, np.flatnonzero(new))
+            cum = np.concatenate([[0], np.cumsum(w)])
+            for lo_k, h in zip(glo.tolist(), ghi.tolist()):
+                ra0, ra1 = int(ea[lo_k]) + 1, int(ea[h])
+                rb0, rb1 = int(eb[lo_k]) + 1, int(eb[h])
+                if (ra1 - ra0) * (rb1 - rb0) > DP_CELLS or ra1 <= ra0 or rb1 <= rb0:
                     continue
-            if v == score.item(i - 1, j):
-                i -= 1
-            else:
-                j -= 1
-        self._emit(np.array(out_a, dtype=np.int64), np.array(out_b, dtype=np.int64))
+                current = int(cum[h] - cum[lo_k + 1])  # matches strictly inside (lo_k, h)
+                ia, ib, score = weighted_lcs(self.a_sig[ra0:ra1], self.a_code[ra0:ra1],
+                                             self.b_sig[rb0:rb1], self.b_code[rb0:rb1])
+                if score > current:
+                    keep[i0 + lo_k:i0 + h - 1] = False  # ea index k = match index i0 + k - 1
+                    add_a.append(ia + ra0)
+                    add_b.append(ib + rb0)
+        if not add_a:
+            return ma, mb
+        ma = np.concatenate([ma[keep], *add_a])
+        mb = np.concatenate([mb[keep], *add_b])
+        order = np.argsort(ma, kind="stable")
+        return ma[order], mb[order]
 
 
-def _find_moves(a_sig: np.ndarray, b_sig: np.ndarray, ma: np.ndarray,
-                mb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pair leftover removed/added ops of one signature close to where the alignment puts them."""
+def weighted_lcs(asig: np.ndarray, acode: np.ndarray, bsig: np.ndarray, bcode: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Exact weighted LCS: pairs need the same op code; the same signature scores SIG_WEIGHT,
+    the op code alone 1. Returns matched positions (increasing) and the score. O(n * m) cells,
+    one numpy pass per row of A: for small segments only.
+
+    Computed on the reversed sequences so that the traceback, which keeps the first match it
+    can, prefers early positions: among equally good alignments, the k-th repeated op of A goes
+    with the k-th of B, as the prefix trimming and the anchors do.
+    """
+    n, m = len(asig), len(bsig)
+    empty = np.zeros(0, np.int64)
+    if n == 0 or m == 0:
+        return empty, empty, 0
+    if n == 1 or m == 1:  # one op on one side: its best partner, first on ties
+        if n == 1:
+            hits = np.flatnonzero(bcode == acode[0])
+            if not len(hits):
+                return empty, empty, 0
+            best = int(hits[np.argmax(bsig[hits] == asig[0])])
+            return np.array([0]), np.array([best]), SIG_WEIGHT if bsig[best] == asig[0] else 1
+        hits = np.flatnonzero(acode == bcode[0])
+        if not len(hits):
+            return empty, empty, 0
+        best = int(hits[np.argmax(asig[hits] == bsig[0])])
+        return np.array([best]), np.array([0]), SIG_WEIGHT if asig[best] == bsig[0] else 1
+    rs, rc = asig[::-1], acode[::-1]
+    qs, qc = bsig[::-1], bcode[::-1]
+    score = np.zeros((n + 1, m + 1), dtype=np.int32)
+    hit_cache: dict[int, np.ndarray] = {}
+    w_cache: dict[tuple[int, int], np.ndarray] = {}
+    rc_l, rs_l = rc.tolist(), rs.tolist()
+    for i in range(n):
+        c, sg = rc_l[i], rs_l[i]
+        hits = hit_cache.get(c)
+        if hits is None:
+            hits = hit_cache[c] = np.flatnonzero(qc == c)
+        prev, row = score[i], score[i + 1]
+        row[:] = prev
+        if len(hits):
+            w = w_cache.get((c, sg))
+            if w is None:
+                w = w_cache[(c, sg)] = np.where(qs[hits] == sg, SIG_WEIGHT, 1).astype(np.int32)
+            row[hits + 1] = np.maximum(prev[hits + 1], prev[hits] + w)
+            np.maximum.accumulate(row, out=row)
+    # Traceback from the end: a diagonal step when it explains the score, else up, else left.
+    qc_l, qs_l = qc.tolist(), qs.tolist()
+    out_a, out_b = [], []
+    i, j = n, m
+    while i > 0 and j > 0:
+        v = score.item(i, j)
+        if v == 0:
+            break
+        if rc_l[i - 1] == qc_l[j - 1]:
+            w = SIG_WEIGHT if rs_l[i - 1] == qs_l[j - 1] else 1
+            if v == score.item(i - 1, j - 1) + w:
+                out_a.append(n - i)  # reversed position i - 1 is n - i in A
+                out_b.append(m - j)
+                i, j = i - 1, j - 1
+                continue
+        if v == score.item(i - 1, j):
+            i -= 1
+        else:
+            j -= 1
+    return (np.array(out_a, dtype=np.int64), np.array(out_b, dtype=np.int64),
+            int(score.item(n, m)))
+
+
+def kgram_ids(a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ids of the k consecutive ids starting at each position (shared id space for a and b).
+
+    The last k - 1 positions of each side use a shorter window (padded with a sentinel)."""
+    cols = []
+    for s in range(k):
+        pa = np.concatenate([a[s:], np.full(min(s, len(a)), -1, np.int64)])
+        pb = np.concatenate([b[s:], np.full(min(s, len(b)), -1, np.int64)])
+        cols.append(np.concatenate([pa, pb]))
+    ids = _factorize_rows(cols)
+    return ids[:len(a)], ids[len(a):]
+
+
+def _segment_ids(segments: list[tuple[int, int, int, int]], la: int, lb: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per op, the index of its segment (-1 / -2 for ops of A / B outside every segment)."""
+    sa, sb = np.full(la, -1, np.int64), np.full(lb, -2, np.int64)
+    for k, (a0, a1, b0, b1) in enumerate(segments):
+        sa[a0:a1] = k
+        sb[b0:b1] = k
+    return sa, sb
+
+
+def _find_moves(a_sig: np.ndarray, b_sig: np.ndarray, ma: np.ndarray, mb: np.ndarray,
+                a_seg: np.ndarray, b_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pair leftover removed/added ops of one signature close to where the alignment puts them
+    (inside one segment: a move never crosses a signpost region boundary)."""
     la, lb = len(a_sig), len(b_sig)
     rem = np.setdiff1d(np.arange(la), ma, assume_unique=True)
     add = np.setdiff1d(np.arange(lb), mb, assume_unique=True)
     if not len(rem) or not len(add):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    k = np.searchsorted(ma, rem) - 1  # last match before each removed op
-    expected = np.where(k >= 0, mb[np.maximum(k, 0)] + (rem - ma[np.maximum(k, 0)]), rem)
-    left = pd.DataFrame({"sig": a_sig[rem], "expected": expected.astype(np.int64), "a": rem})
-    right = pd.DataFrame({"sig": b_sig[add], "pos": add.astype(np.int64)})
+    if len(ma):
+        k = np.searchsorted(ma, rem) - 1  # last match before each removed op
+        expected = np.where(k >= 0, mb[np.maximum(k, 0)] + (rem - ma[np.maximum(k, 0)]), rem)
+    else:
+        expected = rem
+    key_a = _factorize_rows([np.concatenate([a_sig[rem], b_sig[add]]),
+                             np.concatenate([a_seg[rem], b_seg[add]])])
+    left = pd.DataFrame({"key": key_a[:len(rem)], "expected": expected.astype(np.int64),
+                         "a": rem})
+    right = pd.DataFrame({"key": key_a[len(rem):], "pos": add.astype(np.int64)})
     left = left.sort_values("expected", kind="stable")
     right = right.sort_values("pos", kind="stable")
-    m = pd.merge_asof(left, right, left_on="expected", right_on="pos", by="sig",
+    m = pd.merge_asof(left, right, left_on="expected", right_on="pos", by="key",
                       tolerance=MOVE_WINDOW, direction="nearest")
     m = m.dropna(subset=["pos"])
     m = m.drop_duplicates(subset=["pos"], keep="first")
@@ -367,9 +533,11 @@ def align_sequences(a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray | N
     aligner = _Aligner(a_sig, b_sig, a_code, b_code)
     aligner.run(segments)
     ma, mb = aligner.result()
+    ma, mb = aligner.polish(ma, mb, segments)
     moved = np.zeros(len(ma), dtype=bool)
     if moves:
-        xa, xb = _find_moves(a_sig, b_sig, ma, mb)
+        a_seg, b_seg = _segment_ids(segments, la, lb)
+        xa, xb = _find_moves(a_sig, b_sig, ma, mb, a_seg, b_seg)
         if len(xa):
             ma = np.concatenate([ma, xa])
             mb = np.concatenate([mb, xb])
@@ -532,7 +700,7 @@ def noise_sigma(view: View, ops: pd.DataFrame) -> tuple[np.ndarray, dict[str, in
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = (stats["q3"] - stats["q1"]) / IQR_TO_SIGMA / stats["med"]
     rel = rel.where((stats["n"] >= NOISE_MIN_SAMPLES) & (stats["codes"] == 1)
-                    & (stats["med"] > 0))
+                    & (stats["med"] > 0) & (rel <= NOISE_MAX_SIGMA))
     idx = pd.MultiIndex.from_arrays([df["name"], df["pos"]])
     vals = rel.reindex(idx).to_numpy(dtype="float64")
     where = ops.index.get_indexer(df.index)
@@ -830,6 +998,8 @@ def _pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma:
         "baseline_id": _nullable_int(take(a_ops, "id", sa, ha, True), ha),
         "candidate_id": _nullable_int(take(b_ops, "id", sb, hb, True), hb),
         "op_code": code,
+        "size": _blank_none(np.where(ha, take(a_ops, "size", sa, ha, False),
+                                     take(b_ops, "size", sb, hb, False))),
         "status": status,
         "baseline_us": b_us,
         "candidate_us": c_us,

@@ -26,6 +26,11 @@ RENAME = {"OP NAME": "OP CODE"}
 NUMERIC = ("GLOBAL CALL COUNT", "DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT",
            "DEVICE FW DURATION [ns]", "DEVICE FW START CYCLE", "DEVICE FW END CYCLE",
            "DEVICE KERNEL DURATION [ns]", "OP TO OP LATENCY [ns]", "METAL TRACE ID")
+KEEP = set(NUMERIC) | {"OP NAME", "OP CODE", "DEVICE ARCH", "METAL TRACE REPLAY SESSION ID",
+                       "DEVICE TRACE KERNEL DURATION [ns]", "DEVICE BRISC KERNEL DURATION [ns]",
+                       "DEVICE NCRISC KERNEL DURATION [ns]", "DEVICE TRISC0 KERNEL DURATION [ns]",
+                       "DEVICE TRISC1 KERNEL DURATION [ns]", "DEVICE TRISC2 KERNEL DURATION [ns]",
+                       "DEVICE ERISC KERNEL DURATION [ns]"}
 RATE_WINDOW_S = 5.0
 
 
@@ -39,6 +44,7 @@ class LiveModel:
         self.arch_source = "--arch" if arch else ""
         self.clock: float | None = None
         self._raw: list[pd.DataFrame] = []
+        self._pending: list[pd.DataFrame] = []
         self._ops: list[pd.DataFrame] = []
         self._cache: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._last_raw: pd.DataFrame | None = None  # previous row, for the gap of the next one
@@ -55,15 +61,21 @@ class LiveModel:
             return 0
         self.sources.add(source)
         self.header = header
-        raw = pd.DataFrame(rows, columns=_dedupe(header), dtype="string")
-        raw = raw.rename(columns=RENAME)
+        names = _dedupe(header)
+        keep = [i for i, h in enumerate(names) if h in KEEP or h.startswith(("INPUT_", "OUTPUT_"))]
+        width = len(names)
+        cells = np.array([r for r in rows if len(r) == width], dtype=object)
+        if not len(cells):
+            return 0
+        lines = [ln for r, ln in zip(rows, lines) if len(r) == width]
+        raw = pd.DataFrame({RENAME.get(names[i], names[i]): cells[:, i] for i in keep})
         for c in NUMERIC:
             if c in raw.columns:
-                raw[c] = pd.to_numeric(raw[c].str.strip(), errors="coerce")
+                raw[c] = pd.to_numeric(raw[c], errors="coerce")
         if "OP CODE" not in raw.columns:
             raw["OP CODE"] = pd.NA
         gcc = raw["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in raw.columns else None
-        unnamed = raw["OP CODE"].isna() | (raw["OP CODE"].str.strip() == "")
+        unnamed = raw["OP CODE"].isna() | (raw["OP CODE"].astype(str).str.strip() == "")
         if unnamed.any():  # OP NAME is empty unless the run was under tracy
             label = "op #" + (gcc.astype("Int64").astype("string") if gcc is not None
                               else pd.Series(lines, dtype="string"))
@@ -77,6 +89,18 @@ class LiveModel:
         for c in [c for c in raw.columns if c.endswith(("_W", "_Z", "_Y", "_X"))]:
             raw[c] = by_unique(raw[c], dim_value)
         self._settle_arch(raw, source)
+        self._pending.append(raw)  # analysed once per frames() call, not once per event
+        self._cache = None
+        self.total_rows += len(raw)
+        self._arrivals.append((time.monotonic(), len(raw)))
+        return len(raw)
+
+    def _analyse_pending(self) -> None:
+        if not self._pending:
+            return
+        raw = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 \
+            else self._pending[0]
+        self._pending.clear()
         context = raw if self._last_raw is None else pd.concat([self._last_raw, raw],
                                                                 ignore_index=True)
         ops = analyze(context, self.arch).iloc[len(context) - len(raw):]
@@ -85,13 +109,10 @@ class LiveModel:
         self._raw.append(raw)
         self._ops.append(ops.reset_index(drop=True))
         self._last_raw = raw.iloc[[-1]]
-        self._cache = None
-        self.total_rows += len(raw)
-        self._arrivals.append((time.monotonic(), len(raw)))
-        return len(raw)
 
     def reset(self, source: Path) -> None:
         """The source was truncated or replaced (a device re-open): start over."""
+        self._pending.clear()
         self._raw.clear()
         self._ops.clear()
         self._cache = None
@@ -131,6 +152,7 @@ class LiveModel:
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(raw rows, derived ops) so far, concatenated once per change."""
         if self._cache is None:
+            self._analyse_pending()
             if self._ops:
                 raw = pd.concat(self._raw, ignore_index=True)
                 ops = pd.concat(self._ops, ignore_index=True)

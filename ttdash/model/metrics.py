@@ -328,8 +328,8 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
 
     out = pd.DataFrame({
         "id": rows["ID"].to_numpy(),
-        "op_code": interned(op_code),
-        "op_type": interned(op_type),
+        "op_code": text_column(interned(op_code)),
+        "op_type": text_column(interned(op_type)),
         "device": whole(num(rows, "DEVICE ID"), 0, np.inf),
         "global_call_count": num(rows, "GLOBAL CALL COUNT"),
         "host_start_ts": num(rows, "HOST START TS"),
@@ -342,26 +342,32 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "dram_pct": dram_pct,
         "flops": flops / 1e12,
         "flops_pct": flops_pct,
-        "bound": bound,
-        "math_fidelity": interned(fidelity),
-        "fidelity_desc": fid_desc,
-        "category": categorize(op_code, is_signpost),
-        "size": size,
-        "analysis": analysis,
+        "bound": text_column(bound),
+        "math_fidelity": text_column(interned(fidelity)),
+        "fidelity_desc": text_column(fid_desc),
+        "category": text_column(categorize(op_code, is_signpost)),
+        "size": text_column(size),
+        "analysis": text_column(analysis.astype(object)),
         "is_signpost": is_signpost,
         "is_host": is_host,
         "corrupt": bad & ~is_signpost & ~is_host,
         "dram_sharded": dram_sharded,
         "io_dram_gbps": io_gbps,
         "io_dram_pct": io_pct,
-        "in0_dtype": interned(dts["INPUT_0"]),
-        "in1_dtype": interned(dts["INPUT_1"]),
-        "out_dtype": interned(dts["OUTPUT_0"]),
-        "in0_memory": interned(mem["INPUT_0"]),
+        "in0_dtype": text_column(interned(dts["INPUT_0"])),
+        "in1_dtype": text_column(interned(dts["INPUT_1"])),
+        "out_dtype": text_column(interned(dts["OUTPUT_0"])),
+        "in0_memory": text_column(interned(mem["INPUT_0"])),
         "raw_kernel_ns": dur,
         "pm_ideal_ns": num(rows, "PM IDEAL [ns]"),
     })
     return out
+
+
+def text_column(values: np.ndarray) -> pd.Series:
+    """An object column (not pandas' inferred str): equal strings stay one shared object and
+    widgets get them back with a zero-copy to_numpy()."""
+    return pd.Series(values, dtype=object, copy=False)
 
 
 def _size_strings(mm: np.ndarray, conv: np.ndarray, M, K, N, batch, rows, wh, ww) -> np.ndarray:
@@ -384,6 +390,8 @@ def _size_strings(mm: np.ndarray, conv: np.ndarray, M, K, N, batch, rows, wh, ww
 
 
 def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series], compute: np.ndarray) -> np.ndarray:
+    if not (compute & fidelity.notna().to_numpy()).any():
+        return np.full(len(fidelity), "", dtype=object)
     short = {k: dts[k].replace(SHORT_DTYPE).fillna("") for k in dts}
     desc = (fidelity.fillna("") + " " + short["INPUT_0"] + " x " + short["INPUT_1"] + " => "
             + short["OUTPUT_0"]).str.strip()

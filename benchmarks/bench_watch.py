@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""ttdash watch: append-to-screen latency, and CPU use idle and at 1,000 rows/s.
+
+Usage: python benchmarks/bench_watch.py [--seconds 10]
+
+Latency (in process, headless, default --refresh 0.5): the time from a write to
+.logs/cpp_device_perf_report.csv to the table update that shows it, for two writers: "dumps"
+appends 1,000 rows at once, 10 times, 1 s apart (what the profiler does at each dump); "stream"
+appends 50 rows every 100 ms (continuous; bounded below by refresh/2 by design, since the UI
+refreshes at most every --refresh seconds). CPU: the installed `ttdash watch` runs in tmux (a real
+terminal); its user+system CPU time is read from /proc over an idle window and over a window
+where a writer appends 1,000 rows/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+PATTERNS = {"dumps": (1000, 10, 1.0), "stream": (50, 20, 0.1)}  # rows, writes, period (s)
+
+
+def make_rows(n: int):
+    from ttdash.sim import cpp_device_rows, generate_ops
+
+    return cpp_device_rows(generate_ops(n, seed=11))
+
+
+def append(rows, path: Path) -> None:
+    from ttdash.sim import write_cpp_device_csv
+
+    write_cpp_device_csv(rows, path, append=path.exists())
+
+
+async def latency(pattern: str) -> list[float]:
+    from ttdash.tui.watch import WatchScreen, watch_app
+
+    BATCH, BATCHES, PERIOD = PATTERNS[pattern]
+    rows = make_rows(BATCH * BATCHES)
+    root = Path(tempfile.mkdtemp()) / "p"
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir(parents=True)
+    shown: list[tuple[float, int]] = []
+    original = WatchScreen._show_live
+
+    def record(self, added):
+        original(self, added)
+        shown.append((time.monotonic(), self.live.total_rows))
+
+    WatchScreen._show_live = record
+    written: list[tuple[float, int]] = []
+    app = watch_app(root)  # default refresh 0.5 s
+
+    def writer():
+        for k in range(BATCHES):
+            append(rows.iloc[k * BATCH:(k + 1) * BATCH], log)
+            written.append((time.monotonic(), (k + 1) * BATCH))
+            time.sleep(PERIOD)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.5)
+        t = threading.Thread(target=writer)
+        t.start()
+        while t.is_alive() or not shown or shown[-1][1] < BATCH * BATCHES:
+            await pilot.pause(0.02)
+        t.join()
+    WatchScreen._show_live = original
+    out = []
+    for when, total in written:
+        seen = next(ts for ts, n in shown if n >= total)
+        out.append(seen - when)
+    return out
+
+
+def proc_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ttdash_pid(shell_pid: int) -> int:
+    for _ in range(100):
+        children = Path(f"/proc/{shell_pid}/task/{shell_pid}/children").read_text().split()
+        for c in children:
+            cmd = Path(f"/proc/{c}/cmdline").read_bytes()
+            if b"ttdash" in cmd:
+                return int(c)
+        time.sleep(0.1)
+    raise RuntimeError("ttdash process not found")
+
+
+def cpu(seconds: float) -> tuple[float, float]:
+    from tmux import Tmux, ttdash_bin
+
+    root = Path(tempfile.mkdtemp()) / "p"
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir(parents=True)
+    rows = make_rows(int(1000 * seconds) + 1000)
+    append(rows.iloc[:1000], log)
+    with Tmux([ttdash_bin(), "watch", str(root)], width=120, height=40) as t:
+        t.wait_text("1,000 ops", timeout=30)
+        shell = int(subprocess.run(["tmux", "display-message", "-p", "-t", t.name,
+                                    "#{pane_pid}"], capture_output=True, text=True).stdout)
+        pid = ttdash_pid(shell)
+        time.sleep(2)
+        c0, w0 = proc_cpu(pid), time.monotonic()
+        time.sleep(seconds)
+        idle = (proc_cpu(pid) - c0) / (time.monotonic() - w0) * 100
+        c0, w0 = proc_cpu(pid), time.monotonic()
+        sent = 1000
+        start = time.monotonic()
+        while time.monotonic() - start < seconds:  # 1,000 rows/s in 10 writes a second
+            target = 1000 + int((time.monotonic() - start) * 1000)
+            if target > sent:
+                append(rows.iloc[sent:target], log)
+                sent = target
+            time.sleep(0.1)
+        busy = (proc_cpu(pid) - c0) / (time.monotonic() - w0) * 100
+        t.wait_text(f"{sent:,} ops", timeout=30)
+        t.send("q")
+    return idle, busy
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    args = ap.parse_args()
+    lat = {p: asyncio.run(latency(p)) for p in PATTERNS}
+    idle, busy = cpu(args.seconds)
+    print("| writer | append-to-screen p50 | p95 | max |")
+    print("|---|---:|---:|---:|")
+    for p, v in lat.items():
+        rows, n, period = PATTERNS[p]
+        q = statistics.quantiles(v, n=20)
+        print(f"| {p}: {rows:,} rows every {period:g} s | {statistics.median(v) * 1000:.0f} ms "
+              f"| {q[18] * 1000:.0f} ms | {max(v) * 1000:.0f} ms |")
+    print()
+    print("| CPU idle | CPU at 1,000 rows/s |")
+    print("|---:|---:|")
+    print(f"| {idle:.1f}% of one core | {busy:.1f}% of one core |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,420 @@
+"""`ttdash diff`: compare a baseline and a candidate trace (table, json, markdown, csv, tui).
+
+Exit codes: 0 ok; 1 when ``--fail-above PCT`` finds the candidate slower than the baseline by
+more than PCT percent on ``--metric`` (wall = device + gaps, or device); 2 bad input (raised as
+TraceError, printed by the CLI as one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import sys
+from typing import TextIO
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from ..format import fmt_int, fmt_us, is_missing
+from ..model.diff import (STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult,
+                          diff_traces)
+from ..model.errors import TraceError
+from .safe import md_cell, neutralise_series
+from .single import export_frame
+
+EXIT_OK, EXIT_REGRESSION = 0, 1
+
+JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
+                  "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
+                  "gap_delta_us", "size", "region", "match", "moved", "within_noise", "noise_pct")
+CSV_FIELDS = ("baseline_id", "candidate_id", "op_code", "size", "status", "match", "moved",
+              "baseline_us", "candidate_us", "delta_us", "delta_pct", "baseline_gap_us",
+              "candidate_gap_us", "gap_delta_us", "baseline_bound", "candidate_bound", "region",
+              "within_noise", "noise_pct")
+CSV_TEXT = ("op_code", "size", "status", "match", "baseline_bound", "candidate_bound", "region")
+GROUP_FIELDS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
+                "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
+METRIC_NAMES = {"wall": "wall time (device + op-to-op gaps)", "device": "device time"}
+CHUNK = 20_000
+
+
+# ==================================================================== number formatting
+
+def signed_us(v: object) -> str:
+    s = fmt_us(v)
+    return "+" + s if s and float(v) > 0 else s  # type: ignore[arg-type]
+
+
+def signed_pct(v: object) -> str:
+    return "" if is_missing(v) else f"{float(v):+.2f}%"  # type: ignore[arg-type]
+
+
+def fmt_speedup(v: object) -> str:
+    return "" if is_missing(v) else f"{float(v):.3f}x"  # type: ignore[arg-type]
+
+
+def _clean(v: object) -> object:
+    """JSON-safe scalar: NaN/inf -> None, numpy scalars -> Python, floats rounded to 6 places."""
+    if v is None or v is pd.NA:
+        return None
+    if hasattr(v, "item"):
+        v = v.item()  # type: ignore[union-attr]
+    if isinstance(v, float):
+        return round(v, 6) if math.isfinite(v) else None
+    return v
+
+
+def _label(row: dict) -> str:
+    size = row.get("size")
+    code = "" if is_missing(row.get("op_code")) else str(row["op_code"])
+    return f"{code} {size}".strip() if isinstance(size, str) and size else code
+
+
+# ==================================================================== summary
+
+def verdict(result: DiffResult, metric: str) -> str:
+    pct = result.slower_pct(metric)
+    what = METRIC_NAMES[metric]
+    if pct is None:
+        return f"no comparison on {what} (the baseline total is zero)"
+    if pct > 0:
+        return f"candidate is {pct:.2f}% slower than baseline on {what}"
+    if pct < 0:
+        return f"candidate is {-pct:.2f}% faster than baseline on {what}"
+    return f"no change on {what}"
+
+
+def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
+    """(key, text) lines shared by the table and markdown outputs."""
+    lines = []
+    for key, view, tot in (("Baseline", result.baseline, result.baseline_totals),
+                           ("Candidate", result.candidate, result.candidate_totals)):
+        t = view.trace
+        lines.append((key, f"{tot.file} ({t.arch.name}; {tot.window}; {tot.ops} ops)"))
+    c = result.counts
+    lines.append(("Verdict", verdict(result, metric)))
+    lines.append(("Ops", f"{c['matched']} matched ({c['op_code_only']} by op code only, "
+                  f"{c['moved']} moved), {c['added']} added, {c['removed']} removed; "
+                  f"match rate {result.match_rate:.1%}"
+                  + ("; aligned per device" if result.per_device else "")))
+    its = result.noise.get("iterations", {})
+    if c.get("noise_known"):
+        desc = "; ".join(f"{side} " + ", ".join(f"{name} x{n}" for name, n in d.items())
+                         for side, d in its.items() if d)
+        lines.append(("Noise", f"{c['within_noise']} of {c['noise_known']} matched ops with a "
+                      f"noise estimate changed within the noise ({desc}); they are left out "
+                      "of the top lists"))
+    for side, tot in (("baseline", result.baseline_totals), ("candidate", result.candidate_totals)):
+        if tot.corrupt_rows:
+            lines.append(("Corrupt timing", f"{tot.corrupt_rows} rows in the {side}, left out "
+                          "of totals"))
+    return lines
+
+
+def totals_rows(result: DiffResult) -> list[tuple[str, str, str, str, str, str]]:
+    """(what, baseline, candidate, delta, delta %, speed-up) for device, gaps, wall, ops."""
+    b, c = result.baseline_totals, result.candidate_totals
+    rows = []
+    for name, key, bv, cv in (("Device time", "device", b.device_time_us, c.device_time_us),
+                              ("Op-to-op gaps", "op_to_op", b.op_to_op_us, c.op_to_op_us),
+                              ("Wall (device + gaps)", "wall", b.wall_us, c.wall_us)):
+        rows.append((name, fmt_us(bv), fmt_us(cv), signed_us(cv - bv),
+                     signed_pct(result.delta_pct.get(key)),
+                     fmt_speedup(result.speedup.get(key))))
+    rows.append(("Ops", str(b.ops), str(c.ops), f"{c.ops - b.ops:+d}", "", ""))
+    return rows
+
+
+# ==================================================================== json
+
+def _side_json(result: DiffResult, side: str) -> dict:
+    tot = result.baseline_totals if side == "baseline" else result.candidate_totals
+    view = result.baseline if side == "baseline" else result.candidate
+    d = {k: _clean(v) for k, v in tot.as_dict().items()}
+    d["arch"] = view.trace.arch.name
+    d["devices"] = len(view.trace.devices) or None
+    return d
+
+
+def _records(df: pd.DataFrame, fields: tuple[str, ...]) -> str:
+    if not len(df):
+        return "[]"
+    return export_frame(df, fields).to_json(orient="records", double_precision=6,
+                                            force_ascii=False)
+
+
+def to_json(result: DiffResult, out: TextIO, metric: str = "wall", top: int = 10) -> None:
+    head = {
+        "baseline": _side_json(result, "baseline"),
+        "candidate": _side_json(result, "candidate"),
+        "metric": metric,
+        "delta_pct": _clean(result.delta_pct.get(metric)),
+        "speedup": _clean(result.speedup.get(metric)),
+        "delta_pct_by_metric": {k: _clean(v) for k, v in result.delta_pct.items()},
+        "speedup_by_metric": {k: _clean(v) for k, v in result.speedup.items()},
+        "verdict": verdict(result, metric),
+        "counts": result.counts,
+        "match_rate": _clean(result.match_rate),
+        "per_device": result.per_device,
+        "noise": result.noise,
+    }
+    fields = JSON_OP_FIELDS + (("device",) if result.per_device else ())
+    text = json.dumps(head, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    out.write(text[:-1] + ',"ops":[')
+    pairs = result.pairs
+    for start in range(0, len(pairs), CHUNK):  # bounded memory for 100k+ ops
+        chunk = _records(pairs.iloc[start:start + CHUNK], fields)
+        out.write(("," if start else "") + chunk[1:-1])
+    out.write('],"by_op_code":' + _records(result.by_op_code, ("op_code",) + GROUP_FIELDS))
+    out.write(',"by_region":' + _records(result.by_region, ("region",) + GROUP_FIELDS))
+    top_fields = ("baseline_id", "candidate_id", "op_code", "baseline_us", "candidate_us",
+                  "delta_us", "delta_pct", "region")
+    out.write(',"top_regressions":' + _records(result.regressions(top), top_fields))
+    out.write(',"top_improvements":' + _records(result.improvements(top), top_fields))
+    out.write("}\n")
+
+
+# ==================================================================== csv
+
+def to_csv(result: DiffResult, out: TextIO) -> None:
+    fields = CSV_FIELDS + (("device",) if result.per_device else ())
+    frame = export_frame(result.pairs, fields)
+    for f in CSV_TEXT:
+        frame[f] = neutralise_series(frame[f])
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    binary = getattr(out, "buffer", None)
+    sink = binary if binary is not None else io.BytesIO()
+    if binary is not None:
+        out.flush()
+    with pacsv.CSVWriter(sink, table.schema) as writer:  # streamed: bounded memory
+        for batch in table.to_batches(max_chunksize=CHUNK):
+            writer.write_batch(batch)
+    if binary is None:
+        out.write(sink.getvalue().decode("utf-8"))
+    else:
+        binary.flush()
+
+
+# ==================================================================== shared top lists
+
+def _op_rows(df: pd.DataFrame, kind: str) -> tuple[list[str], list[list[str]]]:
+    """Header and text cells of a top list ("change", "added" or "removed")."""
+    has_region = df["region"].notna().any() if len(df) else False
+    if kind == "change":
+        head = ["#", "Op", "Baseline ID", "Candidate ID", "Baseline", "Candidate", "Delta",
+                "Delta %"]
+    else:
+        head = ["#", "Op", "ID", "Device time", "Op-to-op gap"]
+    if has_region:
+        head.append("Region")
+    rows = []
+    for i, r in enumerate(df.to_dict(orient="records"), 1):
+        if kind == "change":
+            cells = [str(i), _label(r), fmt_int(_clean(r["baseline_id"])),
+                     fmt_int(_clean(r["candidate_id"])), fmt_us(r["baseline_us"]),
+                     fmt_us(r["candidate_us"]), signed_us(r["delta_us"]),
+                     signed_pct(r["delta_pct"])]
+        else:
+            side = "candidate" if kind == "added" else "baseline"
+            cells = [str(i), _label(r), fmt_int(_clean(r[f"{side}_id"])),
+                     fmt_us(r[f"{side}_us"]), fmt_us(r[f"{side}_gap_us"])]
+        if has_region:
+            cells.append("" if is_missing(r["region"]) else str(r["region"]))
+        rows.append(cells)
+    return head, rows
+
+
+def _group_rows(df: pd.DataFrame, key: str, top: int) -> tuple[list[str], list[list[str]]]:
+    head = ["Op code" if key == "op_code" else "Region", "Ops (baseline / candidate)",
+            "Baseline", "Candidate", "Delta", "Delta %", "Share of delta"]
+    g = df.reindex(df["delta_us"].abs().sort_values(ascending=False, kind="stable").index)
+    rows = []
+    for r in g.head(top).to_dict(orient="records"):
+        rows.append([str(r[key]), f"{int(r['baseline_count'])} / {int(r['candidate_count'])}",
+                     fmt_us(r["baseline_us"]), fmt_us(r["candidate_us"]),
+                     signed_us(r["delta_us"]), signed_pct(r["delta_pct"]),
+                     "" if is_missing(r["share_pct"]) else f"{r['share_pct']:.1f}%"])
+    return head, rows
+
+
+def _sections(result: DiffResult, top: int) -> list[tuple[str, str, tuple[list[str],
+                                                                           list[list[str]]]]]:
+    """(title, kind, (header, rows)) of every list after the totals."""
+    c = result.counts
+    out = [
+        (f"Top {top} regressions (matched ops, slower)", "change",
+         _op_rows(result.regressions(top), "change")),
+        (f"Top {top} improvements (matched ops, faster)", "change",
+         _op_rows(result.improvements(top), "change")),
+    ]
+    if c["added"]:
+        out.append((f"Added ops ({c['added']}; top {top} by device time)", "added",
+                    _op_rows(result.added(top), "added")))
+    if c["removed"]:
+        out.append((f"Removed ops ({c['removed']}; top {top} by device time)", "removed",
+                    _op_rows(result.removed(top), "removed")))
+    n_codes = len(result.by_op_code)
+    out.append((f"By op code ({min(top, n_codes)} of {n_codes}, largest change first)", "group",
+                _group_rows(result.by_op_code, "op_code", top)))
+    if len(result.by_region):
+        n_reg = len(result.by_region)
+        out.append((f"By signpost region ({min(top, n_reg)} of {n_reg}, largest change first)",
+                    "group", _group_rows(result.by_region, "region", top)))
+    return out
+
+
+# ==================================================================== markdown
+
+def _md_table(head: list[str], rows: list[list[str]], left: tuple[int, ...]) -> str:
+    """A markdown table; the left-aligned (text) columns carry untrusted text and go through
+    md_cell, the others are numbers we formatted (a leading "+" must stay as it is)."""
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if i in left else "---:" for i in range(len(head))) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(md_cell(x) if i in left else x for i, x in enumerate(r))
+                     + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(result: DiffResult, out: TextIO, top: int = 10, metric: str = "wall") -> None:
+    out.write("## ttdash diff\n\n")
+    for key, text in summary_lines(result, metric):
+        out.write(f"- **{md_cell(key)}**: {md_cell(text)}\n")
+    out.write("\n")
+    out.write(_md_table(["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
+                        [list(r) for r in totals_rows(result)], left=(0,)))
+    for title, kind, (head, rows) in _sections(result, top):
+        out.write(f"\n### {md_cell(title)}\n\n")
+        if not rows:
+            out.write("None.\n")
+            continue
+        left = (0,) if kind == "group" else (1,)
+        if kind != "group" and "Region" in head:
+            left = left + (len(head) - 1,)
+        out.write(_md_table(head, rows, left=left))
+
+
+# ==================================================================== rich table
+
+def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = "wall",
+             color: bool = False, width: int | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200,
+                      highlight=False, emoji=False, markup=False, soft_wrap=False)
+
+    def delta_style(s: str) -> str:
+        return "red" if s.startswith("+") else ("green" if s.startswith("-") else "")
+
+    for key, text in summary_lines(result, metric):
+        style = ""
+        if key == "Verdict":
+            style = "bold red" if "slower" in text else ("bold green" if "faster" in text
+                                                         else "")
+        console.print(Text(f"{key}: {text}", style=style))
+
+    def table(title: str, head: list[str], rows: list[list[str]], left: set[int],
+              signed: set[int]) -> None:
+        t = Table(title=Text(title, style="bold"), title_justify="left", show_edge=False,
+                  pad_edge=False, header_style="bold", box=None)
+        for i, h in enumerate(head):
+            t.add_column(Text(h), justify="left" if i in left else "right", no_wrap=True,
+                         overflow="ellipsis", max_width=60 if i in left else None)
+        for r in rows:
+            t.add_row(*[Text(x, style=delta_style(x) if i in signed else "")  # never markup
+                        for i, x in enumerate(r)])
+        console.print()
+        console.print(t)
+
+    table("Totals", ["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
+          [list(r) for r in totals_rows(result)], left={0}, signed={3, 4})
+    for title, kind, (head, rows) in _sections(result, top):
+        if not rows:
+            console.print()
+            console.print(Text(f"{title}: none", style="bold"))
+            continue
+        left = {0} if kind == "group" else {1}
+        if kind != "group" and "Region" in head:
+            left.add(len(head) - 1)
+        signed = {4, 5} if kind == "group" else ({6, 7} if kind == "change" else set())
+        table(title, head, rows, left, signed)
+
+
+# ==================================================================== entry points
+
+def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10, metric: str = "wall",
+                color: bool = False) -> None:
+    if fmt == "json":
+        to_json(result, out, metric=metric, top=top)
+    elif fmt == "csv":
+        to_csv(result, out)
+    elif fmt == "markdown":
+        to_markdown(result, out, top=top, metric=metric)
+    else:
+        to_table(result, out, top=top, metric=metric, color=color)
+
+
+def gate(result: DiffResult, fail_above: float | None, metric: str,
+         err: TextIO | None = None) -> int:
+    """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
+    more than `fail_above` percent on `metric`, else 0."""
+    if fail_above is None:
+        return EXIT_OK
+    pct = result.slower_pct(metric)
+    if pct is None:
+        raise TraceError(result.baseline_totals.file, f"--fail-above: the baseline's {metric} "
+                         "total is zero, so no percentage can be computed")
+    if pct > fail_above:
+        (err or sys.stderr).write(
+            f"ttdash: regression: candidate is {pct:.2f}% slower than baseline on "
+            f"{METRIC_NAMES[metric]}, above --fail-above {fail_above:g}%\n")
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.top is not None and args.top <= 0:
+        raise TraceError(None, "--top must be a positive number")
+    if args.fail_above is not None and not math.isfinite(args.fail_above):
+        raise TraceError(None, "--fail-above must be a finite number of percent")
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """The `ttdash diff` command (see the module docstring for exit codes)."""
+    from ..cli import load_view
+
+    _check_args(args)
+    top = args.top or 10
+    metric = getattr(args, "metric", None) or "wall"
+    baseline = load_view(args.baseline, args)
+    candidate = load_view(args.candidate, args)
+    result = diff_traces(baseline, candidate, top=top)
+
+    fmt = args.format
+    if fmt is None or fmt == "tui":
+        fmt = "table"
+        if args.format == "tui" or sys.stdout.isatty():
+            try:
+                from ..tui.diffview import run_diff_tui  # type: ignore[import-not-found]
+            except ImportError:
+                pass
+            else:
+                rc = run_diff_tui(result, theme=args.theme)
+                if isinstance(rc, int) and rc not in (EXIT_OK, EXIT_REGRESSION):
+                    return rc
+                fmt = None
+    if fmt is not None:
+        color = fmt == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        render_diff(result, fmt, sys.stdout, top=top, metric=metric, color=color)
+        sys.stdout.flush()
+    return gate(result, args.fail_above, metric)
+
+
+__all__ = ["run_diff", "render_diff", "gate", "to_json", "to_csv", "to_markdown", "to_table",
+           "verdict", "STATUS_ADDED", "STATUS_MATCHED", "STATUS_REMOVED"]
