@@ -266,7 +266,6 @@ def _tt_perf_report(csv: Path, out: Path, *extra: str) -> pd.DataFrame:
 
 
 def test_tt_perf_report_runs_and_sees_mixed_bounds(tmp_path: Path) -> None:
-    pytest.importorskip("tt_perf_report")
     df = generate_ops(600, seed=0)
     path, _ = _roundtrip(df, tmp_path, "ops_perf_results.csv")
     out = _tt_perf_report(path, tmp_path / "perf.csv")
@@ -281,7 +280,6 @@ def test_tt_perf_report_runs_and_sees_mixed_bounds(tmp_path: Path) -> None:
 
 
 def test_tt_perf_report_multi_device_and_knobs(tmp_path: Path) -> None:
-    pytest.importorskip("tt_perf_report")
     df = generate_ops(300, seed=12, devices=2, host_fallback_every=25, corrupt_every=40)
     path, _ = _roundtrip(df, tmp_path, "ops_perf_results.csv")
     out = _tt_perf_report(path, tmp_path / "perf.csv", "--ignore-signposts")
