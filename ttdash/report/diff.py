@@ -392,11 +392,13 @@ def run_diff(args: argparse.Namespace) -> int:
     _check_args(args)
     top = args.top or 10
     metric = getattr(args, "metric", None) or "wall"
-    baseline = load_view(args.baseline, args)
-    candidate = load_view(args.candidate, args)
+    fmt = args.format
+    interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
+    columns = "all" if interactive else "analysis"  # the TUI's details show every column
+    baseline = load_view(args.baseline, args, columns=columns)
+    candidate = load_view(args.candidate, args, columns=columns)
     result = diff_traces(baseline, candidate, top=top)
 
-    fmt = args.format
     if fmt is None or fmt == "tui":
         fmt = "table"
         if args.format == "tui" or sys.stdout.isatty():

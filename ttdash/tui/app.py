@@ -24,7 +24,7 @@ from ..report.single import to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .optable import SORTABLE, OpTable
 from .widgets import (ConfirmScreen, DetailScreen, GroupedView, HelpScreen, PromptScreen,
-                      SignpostList, plain)
+                      SignpostList, help_rows, plain)
 
 FILTER_HINT = ("text matches the op code; also bound:DRAM cat:TM dev:1 sp:decode fid:LoFi; "
                "terms are ANDed; empty clears")
@@ -172,21 +172,12 @@ class TraceScreen(Screen):
 
     # ------------------------------------------------------------ actions
     def action_help(self) -> None:
-        rows = []
-        seen = set()
-        for widget in (self, self.query_one(OpTable)):
-            for b in widget._bindings.key_to_bindings.values():
-                for binding in b:
-                    if binding.id in seen or binding.action.startswith("focus"):
-                        continue
-                    seen.add(binding.id)
-                    keys = ", ".join(self.app.get_key_display(bb) for bb in
-                                     _all_keys(widget, binding.id))
-                    rows.append((keys, binding.description or binding.action, binding.id or ""))
         notes = ["ctrl+p: command palette (sort, views, themes, export).",
                  f"Filter: {FILTER_HINT}.",
                  "Remap keys in ~/.config/ttdash/keymap.toml: binding_id = \"key\"."]
-        self.app.push_screen(HelpScreen("ttdash keys: trace view", rows, notes))
+        self.app.push_screen(HelpScreen("ttdash keys: trace view",
+                                        help_rows(self.app, self, self.query_one(OpTable)),
+                                        notes))
 
     def action_filter(self) -> None:
         def done(value: str | None) -> None:
@@ -328,13 +319,6 @@ class TraceScreen(Screen):
             self.notify(exc.oneline(), severity="error")
             return
         self.notify(f"Wrote {target}")
-
-
-def _all_keys(widget, binding_id: str | None):
-    for bindings in widget._bindings.key_to_bindings.values():
-        for b in bindings:
-            if b.id == binding_id:
-                yield b
 
 
 class TTDashCommands(Provider):

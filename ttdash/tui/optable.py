@@ -54,11 +54,12 @@ OP_MAX = 72
 BAR_CELLS = 5
 
 
-def layout(width: int, multi_device: bool) -> list[tuple[Col, int]]:
+def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS
+           ) -> list[tuple[Col, int]]:
     """Columns that fit `width` (1-cell gaps): drop by priority until the minimum widths fit,
     then give the spare cells to the op code (up to its preferred width), then to the other
     columns' preferred widths (bars appear), then to the op code again."""
-    cols = [c for c in COLUMNS if multi_device or c.key != "device"]
+    cols = [c for c in columns if multi_device or c.key != "device"]
     while len(cols) > 2:
         need = sum(c.width for c in cols) + len(cols) - 1
         if need <= width:
@@ -87,6 +88,8 @@ def layout(width: int, multi_device: bool) -> list[tuple[Col, int]]:
 
 class OpTable(ScrollView, can_focus=True):
     """Ops of a View, in the order given by `rows` (positions into the ops frame)."""
+
+    COLUMNS: tuple[Col, ...] = COLUMNS
 
     BINDINGS = [
         Binding("down,j", "cursor(1)", "Down", show=False, id="ttdash.down"),
@@ -244,7 +247,7 @@ class OpTable(ScrollView, can_focus=True):
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
-            self._columns = layout(width, self.multi_device)
+            self._columns = layout(width, self.multi_device, self.COLUMNS)
             self._cols_width = width
         return self._columns
 
@@ -288,7 +291,7 @@ class OpTable(ScrollView, can_focus=True):
         base = self.rich_style
         if pos == self.cursor:
             base = base + self._style("optable--cursor")
-        if d["is_signpost"][r]:
+        if "is_signpost" in d and d["is_signpost"][r]:
             label = f"── ◆ {d['signpost'][r] or d['op_code'][r]} "
             text = set_cell_size(label + "─" * max(0, width - cell_len(label)), width)
             return Strip([Segment(text, base + self._style("optable--signpost"))], width)
@@ -313,17 +316,17 @@ class OpTable(ScrollView, can_focus=True):
         v = d[c.key][r] if c.key in d else None
         if c.kind == "op":
             size = d["size"][r] if "size" in d else ""
-            text = f"{v} {size}" if size else str(v)
-            if d["corrupt"][r]:
+            text = f"{v} {size}" if isinstance(size, str) and size else str(v)
+            if "corrupt" in d and d["corrupt"][r]:
                 return "! " + text, self._style("optable--warn")
-            if d["is_host"][r]:
+            if "is_host" in d and d["is_host"][r]:
                 return text, self._style("optable--bad")
             return text, None
         if c.kind == "us":
             style = None
             if c.key == "op_to_op_us" and not is_missing(v) and v > GAP_LIMIT_US:
                 style = self._style("optable--bad")
-            if c.key == "device_time_us" and is_missing(v) and d["corrupt"][r]:
+            if c.key == "device_time_us" and is_missing(v) and "corrupt" in d and d["corrupt"][r]:
                 return "corrupt", self._style("optable--warn")
             return fmt_us(v), style
         if c.kind == "pct":

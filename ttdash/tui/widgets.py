@@ -76,6 +76,25 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
+def help_rows(app, *nodes) -> list[tuple[str, str, str]]:
+    """(keys, description, binding id) of the nodes' bindings, as currently mapped."""
+    rows: list[tuple[str, str, str]] = []
+    seen: set[str | None] = set()
+    for node in nodes:
+        by_id: dict[str | None, list] = {}
+        for bindings in node._bindings.key_to_bindings.values():
+            for b in bindings:
+                by_id.setdefault(b.id, []).append(b)
+        for bid, bindings in by_id.items():
+            first = bindings[0]
+            if bid in seen or first.action.startswith("focus"):
+                continue
+            seen.add(bid)
+            keys = ", ".join(app.get_key_display(b) for b in bindings)
+            rows.append((keys, first.description or first.action, bid or ""))
+    return rows
+
+
 class HelpScreen(ModalScreen[None]):
     """The keys of the screen that opened it, from its live bindings (remaps included)."""
 
@@ -125,54 +144,58 @@ class DetailScreen(ModalScreen[None]):
         self.query_one(VerticalScroll).scroll_relative(y=delta, animate=False)
 
     def compose(self) -> ComposeResult:
-        op, raw = self.op, self.raw
-        attrs = "" if raw is None or is_missing(raw.get("ATTRIBUTES")) else str(raw["ATTRIBUTES"])
         with VerticalScroll():
-            title = f"{op['op_code']} {op.get('size') or ''}".strip()
-            yield Static(plain(f"ID {op['id']}  {title}"))
-            yield Static("Figures", classes="section")
-            yield Static(_grid([
-                ("Device time", fmt_us(op["device_time_us"])),
-                ("Op-to-op gap", fmt_us(op["op_to_op_us"])),
-                ("Share of total", fmt_pct(op["total_pct"], 2)),
-                ("Bound", op["bound"] or "-"),
-                ("Cores", f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
-                ("DRAM", f"{fmt_num(op['dram_gbps'], 1)} GB/s  {fmt_pct(op['dram_pct'])}"
-                 if not is_missing(op["dram_gbps"]) else "-"),
-                ("FLOPs", f"{fmt_num(op['flops'], 2)} TFLOP/s  {fmt_pct(op['flops_pct'])}"
-                 if not is_missing(op["flops"]) else "-"),
-                ("DRAM traffic (all tensors)", f"{fmt_num(op['io_dram_gbps'], 1)} GB/s  "
-                 f"{fmt_pct(op['io_dram_pct'])}" if not is_missing(op["io_dram_gbps"]) else "-"),
-                ("Math fidelity", op["fidelity_desc"] or op["math_fidelity"] or "-"),
-                ("Category", op["category"] or "-"), ("Signpost region", op["signpost"] or "-"),
-                ("Device", fmt_int(op["device"])),
-                ("Global call count", fmt_int(op["global_call_count"])),
-                ("Corrupt timing", "yes (left out of totals)" if op["corrupt"] else "no"),
-            ]))
-            pm = op.get("pm_ideal_ns")
-            if not is_missing(pm) and pm > 1 and not is_missing(op["device_time_us"]):
-                ratio = pm / (op["device_time_us"] * 1000) * 100
-                yield Static("Performance model", classes="section")
-                yield Static(_grid([("Ideal (PM IDEAL)", fmt_us(pm / 1000)),
-                                    ("Actual", fmt_us(op["device_time_us"])),
-                                    ("Ideal / actual", fmt_pct(ratio))]))
-            advice = advise(op, attrs)
-            yield Static("Advice", classes="section")
-            yield Static(plain("\n".join(f"• {a}" for a in advice) if advice else
-                               "Nothing to suggest for this op."))
-            if raw is not None:
-                yield Static("Tensors", classes="section")
-                yield Static(_tensors(raw))
-                yield Static("Timing columns", classes="section")
-                yield Static(_grid([(k, fmt_num(raw[k], 0)) for k in raw.index
-                                    if ("DURATION" in k or "CYCLE" in k or "LATENCY" in k
-                                        or k.startswith("PM ")) and not is_missing(raw[k])]))
-                if attrs:
-                    yield Static("Attributes", classes="section")
-                    yield Static(plain(attrs.replace("; ", ";\n  ")))
-                yield Static("All columns", classes="section")
-                yield Static(_grid([(k, raw[k]) for k in raw.index if not k.startswith("_")
-                                    and not is_missing(raw[k]) and k != "ATTRIBUTES"]))
+            yield from detail_body(self.op, self.raw)
+
+
+def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResult:
+    """The widgets describing one op (shared by the op details and the diff details)."""
+    attrs = "" if raw is None or is_missing(raw.get("ATTRIBUTES")) else str(raw["ATTRIBUTES"])
+    name = f"{op['op_code']} {op.get('size') or ''}".strip()
+    yield Static(plain(f"{title}ID {op['id']}  {name}"))
+    yield Static("Figures", classes="section")
+    yield Static(_grid([
+        ("Device time", fmt_us(op["device_time_us"])),
+        ("Op-to-op gap", fmt_us(op["op_to_op_us"])),
+        ("Share of total", fmt_pct(op["total_pct"], 2)),
+        ("Bound", op["bound"] or "-"),
+        ("Cores", f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
+        ("DRAM", f"{fmt_num(op['dram_gbps'], 1)} GB/s  {fmt_pct(op['dram_pct'])}"
+         if not is_missing(op["dram_gbps"]) else "-"),
+        ("FLOPs", f"{fmt_num(op['flops'], 2)} TFLOP/s  {fmt_pct(op['flops_pct'])}"
+         if not is_missing(op["flops"]) else "-"),
+        ("DRAM traffic (all tensors)", f"{fmt_num(op['io_dram_gbps'], 1)} GB/s  "
+         f"{fmt_pct(op['io_dram_pct'])}" if not is_missing(op["io_dram_gbps"]) else "-"),
+        ("Math fidelity", op["fidelity_desc"] or op["math_fidelity"] or "-"),
+        ("Category", op["category"] or "-"), ("Signpost region", op["signpost"] or "-"),
+        ("Device", fmt_int(op["device"])),
+        ("Global call count", fmt_int(op["global_call_count"])),
+        ("Corrupt timing", "yes (left out of totals)" if op["corrupt"] else "no"),
+    ]))
+    pm = op.get("pm_ideal_ns")
+    if not is_missing(pm) and pm > 1 and not is_missing(op["device_time_us"]):
+        ratio = pm / (op["device_time_us"] * 1000) * 100
+        yield Static("Performance model", classes="section")
+        yield Static(_grid([("Ideal (PM IDEAL)", fmt_us(pm / 1000)),
+                            ("Actual", fmt_us(op["device_time_us"])),
+                            ("Ideal / actual", fmt_pct(ratio))]))
+    advice = advise(op, attrs)
+    yield Static("Advice", classes="section")
+    yield Static(plain("\n".join(f"• {a}" for a in advice) if advice else
+                       "Nothing to suggest for this op."))
+    if raw is not None:
+        yield Static("Tensors", classes="section")
+        yield Static(_tensors(raw))
+        yield Static("Timing columns", classes="section")
+        yield Static(_grid([(k, fmt_num(raw[k], 0)) for k in raw.index
+                            if ("DURATION" in k or "CYCLE" in k or "LATENCY" in k
+                                or k.startswith("PM ")) and not is_missing(raw[k])]))
+        if attrs:
+            yield Static("Attributes", classes="section")
+            yield Static(plain(attrs.replace("; ", ";\n  ")))
+        yield Static("All columns", classes="section")
+        yield Static(_grid([(k, raw[k]) for k in raw.index if not k.startswith("_")
+                            and not is_missing(raw[k]) and k != "ATTRIBUTES"]))
 
 
 def _grid(pairs: list[tuple[str, object]]) -> Table:

@@ -1,0 +1,131 @@
+"""The diff screen: Pilot tests of its keys, snapshots, and the installed binary in tmux."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import real_dir
+from tmux import Tmux, ttdash_bin
+from ttdash.model import Trace, Window
+from ttdash.model.diff import diff_traces
+from ttdash.tui.diffview import DiffDetailScreen, DiffScreen, DiffTable, diff_app
+from ttdash.tui.widgets import HelpScreen, PromptScreen
+
+WH = "tt-perf-report__wh_clip_encoder_2.csv"
+BH = "tt-perf-report__bh_64_clip_encoder_1.csv"
+
+
+def load(name: str):
+    return Trace.load(real_dir() / name, columns="all").view(Window("all"))
+
+
+def slowed_copy(tmp_path, name: str, ids: list[int], factor: float):
+    """The fixture with the given ops (by ID = line number) made `factor` times slower."""
+    df = pd.read_csv(real_dir() / name, dtype=str, keep_default_na=False)
+    col = "DEVICE KERNEL DURATION [ns]"
+    for i in ids:
+        df.loc[i - 2, col] = str(int(float(df.loc[i - 2, col]) * factor))
+    out = tmp_path / f"slow_{name}"
+    df.to_csv(out, index=False)
+    return out
+
+
+async def test_regressions_navigation_and_details(tmp_path):
+    slow = [10, 400, 1500]
+    cand = slowed_copy(tmp_path, WH, slow, 1.5)
+    result = diff_traces(load(WH), Trace.load(cand, columns="all").view(Window("all")))
+    app = diff_app(result)
+    async with app.run_test(size=(120, 36)) as pilot:
+        t = app.screen.query_one(DiffTable)
+        assert len(t.rows) == 1872
+        await pilot.press("n")
+        assert t.current_row()["candidate_id"] == 10
+        await pilot.press("n", "n")
+        assert t.current_row()["candidate_id"] == 1500
+        await pilot.press("n")  # wraps around
+        assert t.current_row()["candidate_id"] == 10
+        await pilot.press("N")
+        assert t.current_row()["candidate_id"] == 1500
+        assert t.current_row()["delta_pct"] == pytest.approx(50.0, abs=0.1)
+        await pilot.press("t")
+        assert isinstance(app.screen, PromptScreen)
+        app.screen.query_one("Input").value = "60"
+        await pilot.press("enter")
+        assert app.screen.threshold == 60
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DiffDetailScreen)
+        titles = [s[0] for s in app.screen.sides]
+        assert titles[0].startswith("A (baseline)") and titles[1].startswith("B (candidate)")
+        assert all(op is not None and raw is not None for _, op, raw in app.screen.sides)
+        await pilot.press("escape")
+        assert isinstance(app.screen, DiffScreen)
+
+
+async def test_filter_sort_group_help_wh_vs_bh():
+    app = diff_app(diff_traces(load(WH), load(BH)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        t = screen.query_one(DiffTable)
+        await pilot.press("slash", *"status:removed", "enter")
+        st = screen.frame["status"].to_numpy()[t.rows]
+        assert len(st) == screen.result.counts["removed"] and set(st) == {"removed"}
+        await pilot.press("escape")
+        assert len(t.rows) == len(screen.frame)
+        while screen.sort_key != "delta_pct":
+            await pilot.press("greater_than_sign")
+        d = screen.frame["delta_pct"].to_numpy()[t.rows]
+        d = d[~np.isnan(d)]
+        assert (np.diff(d) <= 0).all() and len(d) > 100
+        await pilot.press("2")
+        await pilot.pause()
+        groups = screen.query_one("#groups")
+        assert groups.row_count == len(screen.result.by_op_code)
+        await pilot.press("1", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        ids = {r[2] for r in app.screen.rows}
+        assert {"ttdash.next_regression", "ttdash.prev_regression", "ttdash.signpost_next"} <= ids
+
+
+async def test_region_navigation():
+    a = load("tt-perf-report__bh20_oft.csv")
+    result = diff_traces(a, a)
+    app = diff_app(result)
+    async with app.run_test(size=(120, 36)) as pilot:
+        t = app.screen.query_one(DiffTable)
+        region = app.screen.frame["region"].to_numpy()
+        starts = [i for i in range(1, len(region)) if region[i] != region[i - 1]]
+        if region[0] > 0:
+            starts.insert(0, 0)
+        assert t.cursor == starts[0] == 0  # the first rows already begin a region
+        await pilot.press("]", "]")
+        assert t.cursor == starts[2] and t.current_row()["region_label"]
+        await pilot.press("[")
+        assert t.cursor == starts[1]
+        assert result.counts["matched"] == len(a.op_rows) and result.counts["added"] == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_diff_snapshot(snap_compare, size):
+    assert snap_compare(diff_app(diff_traces(load(WH), load(BH))), terminal_size=size,
+                        press=["n"])
+
+
+def test_diff_in_a_real_terminal(tmp_path):
+    cand = slowed_copy(tmp_path, WH, [300], 2.0)
+    with Tmux([ttdash_bin(), "diff", str(real_dir() / WH), str(cand)], width=100,
+              height=30) as t:
+        screen = t.wait_text("regression ≥ 5%")
+        assert "1,872 ops" in screen and "+0.10%" in screen  # device time: one op 2x slower
+        t.send("n")
+        screen = t.wait_text("row 299/1,872")
+        assert "+100.0%" in screen
+        t.send("Enter")
+        screen = t.wait_text("B (candidate)")
+        assert "A (baseline)" in screen
+        t.send("Escape")
+        t.wait_text("row 299/1,872")
+        t.send("q")
+        assert t.exit_status() == 0
