@@ -54,12 +54,14 @@ OP_MAX = 72
 BAR_CELLS = 5
 
 
-def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS
-           ) -> list[tuple[Col, int]]:
-    """Columns that fit `width` (1-cell gaps): drop by priority until the minimum widths fit,
-    then give the spare cells to the op code (up to its preferred width), then to the other
-    columns' preferred widths (bars appear), then to the op code again."""
-    cols = [c for c in columns if multi_device or c.key != "device"]
+def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS,
+           empty: frozenset[str] = frozenset()) -> list[tuple[Col, int]]:
+    """Columns that fit `width` (1-cell gaps): drop the columns with no data, then by priority
+    until the minimum widths fit, then give the spare cells to the op code (up to its
+    preferred width), then to the other columns' preferred widths (bars appear), then to the
+    op code again."""
+    cols = [c for c in columns if (multi_device or c.key != "device")
+            and (c.priority == 0 or c.key not in empty)]
     while len(cols) > 2:
         need = sum(c.width for c in cols) + len(cols) - 1
         if need <= width:
@@ -138,6 +140,7 @@ class OpTable(ScrollView, can_focus=True):
         self._columns: list[tuple[Col, int]] = []
         self._cols_width = -1
         self._data: dict[str, np.ndarray] = {}
+        self._empty: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------ data
     def set_data(self, ops: pd.DataFrame, rows: np.ndarray, *, multi_device: bool = False,
@@ -149,6 +152,7 @@ class OpTable(ScrollView, can_focus=True):
             # Column arrays once per frame: rendering a line is then index lookups only, and a
             # re-sort or re-filter of the same frame costs nothing here.
             self._data = {c: ops[c].to_numpy() for c in ops.columns}
+            self._note_empty_columns()
         self.ops = ops
         self.rows = rows
         self.multi_device = multi_device
@@ -169,6 +173,7 @@ class OpTable(ScrollView, can_focus=True):
         old = len(self.rows)
         self.ops, self.rows = ops, rows
         self._data = {c: ops[c].to_numpy() for c in ops.columns}
+        self._note_empty_columns()
         self.virtual_size = Size(self.size.width, len(rows) + 1)
         self._refresh_scrollbars()
         if follow and len(rows):
@@ -178,6 +183,22 @@ class OpTable(ScrollView, can_focus=True):
         first_line = old - top + 1  # screen line of the first new row
         if 0 < first_line < self.size.height:
             self.refresh_lines(first_line, self.size.height - first_line)
+
+    def _note_empty_columns(self) -> None:
+        """Columns with no value at all (e.g. DRAM % in a live log without shapes) are hidden."""
+        empty = set()
+        for c in self.COLUMNS:
+            v = self._data.get(c.key)
+            if v is None or not len(v):
+                continue
+            if v.dtype == object:
+                if (pd.isna(v) | (v == "")).all():
+                    empty.add(c.key)
+            elif v.dtype.kind == "f" and np.isnan(v).all():
+                empty.add(c.key)
+        if frozenset(empty) != self._empty:
+            self._empty = frozenset(empty)
+            self._columns = []  # re-layout
 
     def current_id(self) -> int | None:
         if not len(self.rows) or not 0 <= self.cursor < len(self.rows):
@@ -247,7 +268,7 @@ class OpTable(ScrollView, can_focus=True):
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
-            self._columns = layout(width, self.multi_device, self.COLUMNS)
+            self._columns = layout(width, self.multi_device, self.COLUMNS, self._empty)
             self._cols_width = width
         return self._columns
 
