@@ -12,10 +12,10 @@ import pandas as pd
 from ttdash.model import Trace, Window
 
 
-def perf_report_csv(path: Path, out: Path, arch: str, tracing: bool, ignore_signposts: bool,
+def perf_report_csv(path: Path, out: Path, arch: str | None, tracing: bool, ignore_signposts: bool,
                     merge: bool = True) -> pd.DataFrame:
     cmd = [sys.executable, "-m", "tt_perf_report.perf_report", str(path), "--csv", str(out),
-           "--no-advice", "--no-summary", "--arch", arch]
+           "--no-advice", "--no-summary"] + (["--arch", arch] if arch else [])
     if tracing:
         cmd.append("--tracing-mode")
     if ignore_signposts:
