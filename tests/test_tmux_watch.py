@@ -32,3 +32,59 @@ def test_watch_empty_dir_then_live_rows_then_report(tmp_path):
         assert writer.returncode == 0
         t.send("q")
         assert t.exit_status() == 0
+
+
+def _new_demo_dir(before: set, timeout: float = 30.0):
+    """The temp dir the demo created (ttdash-demo-* in the temp folder, not there before)."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        new = set(Path(tempfile.gettempdir()).glob("ttdash-demo-*")) - before
+        if new:
+            return new.pop()
+        time.sleep(0.05)
+    raise AssertionError("the demo created no temp dir")
+
+
+def _demo_dirs() -> set:
+    import tempfile
+    from pathlib import Path
+
+    return set(Path(tempfile.gettempdir()).glob("ttdash-demo-*"))
+
+
+def test_demo_streams_then_cleans_up():
+    before = _demo_dirs()
+    with Tmux([ttdash_bin(), "demo", "--ops", "400", "--speed", "4"], width=100, height=30) as t:
+        base = _new_demo_dir(before)
+        t.wait_for(lambda s: "live: " in s and " ops/s" in s and "live: 0 ops" not in s,
+                   timeout=30)
+        assert (base / "generated" / "profiler" / ".logs").is_dir()
+        t.wait_text("report (L live", timeout=60)
+        t.send("q")
+        assert t.exit_status() == 0
+        assert not base.exists()  # the whole temp dir is gone
+
+
+def test_demo_cleans_up_when_the_terminal_dies():
+    import subprocess
+    import time
+
+    before = _demo_dirs()
+    t = Tmux([ttdash_bin(), "demo", "--ops", "2000"], width=100, height=30)
+    try:
+        base = _new_demo_dir(before)
+        t.wait_text("live: ", timeout=30)
+    finally:
+        t.close()  # tmux kill-session: the program gets SIGHUP
+    def alive() -> bool:
+        return subprocess.run(["pgrep", "-f", "ttdash demo --ops 2000"],
+                              capture_output=True).returncode == 0
+
+    deadline = time.monotonic() + 15
+    while (base.exists() or alive()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not base.exists() and not alive()

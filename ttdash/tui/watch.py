@@ -6,6 +6,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -472,7 +473,10 @@ def run_demo(args) -> int:
 
         thread = threading.Thread(target=writer, name="ttdash-demo-writer", daemon=True)
         thread.start()
-        watch_app(root, arch=None, theme=args.theme).run()
+        app = watch_app(root, arch=None, theme=args.theme)
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # SSH drop, kill: still clean up below
+            signal.signal(sig, lambda *_: app.exit())
+        app.run()
         stop.set()
         thread.join(timeout=5)
         return 0
