@@ -11,9 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 
-from conftest import ROOT
 from ttdash.sim import cpp_device_rows, generate_ops, simulate_run, write_cpp_device_csv
 from ttdash.tui.watch import RunsScreen, watch_app
 

@@ -1,4 +1,4 @@
-"""ttdash command line: report, open, watch, demo, diff.
+"""ttdash command line: report, open, watch, demo, diff, run.
 
 Exit codes: 0 ok; 1 regression found by `diff --fail-above`; 2 bad input or usage; 130 interrupted.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from . import __version__
 from .model.errors import TraceError
@@ -119,6 +118,35 @@ def build_parser() -> Parser:
                     "improvements listed (default 10)")
     df.add_argument("--theme", help="theme name")
     _window_args(df)
+
+    rn = sub.add_parser("run", help="run a workload with the device profiler on and watch it live",
+                        description="Run COMMAND with the device profiler on "
+                        "(TT_METAL_DEVICE_PROFILER=1, TT_METAL_PROFILER_CPP_POST_PROCESS=1, "
+                        "TT_METAL_PROFILER_DIR=DIR) and watch DIR live, with the workload's "
+                        "output in a panel (o). ctrl+c or q while it runs ask before stopping it. "
+                        "Without a terminal (or with --no-tui) its output passes through and a "
+                        "one-line summary of the live rows follows on stderr.",
+                        epilog="Exit status: the workload's (128+N if killed by signal N); 2 for "
+                        "usage errors. Example: ttdash run -- python model.py --batch 8")
+    rn.add_argument("--dir", metavar="DIR", help="profiler directory (default: "
+                    "$TT_METAL_PROFILER_DIR, $TT_METAL_HOME/generated/profiler, "
+                    "./generated/profiler)")
+    rn.add_argument("--mid-run-dump", action="store_true", help="also set "
+                    "TT_METAL_PROFILER_MID_RUN_DUMP=1 (device profiler rows during the run, "
+                    "not only at device close)")
+    rn.add_argument("--no-tui", action="store_true", help="no interactive view: pass the "
+                    "output through, then print a summary (the default when stdout is not a "
+                    "terminal)")
+    rn.add_argument("--refresh", type=float, default=0.5, metavar="SECONDS",
+                    help="UI refresh interval (default 0.5)")
+    rn.add_argument("--poll", type=float, metavar="SECONDS", help="poll DIR every SECONDS "
+                    "instead of inotify")
+    rn.add_argument("--grace", type=float, default=5.0, metavar="SECONDS", help="when stopping "
+                    "the workload, seconds between SIGTERM and SIGKILL (default 5)")
+    rn.add_argument("--theme", help="theme name")
+    rn.add_argument("--arch", help="override the detected arch")
+    rn.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
+                    help="the workload, e.g. -- python model.py")
     return p
 
 
@@ -180,8 +208,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return run_diff(args)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import prepare_run, run_plain
+
+    spec = prepare_run(args)
+    if args.poll is not None and args.poll <= 0:
+        raise TraceError(None, "--poll must be a positive number of seconds")
+    if args.no_tui or not sys.stdout.isatty():
+        return run_plain(spec)
+    from .tui.run import run_tui
+
+    return run_tui(spec, refresh=args.refresh, poll=args.poll, theme=args.theme)
+
+
 COMMANDS = {"report": cmd_report, "open": cmd_open, "watch": cmd_watch, "demo": cmd_demo,
-            "diff": cmd_diff}
+            "diff": cmd_diff, "run": cmd_run}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -389,7 +389,7 @@ class DiffScreen(Screen):
         table.add_columns("Op code" if key == "op_code" else "Region", "A ops", "B ops",
                           "A time", "B time", "Δ time", "Δ%", "Share of Δ")
         for g in frame.head(500).itertuples(index=False):
-            d = getattr(g, "delta_us")
+            d = g.delta_us
             style = "red" if d > 0 else "green" if d < 0 else ""
             table.add_row(plain(getattr(g, key)), Text(str(int(g.baseline_count))),
                           Text(str(int(g.candidate_count))), Text(fmt_us(g.baseline_us)),
