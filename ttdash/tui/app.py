@@ -19,12 +19,11 @@ from ..format import fmt_us
 from ..model import View
 from ..model.errors import TraceError
 from ..model.query import Filter, signpost_positions, sort_order
-from ..report.export import check_target, write_atomic
 from ..report.single import to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .optable import SORTABLE, OpTable
-from .widgets import (ConfirmScreen, DetailScreen, GroupedView, HelpScreen, PromptScreen,
-                      SignpostList, help_rows, plain)
+from .widgets import (DetailScreen, GroupedView, HelpScreen, PromptScreen, SignpostList,
+                      ask_and_export, help_rows, plain)
 
 FILTER_HINT = ("text matches the op code; also bound:DRAM cat:TM dev:1 sp:decode fid:LoFi; "
                "terms are ANDed; empty clears")
@@ -287,38 +286,16 @@ class TraceScreen(Screen):
         self.notify(f"Copied op {op['id']} (tab-separated)")
 
     def action_export(self) -> None:
-        def chosen(path: str | None) -> None:
-            if not path:
-                return
-            try:
-                target = check_target(path.strip(), self.protected)
-            except TraceError as exc:
-                self.notify(exc.oneline(), severity="error")
-                return
-            if target.exists():
-                self.app.push_screen(ConfirmScreen(f"{target} exists. Overwrite?"),
-                                     partial(self._export_confirmed, target))
+        def render(target: Path) -> str:
+            buf = io.StringIO()
+            if target.suffix.lower() in (".md", ".markdown"):
+                to_markdown(self.view, buf, rows=self.rows)
             else:
-                self._export(target, force=False)
-        self.app.push_screen(PromptScreen("Export the current view to (.csv or .md):",
-                                          "ttdash_export.csv"), chosen)
+                to_csv(self.view, buf, rows=self.rows)
+            return buf.getvalue()
 
-    def _export_confirmed(self, target: Path, yes: bool | None) -> None:
-        if yes:
-            self._export(target, force=True)
-
-    def _export(self, target: Path, force: bool) -> None:
-        buf = io.StringIO()
-        if target.suffix.lower() in (".md", ".markdown"):
-            to_markdown(self.view, buf, rows=self.rows)
-        else:
-            to_csv(self.view, buf, rows=self.rows)
-        try:
-            write_atomic(target, buf.getvalue(), force=force, protected=self.protected)
-        except TraceError as exc:
-            self.notify(exc.oneline(), severity="error")
-            return
-        self.notify(f"Wrote {target}")
+        ask_and_export(self, "Export the current view to (.csv or .md):", "ttdash_export.csv",
+                       render, self.protected)
 
 
 class TTDashCommands(Provider):

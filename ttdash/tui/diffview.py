@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -20,14 +19,12 @@ from textual_plotext import PlotextPlot
 from ..format import fmt_us, is_missing
 from ..model import Trace, Window
 from ..model.diff import DiffResult, diff_traces
-from ..model.errors import TraceError
 from ..model.query import Filter, signpost_positions, sort_order
 from ..model.text import clean_text
 from ..report.diff import fmt_speedup, signed_pct, signed_us, to_csv, to_markdown
-from ..report.export import check_target, write_atomic
 from .app import TTDashApp
 from .optable import Col, OpTable
-from .widgets import ConfirmScreen, HelpScreen, PromptScreen, detail_body, help_rows, plain
+from .widgets import HelpScreen, PromptScreen, ask_and_export, detail_body, help_rows, plain
 
 DIFF_COLUMNS = (
     Col("baseline_id", "A id", 6, 4, "id"),
@@ -419,38 +416,13 @@ class DiffScreen(Screen):
                                         notes))
 
     def action_export(self) -> None:
-        def chosen(path: str | None) -> None:
-            if not path:
-                return
-            try:
-                target = check_target(path.strip())
-            except TraceError as exc:
-                self.notify(exc.oneline(), severity="error")
-                return
-            if target.exists():
-                self.app.push_screen(ConfirmScreen(f"{target} exists. Overwrite?"),
-                                     partial(self._export_confirmed, target))
-            else:
-                self._export(target, False)
-        self.app.push_screen(PromptScreen("Export the diff to (.md for a pull request, or .csv):",
-                                          "ttdash_diff.md"), chosen)
+        def render(target: Path) -> str:
+            buf = io.StringIO()
+            (to_csv if target.suffix.lower() == ".csv" else to_markdown)(self.result, buf)
+            return buf.getvalue()
 
-    def _export_confirmed(self, target: Path, yes: bool | None) -> None:
-        if yes:
-            self._export(target, True)
-
-    def _export(self, target: Path, force: bool) -> None:
-        buf = io.StringIO()
-        if target.suffix.lower() == ".csv":
-            to_csv(self.result, buf)
-        else:
-            to_markdown(self.result, buf)
-        try:
-            write_atomic(target, buf.getvalue(), force=force)
-        except TraceError as exc:
-            self.notify(exc.oneline(), severity="error")
-            return
-        self.notify(f"Wrote {target}")
+        ask_and_export(self, "Export the diff to (.md for a pull request, or .csv):",
+                       "ttdash_diff.md", render)
 
 
 def diff_app(result: DiffResult, theme: str | None = None) -> TTDashApp:

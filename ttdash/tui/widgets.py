@@ -19,7 +19,9 @@ from textual_plotext import PlotextPlot
 from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.advice import advise
 from ..model.query import downsample_sum, group_ops
+from ..model.errors import TraceError
 from ..model.text import clean_text
+from ..report.export import check_target, write_atomic
 
 
 def plain(value: object) -> Text:
@@ -93,6 +95,35 @@ def help_rows(app, *nodes) -> list[tuple[str, str, str]]:
             keys = ", ".join(app.get_key_display(b) for b in bindings)
             rows.append((keys, first.description or first.action, bid or ""))
     return rows
+
+
+def ask_and_export(screen, title: str, default: str, render, protected: tuple = ()) -> None:
+    """Ask for a path, confirm before overwriting, then write `render(path)` atomically (never
+    inside a protected, i.e. watched, directory)."""
+
+    def write(target, force: bool) -> None:
+        try:
+            write_atomic(target, render(target), force=force, protected=protected)
+        except TraceError as exc:
+            screen.notify(exc.oneline(), severity="error")
+            return
+        screen.notify(f"Wrote {target}")
+
+    def chosen(path: str | None) -> None:
+        if not path:
+            return
+        try:
+            target = check_target(path.strip(), protected)
+        except TraceError as exc:
+            screen.notify(exc.oneline(), severity="error")
+            return
+        if target.exists():
+            screen.app.push_screen(ConfirmScreen(f"{target} exists. Overwrite?"),
+                                   lambda yes: write(target, True) if yes else None)
+        else:
+            write(target, False)
+
+    screen.app.push_screen(PromptScreen(title, default), chosen)
 
 
 class HelpScreen(ModalScreen[None]):

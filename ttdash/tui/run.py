@@ -1,0 +1,239 @@
+"""`ttdash run`: the watch view of the profiler directory while a workload we started writes it,
+with the workload's output in a log panel and its state under the table."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Log, Static
+
+from ..live import RowsAppended, SourceReset
+from ..runner import (LiveSources, LogsSnapshot, RunSpec, Workload, WorkloadError,
+                      snapshot_logs)
+from .app import TTDashApp
+from .watch import WatchScreen
+from .widgets import ConfirmScreen, plain
+
+#: Output lines moved into the log panel per UI turn (the rest on the next turn).
+LINES_PER_TURN = 2000
+LOG_MAX_LINES = 5000
+
+
+class WorkloadWake(Message):
+    """Posted from the workload's reader threads: output or the exit is waiting."""
+
+
+class RunScreen(WatchScreen):
+    """WatchScreen + the workload: its output (``o``), its state line, stopping it."""
+
+    BINDINGS = [b for b in WatchScreen.BINDINGS if b.id != "ttdash.original_order"] + [
+        Binding("o", "toggle_output", "Output", id="ttdash.run_output"),
+        Binding("O", "original_order", "Orig order", show=False, id="ttdash.original_order"),
+        Binding("ctrl+c", "stop_workload", "Stop", show=False, priority=True,
+                id="ttdash.run_stop"),
+    ]
+    DEFAULT_CSS = """
+    RunScreen #output { height: 10; max-height: 40%; border-top: solid $panel-lighten-2;
+                        border-title-color: $text-muted; padding: 0 1; }
+    RunScreen #workload { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap;
+                          text-overflow: ellipsis; }
+    RunScreen #workload.-running { color: $accent; }
+    RunScreen #workload.-ok { color: $success; }
+    RunScreen #workload.-failed { color: $error; text-style: bold; }
+    """
+
+    def __init__(self, root: Path, workload: Workload, *, refresh: float = 0.5,
+                 poll: float | None = None, arch: str | None = None,
+                 snapshot: LogsSnapshot | None = None) -> None:
+        super().__init__(root, refresh=refresh, poll=poll, arch=arch)
+        self.workload = workload
+        self._snapshot = snapshot
+        self.sources = LiveSources(snapshot)
+        self._wl_wake = threading.Event()
+        self._confirming = False
+        self.quit_when_done = False
+        self.exit_summary: str | None = None
+        self.output_lines = 0  # lines written to the log panel (tests)
+
+    # ------------------------------------------------------------ layout
+    def compose(self):
+        for widget in super().compose():
+            if widget.id == "status":
+                yield Log(id="output", max_lines=LOG_MAX_LINES, highlight=False)
+                yield Static(id="workload")
+            yield widget
+
+    # Textual calls on_mount / on_unmount of every class in the MRO (this one first): no super().
+    def on_mount(self) -> None:
+        log = self.query_one("#output", Log)
+        log.border_title = "workload output (o hides)"
+        log.can_focus = False  # keys stay with the op table
+        self.workload.listener = self._signal_workload
+        if self.workload.state == "new":
+            if self._snapshot is None:
+                self.sources = LiveSources(snapshot_logs(self.root))
+            try:
+                self.workload.start()
+            except WorkloadError as exc:
+                self.notify(str(exc), severity="error", markup=False)
+        self.set_interval(1.0, self.update_workload_line)  # elapsed time, source notes
+        self._drain_workload()
+
+    def on_unmount(self) -> None:
+        if self.sources.snapshot is not None:
+            self.sources.snapshot.close()
+        self.workload.listener = None
+        self.workload.terminate()  # never leave it running behind a closed UI
+
+    # ------------------------------------------------------------ the workload's events
+    def _signal_workload(self) -> None:  # reader / waiter threads
+        if not self._wl_wake.is_set():
+            self._wl_wake.set()
+            self.post_message(WorkloadWake())  # thread-safe
+
+    def on_workload_wake(self, _: WorkloadWake) -> None:
+        self._wl_wake.clear()
+        self._drain_workload()
+
+    def _drain_workload(self) -> None:
+        lines, exited = self.workload.drain(LINES_PER_TURN)
+        if lines:
+            self.query_one("#output", Log).write_lines([ln.text for ln in lines])
+            self.output_lines += len(lines)
+        if self.workload.pending():
+            self._signal_workload()  # more next turn: keys and repaints go first
+        if exited is not None:
+            self._workload_exited(exited)
+        self.update_workload_line()
+
+    def _workload_exited(self, exited) -> None:
+        self.exit_summary = f"workload {exited.summary}"
+        self.query_one("#output", Log).write_line(f"[ttdash] {self.exit_summary}")
+        if self.quit_when_done:
+            self.app.exit(return_code=exited.exit_code)
+            return
+        self.notify(self.exit_summary, severity="information" if exited.exit_code == 0
+                    else "error", timeout=10, markup=False)
+
+    def update_workload_line(self) -> None:
+        w = self.workload
+        line = self.query_one("#workload", Static)
+        icon = {"running": "▶", "exited": "✔" if w.exit_code == 0 else "✘"}.get(w.state, "✘")
+        text = Text.assemble((f"{icon} workload {w.describe()}", "bold"), "  ",
+                             plain(w.command))
+        note = self.sources.note()
+        if w.lines_dropped:
+            note = " · ".join(x for x in (note, f"{w.lines_dropped:,} output lines dropped") if x)
+        if note:
+            text.append(" · ")
+            text.append_text(plain(note))
+        text.no_wrap, text.overflow = True, "ellipsis"
+        line.update(text)
+        line.set_class(w.state == "running", "-running")
+        line.set_class(w.state == "exited" and w.exit_code == 0, "-ok")
+        line.set_class(w.state == "failed" or (w.state == "exited" and w.exit_code != 0),
+                       "-failed")
+
+    # ------------------------------------------------------------ live rows of this run only
+    def _apply(self, event) -> int:
+        if isinstance(event, RowsAppended):
+            lines = event.lines or list(range(event.first_line, event.first_line + len(event.rows)))
+            rows, lines = self.sources.filter(event.source, event.header, event.rows, lines)
+            if not rows:
+                return 0
+            return self.live.add_rows(event.source, event.header, rows, lines)
+        if isinstance(event, SourceReset) and not self.sources.reset(event.source):
+            return 0  # a source we do not show restarted: the table stays
+        return super()._apply(event)
+
+    # ------------------------------------------------------------ keys
+    def action_toggle_output(self) -> None:
+        log = self.query_one("#output", Log)
+        log.display = not log.display
+
+    def action_stop_workload(self) -> None:
+        """ctrl+c: stop the running workload (after a y/n) and keep its results on screen;
+        once it has ended, quit."""
+        if self.workload.running:
+            self.ask_stop(quit_after=False)
+        else:
+            self.app.exit(return_code=self.workload.exit_code or 0)
+
+    def ask_stop(self, quit_after: bool) -> None:
+        w = self.workload
+        if self._confirming:
+            return
+        if w.terminating:
+            if quit_after:  # asked again while it stops: quit now (the caller kills the rest)
+                self.app.exit(return_code=w.exit_code or 0)
+            return
+        self._confirming = True
+        what = "Stop it and quit" if quit_after else "Stop it"
+        question = (f"The workload is still running (pid {w.pid}). {what}? (SIGTERM to its "
+                    f"process group, SIGKILL after {w.grace:g} s)")
+
+        def answered(yes: bool | None) -> None:
+            self._confirming = False
+            if not yes:
+                return
+            if quit_after:
+                if not w.running:
+                    self.app.exit(return_code=w.exit_code or 0)
+                    return
+                self.quit_when_done = True
+            w.terminate()
+            self.update_workload_line()
+
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+
+class RunApp(TTDashApp):
+    """The app of `ttdash run`: quitting (q, ctrl+q) while the workload runs asks first."""
+
+    def __init__(self, root: Path, workload: Workload, *, refresh: float = 0.5,
+                 poll: float | None = None, arch: str | None = None, theme: str | None = None,
+                 snapshot: LogsSnapshot | None = None) -> None:
+        self.workload = workload
+        self.run_screen = RunScreen(root, workload, refresh=refresh, poll=poll, arch=arch,
+                                    snapshot=snapshot)
+        super().__init__(lambda: self.run_screen, theme=theme)
+
+    async def action_quit(self) -> None:
+        if self.workload.running:
+            self.run_screen.ask_stop(quit_after=True)
+            return
+        self.exit(return_code=self.workload.exit_code or 0)
+
+
+def run_app(root: Path, workload: Workload, *, refresh: float = 0.5, poll: float | None = None,
+            arch: str | None = None, theme: str | None = None,
+            snapshot: LogsSnapshot | None = None) -> RunApp:
+    """The app; it starts ``workload`` when its screen is mounted unless it was started."""
+    return RunApp(root, workload, refresh=refresh, poll=poll, arch=arch, theme=theme,
+                  snapshot=snapshot)
+
+
+def run_tui(spec: RunSpec, *, refresh: float = 0.5, poll: float | None = None,
+            theme: str | None = None) -> int:
+    """`ttdash run` on a terminal; the workload's exit code."""
+    from ..model.errors import TraceError
+
+    spec.snapshot = snapshot_logs(spec.root)
+    workload = Workload(spec.argv, env=spec.env(capture=True), grace=spec.grace)
+    app = run_app(spec.root, workload, refresh=refresh, poll=poll, arch=spec.arch, theme=theme,
+                  snapshot=spec.snapshot)  # a bad theme fails here, before the workload starts
+    try:
+        workload.start()
+    except WorkloadError as exc:
+        raise TraceError(None, str(exc)) from None
+    try:
+        app.run()
+    finally:
+        workload.stop()
+        spec.snapshot.close()
+    code = workload.exit_code
+    return 1 if code is None else code
