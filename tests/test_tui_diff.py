@@ -129,3 +129,18 @@ def test_diff_in_a_real_terminal(tmp_path):
         t.wait_text("row 299/1,872")
         t.send("q")
         assert t.exit_status() == 0
+
+
+async def test_diff_export_markdown_and_csv(tmp_path):
+    app = diff_app(diff_traces(load(WH), load(BH)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        for name in ("d.md", "d.csv"):
+            await pilot.press("e")
+            app.screen.query_one("Input").value = str(tmp_path / name)
+            await pilot.press("enter")
+            await pilot.pause()
+        md = (tmp_path / "d.md").read_text()
+        assert md.startswith("## ttdash diff") and "| Wall (device + gaps) | 16.69 s | 9.44 s |" in md
+        lines = (tmp_path / "d.csv").read_text().splitlines()
+        assert lines[0].startswith('"baseline_id","candidate_id","op_code"')
+        assert len(lines) == 1 + 1872  # every pair: 660 matched + 1212 removed

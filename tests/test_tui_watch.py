@@ -140,7 +140,12 @@ async def test_runs_list_and_report_rewrite(tmp_path):
         await pilot.press("R", "b", "down", "c")
         runs = app.screen
         assert screen.baseline == runs.runs[0].path and screen.candidate == runs.runs[1].path
-        await pilot.press("escape")
+        await pilot.press("d")
+        await pilot.pause()
+        from ttdash.tui.diffview import DiffScreen
+        assert isinstance(app.screen, DiffScreen)
+        assert app.screen.result.baseline_totals.ops == 80
+        assert app.screen.result.candidate_totals.ops == 50
 
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
