@@ -120,12 +120,15 @@ def build_parser() -> Parser:
     _window_args(df)
 
     rn = sub.add_parser("run", help="run a workload with the device profiler on and watch it live",
+                        usage="%(prog)s [OPTIONS] -- COMMAND [ARGS...]",
                         description="Run COMMAND with the device profiler on "
                         "(TT_METAL_DEVICE_PROFILER=1, TT_METAL_PROFILER_CPP_POST_PROCESS=1, "
                         "TT_METAL_PROFILER_DIR=DIR) and watch DIR live, with the workload's "
                         "output in a panel (o). ctrl+c or q while it runs ask before stopping it. "
                         "Without a terminal (or with --no-tui) its output passes through and a "
-                        "one-line summary of the live rows follows on stderr.",
+                        "one-line summary of the live rows follows on stderr. With ttnn 0.71 or "
+                        "later, `from ttdash.hooks.ttnn import install; install()` in the workload "
+                        "also streams ttnn's real-time profiler (no device profiler dump needed).",
                         epilog="Exit status: the workload's (128+N if killed by signal N); 2 for "
                         "usage errors. Example: ttdash run -- python model.py --batch 8")
     rn.add_argument("--dir", metavar="DIR", help="profiler directory (default: "

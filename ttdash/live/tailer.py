@@ -61,6 +61,9 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+MAX_LINE_BYTES = 16 << 20  # no profiler row is this long
+
+
 class CsvTailer:
     """Tail a growing CSV file: header once, then complete rows as they are appended."""
 
@@ -75,6 +78,7 @@ class CsvTailer:
     def _reset_state(self) -> None:
         self._offset = 0  # bytes of the file consumed (including self._partial)
         self._partial = b""  # bytes after the last newline (a cut line)
+        self._skipping = False  # dropping an overlong line up to its newline
         self._pending: list[str] = []  # complete lines of a record whose quoted field is still open
         self._pending_start = 0  # line number where the pending record starts
         self._lines_done = 0  # physical lines fully consumed (pending ones excluded)
@@ -240,9 +244,23 @@ class CsvTailer:
 
     def _consume(self, data: bytes, res: TailResult) -> None:
         """Split new bytes into complete lines, parse them, fill ``res``."""
+        if self._skipping:  # inside an overlong line: drop bytes until its newline
+            nl = data.find(b"\n")
+            if nl < 0:
+                return
+            data = data[nl + 1:]
+            self._skipping = False
+            self._lines_done += 1
         buf = self._partial + data if self._partial else data
         cut = buf.rfind(b"\n")
         if cut < 0:
+            if len(buf) > MAX_LINE_BYTES:  # binary junk or a runaway line: never hold it all
+                self._partial = b""
+                self._skipping = True
+                res.bad_rows += 1
+                res.error = (f"line {self._lines_done + 1} is longer than "
+                             f"{MAX_LINE_BYTES >> 20} MiB (binary data?); skipped")
+                return
             self._partial = buf
             return
         self._partial = buf[cut + 1 :]

@@ -20,6 +20,7 @@ from .cells import by_unique, dim_value
 from .metrics import analyze
 from .trace import Trace, View, Window, _arch_from_log, infer_clock
 from .errors import TraceError
+from .text import clean_series
 
 # cpp_device_perf_report column -> report column (the rest keep their names).
 RENAME = {"OP NAME": "OP CODE"}
@@ -57,6 +58,7 @@ class LiveModel:
     def add_rows(self, source: Path, header: list[str], rows: list[list[str]],
                  lines: list[int]) -> int:
         """Add complete CSV rows (strings) of `source`; returns how many were added."""
+        header = [h.strip() for h in header]
         if not rows or "DEVICE KERNEL DURATION [ns]" not in header:
             return 0
         self.sources.add(source)
@@ -81,6 +83,9 @@ class LiveModel:
                               else pd.Series(lines, dtype="string"))
             raw["OP CODE"] = raw["OP CODE"].where(~unnamed, label)
         raw["OP TYPE"] = "tt_dnn_device"
+        for c in ("OP CODE", "DEVICE ARCH"):
+            if c in raw.columns:
+                raw[c] = clean_series(raw[c].astype(object))
         gap = raw["OP TO OP LATENCY [ns]"] if "OP TO OP LATENCY [ns]" in raw.columns else None
         if gap is not None:  # 0 marks a dump boundary, not a measured gap
             raw["OP TO OP LATENCY [ns]"] = gap.where(gap != 0)

@@ -7,10 +7,10 @@ of a broken file is broken) run only when parsing has already failed.
 from __future__ import annotations
 
 import csv
-import io
 import os
 import re
 import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +85,14 @@ def read_header(path: Path) -> list[str]:
     fh, _ = _open_checked(path)
     with fh:
         first = fh.readline(MAX_HEADER_BYTES)
-    text = _decode(path, first, "header").lstrip("\ufeff").rstrip("\r\n")
+    text = _decode(path, first, "header").lstrip("\ufeff")
+    text = re.split(r"\r\n|\r|\n", text, maxsplit=1)[0]  # LF, CRLF and old-Mac CR files
     if not text.strip():
         raise TraceError(path, "no header row (first line is blank)", line=1)
-    header = next(csv.reader([text]))
+    try:
+        header = next(csv.reader([text]))
+    except csv.Error as exc:
+        raise TraceError(path, f"malformed header: {exc}", line=1) from None
     return [h.strip() for h in header]
 
 
@@ -143,7 +147,10 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
         m = TENSOR_RE.match(c)
         if m and m.group(3) in "WZYX":
             types[c] = pa.string()
-    read = pacsv.ReadOptions(use_threads=True, block_size=BLOCK)
+    # Our own (stripped, de-duplicated) names: the file's header row is skipped, so padded or
+    # repeated names and a BOM cannot confuse column selection.
+    read = pacsv.ReadOptions(use_threads=True, block_size=BLOCK, column_names=header,
+                             skip_rows=1)
     parse = pacsv.ParseOptions(newlines_in_values=True)
     conv = pacsv.ConvertOptions(include_columns=columns, column_types=types,
                                 strings_can_be_null=True, quoted_strings_can_be_null=True,
@@ -171,27 +178,25 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     _check_header(path, header)
     # Duplicate non-key column names (seen in hostile files) would break by-name selection.
     names = _dedupe(header)
-    cols = names if columns == "all" else [n for n, h in zip(names, header)
-                                            if h in wanted_columns(header)]
+    wanted = set(wanted_columns(header))
+    cols = names if columns == "all" else [n for n, h in zip(names, header) if h in wanted]
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     _decode(path, head, "first 64 KiB")
     data: bytes | None = None
-    if names != header or tolerate_partial or head.startswith(b"\xef\xbb\xbf"):
-        with open(path, "rb") as fh:
-            data = fh.read()
-        data, truncated = _normalise(data, names, tolerate_partial)
-    else:
-        truncated = False
+    truncated = False
+    if tolerate_partial:
+        data, truncated = _drop_cut_tail(path.read_bytes())
+    prune = columns != "all"
     try:
-        table = _parse(path, data, names, cols, prune=(columns != "all"))
+        table = _parse(path, data, names, cols, prune=prune)
     except pa.ArrowInvalid as exc:
         msg = str(exc)
-        if "invalid UTF8" in msg or "UTF8" in msg:
+        if "UTF8" in msg:
             raw = data if data is not None else path.read_bytes()
             data = raw.decode("utf-8", errors="replace").encode("utf-8")
             try:
-                table = _parse(path, data, names, cols, prune=(columns != "all"))
+                table = _parse(path, data, names, cols, prune=prune)
             except pa.ArrowInvalid:
                 raise _locate_bad_line(path, len(header)) from None
         elif "columns" in msg:
@@ -199,14 +204,17 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
         elif "conversion error" in msg.lower():
             raise _numeric_error(path, header, msg) from None
         else:
-            raise TraceError(path, f"cannot parse CSV: {msg.splitlines()[0]}") from None
+            raise _locate_binary(path) from None
+    except (pa.ArrowKeyError, KeyError) as exc:
+        raise TraceError(path, f"cannot read column {exc}") from None
+    table = _binary_to_text(table)
     if len(table) == 0:
         raise TraceError(path, "header only: the file has no data rows", line=2)
     df = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
     _check_numeric(path, header, df)
     _shapes_to_numbers(df, keep_text=(columns == "all"))
-    df.insert(0, "ID", np.arange(2, len(df) + 2, dtype=np.int64))
+    add_column(df, "ID", np.arange(2, len(df) + 2, dtype=np.int64), at=0)
     return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
 
 
@@ -265,7 +273,18 @@ def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
         values = by_unique(df[c], dim_value)
         if canonical == c or not keep_text:
             del df[c]
-        df[canonical] = values
+        add_column(df, canonical, values)
+
+
+def add_column(df: pd.DataFrame, name: str, values, at: int | None = None) -> None:
+    """Add a column in place; pandas' fragmentation warning (very wide files) is not the user's
+    concern and must not reach stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+        if at is None:
+            df[name] = values
+        else:
+            df.insert(at, name, values)
 
 
 def _dedupe(header: list[str]) -> list[str]:
@@ -281,23 +300,48 @@ def _dedupe(header: list[str]) -> list[str]:
     return out
 
 
-def _normalise(data: bytes, names: list[str], tolerate_partial: bool) -> tuple[bytes, bool]:
-    """Strip a BOM, replace the header with de-duplicated names, optionally drop a cut tail.
+def _drop_cut_tail(data: bytes) -> tuple[bytes, bool]:
+    """The bytes up to the last newline (a report still being written ends mid-line)."""
+    if data and not data.endswith((b"\n", b"\r")):
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        return (data[:cut + 1] if cut >= 0 else b""), True
+    return data, False
 
-    Returns the bytes to parse and whether a cut last line was dropped.
-    """
-    dropped = False
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    nl = data.find(b"\n")
-    body = data[nl + 1:] if nl >= 0 else b""
-    if tolerate_partial and body and not body.endswith(b"\n"):
-        cut = body.rfind(b"\n")
-        body = body[:cut + 1] if cut >= 0 else b""
-        dropped = True
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(names)
-    return buf.getvalue().encode("utf-8") + body, dropped
+
+def _locate_binary(path: Path, limit: int = 64 << 20) -> TraceError:
+    """Slow path for a file pyarrow cannot split into rows: find the first NUL byte or overlong
+    line, reading in bounded chunks (a 2 GB sparse file is not read whole)."""
+    line, start, pos = 1, 0, 0
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(1 << 22)
+            if not chunk:
+                break
+            nul = chunk.find(b"\x00")
+            part = chunk if nul < 0 else chunk[:nul]
+            nl = part.count(b"\n")
+            if nl:
+                start = pos + part.rfind(b"\n") + 1
+            line += nl
+            if nul >= 0:
+                return TraceError(path, f"binary data (NUL byte) at byte {pos + nul}; not a CSV "
+                                  "row", line=line)
+            pos += len(chunk)
+            if pos - start > limit:
+                return TraceError(path, f"a line longer than {limit >> 20} MiB; not a profiler "
+                                  "CSV row", line=line)
+    return TraceError(path, "cannot split the file into CSV rows", line=line)
+
+
+def _binary_to_text(table: pa.Table) -> pa.Table:
+    """Columns pyarrow left as bytes (invalid UTF-8 in an inferred column) become text, with
+    undecodable bytes replaced (rare: only such columns pay the per-cell decode)."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            values = [None if v is None else v.decode("utf-8", "replace")
+                      for v in table.column(i).to_pylist()]
+            table = table.set_column(i, field.name, pa.array(values, pa.string()))
+    return table
 
 
 def _numeric_error(path: Path, header: list[str], msg: str) -> TraceError:

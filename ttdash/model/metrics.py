@@ -24,6 +24,7 @@ else:  # pragma: no cover
 HOST_MARKER = "(torch)"
 INVALID_GAP_MIN_NS = 1_000_000
 MAX_CORES = float(1 << 20)
+MAX_DEVICE_ID = float(1 << 16)  # no system has more chips; larger ids are corrupt cells
 BOUND_THRESHOLD = 65.0
 CCL_MERGE_NAMES = ("AllGather", "ReduceScatter", "AllReduce")
 
@@ -125,7 +126,7 @@ def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
     mean valid duration (on the lowest device's row), others the slowest device's row.
     """
     op_type = text(rows, "OP TYPE")
-    dev = whole(num(rows, "DEVICE ID"), 0, np.inf)
+    dev = whole(num(rows, "DEVICE ID"), 0, MAX_DEVICE_ID)
     is_dev = (op_type == "tt_dnn_device").fillna(False).to_numpy(dtype=bool) & ~np.isnan(dev)
     if len(np.unique(dev[is_dev])) <= 1:
         return rows
@@ -152,8 +153,8 @@ def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
                                           axis=1), pos[~is_dev]])
     out = rows.iloc[keep_pos].copy()
     if "DEVICE KERNEL DURATION [ns]" in out.columns:
-        d = pd.to_numeric(out["DEVICE KERNEL DURATION [ns]"], errors="coerce").to_numpy(
-            dtype="float64", na_value=np.nan)
+        d = np.array(pd.to_numeric(out["DEVICE KERNEL DURATION [ns]"], errors="coerce")
+                     .to_numpy(dtype="float64", na_value=np.nan))  # a writable copy
         d[: len(chosen)] = new_dur
         out["DEVICE KERNEL DURATION [ns]"] = d
     out["_order"] = order_key
@@ -330,7 +331,7 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "id": rows["ID"].to_numpy(),
         "op_code": text_column(interned(op_code)),
         "op_type": text_column(interned(op_type)),
-        "device": whole(num(rows, "DEVICE ID"), 0, np.inf),
+        "device": whole(num(rows, "DEVICE ID"), 0, MAX_DEVICE_ID),
         "global_call_count": num(rows, "GLOBAL CALL COUNT"),
         "host_start_ts": num(rows, "HOST START TS"),
         "device_time_us": device_time,

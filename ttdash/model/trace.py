@@ -11,11 +11,12 @@ import pandas as pd
 
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .errors import TraceError
-from .loader import RawTable, read_ops_csv
-from .metrics import HOST_MARKER, analyze, invalid_duration, merge_devices, num, text, whole
+from .loader import RawTable, add_column, read_ops_csv
+from .metrics import HOST_MARKER, MAX_DEVICE_ID, analyze, invalid_duration, merge_devices, num, text, whole
 from .text import clean_series
 
 PROFILE_LOG = "profile_log_device.csv"
+DISPLAYED_TEXT = {"OP CODE", "OP TYPE", "DEVICE ARCH", "MATH FIDELITY", "SUB DEVICE ID"}
 _LOG_ARCH_RE = re.compile(r"ARCH:\s*([A-Za-z0-9_]+)(?:.*?CHIP_FREQ\[MHz\]:\s*([0-9.]+))?")
 
 
@@ -93,8 +94,8 @@ class Trace:
     @classmethod
     def from_table(cls, table: RawTable, arch: str | None = None) -> "Trace":
         df = table.df
-        for c in ("OP CODE", "DEVICE ARCH", "OP TYPE"):
-            if c in df.columns:
+        for c in df.columns:  # every text the views or outputs show: control/bidi removed
+            if c in DISPLAYED_TEXT or c.endswith(("_DATATYPE", "_MEMORY", "_LAYOUT")):
                 df[c] = clean_series(df[c].astype("string"))
         clock = infer_clock(df)
         spec, source = detect_arch(df, table.path, clock, arch)
@@ -105,8 +106,8 @@ class Trace:
         ordered = df.reset_index(drop=True)
         del df
         signposts, region = _signposts(ordered)
-        ordered["_region"] = region
-        dev = whole(num(ordered, "DEVICE ID"), 0, np.inf)
+        add_column(ordered, "_region", region)
+        dev = whole(num(ordered, "DEVICE ID"), 0, MAX_DEVICE_ID)
         devices = sorted(int(d) for d in np.unique(dev[~np.isnan(dev)]))
         trace = cls(path=table.path, header=table.header, arch=spec, arch_source=source,
                     clock_mhz=clock, trace_mode=trace_mode, devices=devices, ordered=ordered,

@@ -44,10 +44,12 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False,
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         os.replace(tmp, p)
-    except OSError as exc:
+    except BaseException as exc:  # nothing half-written is left behind, whatever happened
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise TraceError(p, exc.strerror or str(exc)) from None
+        if isinstance(exc, OSError):
+            raise TraceError(p, exc.strerror or str(exc)) from None
+        raise
     return p

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
+import threading
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -366,10 +370,34 @@ class TTDashApp(App):
         self.push_screen(self._screen_factory())
 
 
+def run_guarded(app: App, cleanup: Callable[[], None] | None = None) -> None:
+    """Run a Textual app so that a lost terminal (SIGHUP: SSH drop, tmux kill) or SIGTERM never
+    leaves a process behind: `cleanup` runs at once, the app is asked to exit, and if Textual's
+    shutdown blocks on the dead terminal the process exits after 2 s anyway."""
+
+    def on_signal(signum, frame) -> None:
+        if cleanup is not None:
+            try:
+                cleanup()
+            except Exception:  # cleanup is best effort; exiting matters more
+                pass
+        app.exit()
+        timer = threading.Timer(2.0, os._exit, args=(128 + signum,))
+        timer.daemon = True
+        timer.start()
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        app.run()
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
 def open_app(view: View, theme: str | None = None) -> TTDashApp:
     return TTDashApp(lambda: TraceScreen(view), theme=theme)
 
 
 def run_open(view: View, theme: str | None = None) -> int:
-    open_app(view, theme).run()
+    run_guarded(open_app(view, theme))
     return 0

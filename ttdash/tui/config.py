@@ -41,8 +41,8 @@ def _theme_from(text: str, source: str) -> Theme:
 def load_themes() -> list[Theme]:
     """Bundled themes, then the user's ~/.config/ttdash/themes/*.toml (same name overrides)."""
     themes: dict[str, Theme] = {}
-    for entry in sorted(resources.files("ttdash").joinpath("themes").iterdir(),
-                        key=lambda e: e.name):
+    bundled = resources.files("ttdash").joinpath("themes")
+    for entry in sorted(bundled.iterdir() if bundled.is_dir() else [], key=lambda e: e.name):
         if entry.name.endswith(".toml"):
             t = _theme_from(entry.read_text(), entry.name)
             themes[t.name] = t

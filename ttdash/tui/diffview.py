@@ -22,7 +22,7 @@ from ..model.diff import DiffResult, diff_traces
 from ..model.query import Filter, signpost_positions, sort_order
 from ..model.text import clean_text
 from ..report.diff import fmt_speedup, signed_pct, signed_us, to_csv, to_markdown
-from .app import TTDashApp
+from .app import TTDashApp, run_guarded
 from .optable import Col, OpTable
 from .widgets import HelpScreen, PromptScreen, ask_and_export, detail_body, help_rows, plain
 
@@ -430,7 +430,7 @@ def diff_app(result: DiffResult, theme: str | None = None) -> TTDashApp:
 
 
 def run_diff_tui(result: DiffResult, theme: str | None = None) -> int:
-    diff_app(result, theme).run()
+    run_guarded(diff_app(result, theme))
     return 0
 
 

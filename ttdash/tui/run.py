@@ -14,7 +14,7 @@ from textual.widgets import Log, Static
 from ..live import RowsAppended, SourceReset
 from ..runner import (LiveSources, LogsSnapshot, RunSpec, Workload, WorkloadError,
                       snapshot_logs)
-from .app import TTDashApp
+from .app import TTDashApp, run_guarded
 from .watch import WatchScreen
 from .widgets import ConfirmScreen, plain
 
@@ -57,7 +57,6 @@ class RunScreen(WatchScreen):
         self._confirming = False
         self.quit_when_done = False
         self.exit_summary: str | None = None
-        self.output_lines = 0  # lines written to the log panel (tests)
 
     # ------------------------------------------------------------ layout
     def compose(self):
@@ -103,7 +102,6 @@ class RunScreen(WatchScreen):
         lines, exited = self.workload.drain(LINES_PER_TURN)
         if lines:
             self.query_one("#output", Log).write_lines([ln.text for ln in lines])
-            self.output_lines += len(lines)
         if self.workload.pending():
             self._signal_workload()  # more next turn: keys and repaints go first
         if exited is not None:
@@ -116,13 +114,15 @@ class RunScreen(WatchScreen):
         if self.quit_when_done:
             self.app.exit(return_code=exited.exit_code)
             return
-        self.notify(self.exit_summary, severity="information" if exited.exit_code == 0
-                    else "error", timeout=10, markup=False)
+        severity = ("information" if exited.exit_code == 0 else
+                    "warning" if self.workload.terminating else "error")
+        self.notify(self.exit_summary, severity=severity, timeout=10, markup=False)
 
     def update_workload_line(self) -> None:
         w = self.workload
         line = self.query_one("#workload", Static)
-        icon = {"running": "▶", "exited": "✔" if w.exit_code == 0 else "✘"}.get(w.state, "✘")
+        ok = w.exit_code == 0
+        icon = {"running": "▶", "exited": "✔" if ok else "✘"}.get(w.state, "✘")
         text = Text.assemble((f"{icon} workload {w.describe()}", "bold"), "  ",
                              plain(w.command))
         note = self.sources.note()
@@ -230,8 +230,11 @@ def run_tui(spec: RunSpec, *, refresh: float = 0.5, poll: float | None = None,
         workload.start()
     except WorkloadError as exc:
         raise TraceError(None, str(exc)) from None
+
     try:
-        app.run()
+        # A lost terminal or SIGTERM: the workload, in its own session, would not get the
+        # signal, so stop it (SIGTERM, SIGKILL after the grace) before anything else.
+        run_guarded(app, cleanup=workload.stop)
     finally:
         workload.stop()
         spec.snapshot.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import queue
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -27,7 +26,7 @@ from ..model import Trace, Window
 from ..model.discover import find_reports, report_is_complete, resolve_profiler_dir
 from ..model.errors import TraceError
 from ..model.live import LiveModel
-from .app import TraceScreen, TTDashApp, summary_text
+from .app import TraceScreen, TTDashApp, run_guarded, summary_text
 from .widgets import plain
 
 MAX_EVENTS_PER_TICK = 400
@@ -140,8 +139,7 @@ class WatchScreen(TraceScreen):
         self.last_applied = 0.0  # time.monotonic() of the last table update
 
     # ------------------------------------------------------------ lifecycle
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # Textual runs TraceScreen.on_mount first (MRO dispatch)
         self.watcher = ProfilerWatcher(self.root, self._on_watch_event,
                                        poll_interval=self.poll)
         self.watcher.start()
@@ -289,7 +287,7 @@ class WatchScreen(TraceScreen):
                 self.follow, self.pending_new = True, 0
             elif not at_end and self.follow:
                 self.follow = False  # the user scrolled up
-        super().on_op_table_cursor_moved(message)
+        # TraceScreen's handler runs too (Textual dispatches along the MRO).
 
     def action_follow(self) -> None:
         self.follow = not self.follow
@@ -434,8 +432,8 @@ def run_watch(args) -> int:
             for r in state["runs"]:
                 print(f"  {r['timestamp']}  {r['path']}{'' if r['complete'] else ' (partial)'}")
         return 0
-    watch_app(root, refresh=args.refresh, poll=args.poll, arch=args.arch,
-              theme=args.theme).run()
+    run_guarded(watch_app(root, refresh=args.refresh, poll=args.poll, arch=args.arch,
+                          theme=args.theme))
     return 0
 
 
@@ -472,10 +470,12 @@ def run_demo(args) -> int:
 
         thread = threading.Thread(target=writer, name="ttdash-demo-writer", daemon=True)
         thread.start()
-        app = watch_app(root, arch=None, theme=args.theme)
-        for sig in (signal.SIGTERM, signal.SIGHUP):  # SSH drop, kill: still clean up below
-            signal.signal(sig, lambda *_: app.exit())
-        app.run()
+        def cleanup() -> None:
+            stop.set()
+            if temp:
+                shutil.rmtree(base, ignore_errors=True)
+
+        run_guarded(watch_app(root, arch=None, theme=args.theme), cleanup)
         stop.set()
         thread.join(timeout=5)
         return 0

@@ -1,0 +1,348 @@
+"""Property tests (hypothesis, bounded): the loader, the live tailer and random damage.
+
+(a) random valid traces load; totals are finite; IDs are tt-perf-report's line numbers;
+(b) a report-shaped file written in random chunks and tailed live gives the same ops as a
+    one-shot load;
+(c) random byte damage to a valid report: a TraceError or a working trace, nothing else.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import strategies as st
+
+from ttdash.live.tailer import CsvTailer
+from ttdash.model import Trace, TraceError, Window
+from ttdash.model.live import LiveModel
+from ttdash.model.text import clean_text
+
+# Bounded: no shrinking (a failing example is reported as found, so a failing run stays fast)
+# and the first failure only.
+SETTINGS = dict(deadline=timedelta(seconds=5), report_multiple_bugs=False,
+                phases=(Phase.explicit, Phase.reuse, Phase.generate),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+HEADER = ["OP CODE", "OP TYPE", "GLOBAL CALL COUNT", "DEVICE ID", "DEVICE ARCH", "ATTRIBUTES",
+          "MATH FIDELITY", "CORE COUNT", "AVAILABLE WORKER CORE COUNT", "HOST START TS",
+          "DEVICE FW START CYCLE", "DEVICE FW END CYCLE", "OP TO OP LATENCY [ns]",
+          "DEVICE FW DURATION [ns]", "DEVICE KERNEL DURATION [ns]",
+          "INPUT_0_W_PAD[LOGICAL]", "INPUT_0_Z_PAD[LOGICAL]", "INPUT_0_Y_PAD[LOGICAL]",
+          "INPUT_0_X_PAD[LOGICAL]", "INPUT_0_LAYOUT", "INPUT_0_DATATYPE", "INPUT_0_MEMORY",
+          "INPUT_1_W", "INPUT_1_Z", "INPUT_1_Y", "INPUT_1_X", "INPUT_1_DATATYPE",
+          "INPUT_1_MEMORY", "OUTPUT_0_DATATYPE", "OUTPUT_0_MEMORY", "PM IDEAL [ns]",
+          "METAL TRACE ID", "METAL TRACE REPLAY SESSION ID"]
+COL = {h: i for i, h in enumerate(HEADER)}
+
+# Op codes: commas, quotes, semicolons, brackets, unicode, control characters.
+TEXT_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+OP_NAMES = st.sampled_from(["MatmulDeviceOperation", "Conv2d", "OptimizedConvNew", "Softmax",
+                            "AllGather", "ReduceScatter", "(torch) linear", "BinaryNg", ""])
+op_code = st.one_of(OP_NAMES, st.text(TEXT_CHARS, max_size=30),
+                    st.builds(lambda a, b: a + b, OP_NAMES, st.text(TEXT_CHARS, max_size=8)))
+
+
+def maybe(strategy, p_empty=True):
+    return st.one_of(st.just(""), strategy) if p_empty else strategy
+
+
+def int_text(lo, hi):
+    return st.integers(lo, hi).map(str)
+
+
+number = st.one_of(int_text(0, 10**9), st.floats(0, 1e9, allow_nan=False).map(repr),
+                   st.floats(0, 1e6, allow_nan=False).map(lambda x: f"{x:.3e}"))
+gap_number = st.one_of(int_text(-10**7, 10**8), st.floats(-1e6, 1e8, allow_nan=False).map(repr))
+dim = st.one_of(int_text(1, 4096), st.builds(lambda a, b: f"{a}[{b}]", st.integers(1, 4096),
+                                             st.integers(1, 4096)))
+
+
+@st.composite
+def op_row(draw, device: int | None, code: str, kind: str) -> list[str]:
+    r = [""] * len(HEADER)
+    r[COL["OP CODE"]] = code
+    r[COL["OP TYPE"]] = kind
+    if kind == "signpost":
+        r[COL["ATTRIBUTES"]] = draw(st.text(TEXT_CHARS, max_size=10))
+        r[COL["HOST START TS"]] = draw(int_text(0, 10**12))
+        return r
+    r[COL["DEVICE ID"]] = "" if device is None else str(device)
+    r[COL["GLOBAL CALL COUNT"]] = draw(maybe(int_text(0, 2**31)))
+    r[COL["DEVICE ARCH"]] = draw(st.sampled_from(["", "wormhole_b0", "blackhole"]))
+    r[COL["ATTRIBUTES"]] = draw(st.one_of(st.just(""), st.text(TEXT_CHARS, max_size=40),
+                                          st.just("{'program_config': 'MatmulMultiCoreReuse"
+                                                  "ProgramConfig(in0_block_w=2)'}")))
+    r[COL["MATH FIDELITY"]] = draw(st.sampled_from(["", "HiFi4", "HiFi3", "HiFi2", "LoFi",
+                                                    "odd"]))
+    r[COL["CORE COUNT"]] = draw(maybe(int_text(0, 200)))
+    r[COL["AVAILABLE WORKER CORE COUNT"]] = draw(maybe(int_text(1, 140)))
+    r[COL["HOST START TS"]] = draw(maybe(int_text(0, 10**12)))
+    start = draw(st.integers(0, 10**13))
+    r[COL["DEVICE FW START CYCLE"]] = draw(maybe(st.just(str(start))))
+    r[COL["DEVICE FW END CYCLE"]] = draw(maybe(int_text(start, start + 10**8)))
+    r[COL["OP TO OP LATENCY [ns]"]] = draw(maybe(gap_number))
+    r[COL["DEVICE FW DURATION [ns]"]] = draw(maybe(number))
+    r[COL["DEVICE KERNEL DURATION [ns]"]] = draw(maybe(number))
+    for c in ("INPUT_0_W_PAD[LOGICAL]", "INPUT_0_Z_PAD[LOGICAL]", "INPUT_0_Y_PAD[LOGICAL]",
+              "INPUT_0_X_PAD[LOGICAL]", "INPUT_1_W", "INPUT_1_Z", "INPUT_1_Y", "INPUT_1_X"):
+        r[COL[c]] = draw(maybe(dim))
+    r[COL["INPUT_0_LAYOUT"]] = draw(st.sampled_from(["", "TILE", "ROW_MAJOR"]))
+    for c in ("INPUT_0_DATATYPE", "INPUT_1_DATATYPE", "OUTPUT_0_DATATYPE"):
+        r[COL[c]] = draw(st.sampled_from(["", "BFLOAT16", "BFLOAT8_B", "FLOAT32", "UINT32",
+                                          "WEIRD"]))
+    for c in ("INPUT_0_MEMORY", "INPUT_1_MEMORY", "OUTPUT_0_MEMORY"):
+        r[COL[c]] = draw(st.sampled_from(["", "DEV_0_DRAM_INTERLEAVED",
+                                          "DEV_0_L1_WIDTH_SHARDED", "DRAM"]))
+    r[COL["PM IDEAL [ns]"]] = draw(maybe(number))
+    return r
+
+
+@st.composite
+def trace_rows(draw, max_ops: int = 12, signposts: bool = True) -> list[list[str]]:
+    devices = draw(st.integers(1, 3))
+    n = draw(st.integers(1, max_ops))
+    rows = []
+    for _ in range(n):
+        kind = draw(st.sampled_from(["tt_dnn_device"] * 6 + ["python_fallback"]
+                                    + (["signpost"] if signposts else [])))
+        code = draw(op_code)
+        if kind == "tt_dnn_device":
+            for d in range(devices):
+                rows.append(draw(op_row(d, code, kind)))
+        else:
+            rows.append(draw(op_row(None, code, kind)))
+    return rows
+
+
+def csv_text(rows: list[list[str]], header: list[str] = HEADER, terminator: str = "\n") -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator=terminator)
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _finite_totals(view) -> None:
+    tot = view.totals()
+    for k, v in tot.items():
+        assert isinstance(v, (int, float)) and math.isfinite(v), (k, v)
+
+
+def _expected_code(code: str):
+    cleaned = clean_text(code)
+    return None if code == "" else cleaned
+
+
+# --------------------------------------------------------------------------- (a)
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(rows=trace_rows(), crlf=st.booleans())
+def test_random_valid_traces_load(rows, crlf):
+    text = csv_text(rows, terminator="\r\n" if crlf else "\n")
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "ops_perf_results.csv"
+        p.write_text(text, encoding="utf-8", newline="")
+        try:
+            trace = Trace.load(p, columns="all")
+            views = [trace.view(Window("all")), trace.view(Window("all"), merge=False),
+                     trace.view()]
+        except TraceError as exc:
+            note(f"TraceError: {exc}")
+            return
+    for v in views:
+        _finite_totals(v)
+        ids = v.ops["id"].to_numpy()
+        assert np.all((ids >= 2) & (ids <= len(rows) + 1)), ids
+    # IDs are tt-perf-report's: the record's line number (header = 1), every row once.
+    ordered = trace.ordered
+    assert sorted(ordered["ID"].tolist()) == list(range(2, len(rows) + 2))
+    for i, r in enumerate(rows):
+        got = trace.row(i + 2)["OP CODE"]
+        want = _expected_code(r[COL["OP CODE"]])
+        assert (pd.isna(got) and want is None) or got == want, (i, got, want)
+    if not any("\n" in c or "\r" in c for r in rows for c in r):
+        # Without newlines inside fields, that is also the physical line number.
+        lines = text.split("\r\n" if crlf else "\n")
+        for i in range(len(rows)):
+            assert next(csv.reader([lines[i + 1]]))[COL["OP CODE"]] == rows[i][COL["OP CODE"]]
+    all_rows = views[1]
+    assert len(all_rows.ops) == len(rows)
+
+
+# --------------------------------------------------------------------------- (b)
+
+LIVE_CHARS = st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"),
+                           blacklist_characters="\x85")
+live_code = st.one_of(OP_NAMES.filter(bool), st.text(LIVE_CHARS, min_size=1, max_size=20)
+                      .filter(lambda s: s.strip() != ""))
+
+
+@st.composite
+def live_file(draw):
+    """A report-shaped file: one device or two, device ops only, HOST START TS increasing,
+    op-to-op gaps never 0 (0 is a dump boundary in the live source)."""
+    devices = draw(st.integers(1, 2))
+    n = draw(st.integers(1, 25))
+    rows, ts = [], 0
+    for _ in range(n):
+        code = draw(live_code)
+        for d in range(devices):
+            r = draw(op_row(d, code, "tt_dnn_device"))
+            ts += draw(st.integers(1, 10**6))
+            r[COL["HOST START TS"]] = str(ts)
+            r[COL["METAL TRACE ID"]] = ""
+            g = r[COL["OP TO OP LATENCY [ns]"]]
+            if g and float(g) == 0:
+                r[COL["OP TO OP LATENCY [ns]"]] = "17"
+            # No line breaks inside fields here: live IDs are physical line numbers, report
+            # IDs record numbers (tt-perf-report's); they agree only without embedded newlines.
+            rows.append([c.replace("\n", " ").replace("\r", " ") for c in r])
+    data = csv_text(rows, terminator=draw(st.sampled_from(["\n", "\r\n"]))).encode("utf-8")
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(data) - 1)), max_size=12))))
+    return rows, data, cuts
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a, dtype="float64"), np.asarray(b, dtype="float64")
+    return a.shape == b.shape and bool(np.all((np.isnan(a) & np.isnan(b))
+                                              | np.isclose(a, b, rtol=1e-9, atol=1e-9)))
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(spec=live_file())
+def test_tailed_report_matches_one_shot_load(spec):
+    rows, data, cuts = spec
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        p = root / ".logs" / "cpp_device_perf_report.csv"
+        p.parent.mkdir()
+        p.write_bytes(b"")
+        live = LiveModel(root)
+        tailer = CsvTailer(p)
+        bounds = [0, *cuts, len(data)]
+        for lo, hi in zip(bounds, bounds[1:]):
+            with open(p, "ab") as fh:
+                fh.write(data[lo:hi])
+            res = tailer.poll()
+            while True:
+                assert not res.reset and not res.error and not res.bad_rows, res
+                if res.header and res.rows:
+                    live.add_rows(p, res.header, res.rows, res.lines)
+                if not res.more:
+                    break
+                res = tailer.poll()
+            live.frames()  # analysed incrementally, as the UI does after each batch
+        tailer.close()
+        one_shot = Trace.load(p, columns="all").view(Window("all"), merge=False).ops
+    got = live.view().ops
+    assert len(got) == len(one_shot) == len(rows)
+    assert got["op_code"].tolist() == one_shot["op_code"].tolist()
+    assert got["id"].tolist() == one_shot["id"].tolist()
+    for c in ("device_time_us", "op_to_op_us", "device", "cores", "total_pct"):
+        assert _same(got[c].to_numpy(dtype="float64", na_value=np.nan),
+                     one_shot[c].to_numpy(dtype="float64", na_value=np.nan)), (
+            c, got[c].tolist(), one_shot[c].tolist())
+
+
+# --------------------------------------------------------------------------- (c)
+
+_SMALL: bytes | None = None
+
+
+def small_report() -> bytes:
+    """A valid small report (one device, a signpost, a matmul): about 1.5 KB."""
+    global _SMALL
+    if _SMALL is None:
+        rows = [[""] * len(HEADER) for _ in range(6)]
+        codes = ["start", "MatmulDeviceOperation", "Softmax", "layer_0", "Conv2d", "AllGather"]
+        for i, (r, code) in enumerate(zip(rows, codes)):
+            r[COL["OP CODE"]] = code
+            r[COL["HOST START TS"]] = str(1000 * (i + 1))
+            if code in ("start", "layer_0"):
+                r[COL["OP TYPE"]] = "signpost"
+                continue
+            r[COL["OP TYPE"]] = "tt_dnn_device"
+            r[COL["DEVICE ID"]] = "0"
+            r[COL["GLOBAL CALL COUNT"]] = str(1024 * i)
+            r[COL["DEVICE ARCH"]] = "wormhole_b0"
+            r[COL["MATH FIDELITY"]] = "HiFi2"
+            r[COL["CORE COUNT"]] = "64"
+            r[COL["DEVICE FW START CYCLE"]] = str(10**9 * i)
+            r[COL["DEVICE FW END CYCLE"]] = str(10**9 * i + 20000)
+            r[COL["DEVICE FW DURATION [ns]"]] = "20000"
+            r[COL["DEVICE KERNEL DURATION [ns]"]] = str(15000 + i)
+            r[COL["OP TO OP LATENCY [ns]"]] = str(700 * i)
+            for t in ("INPUT_0_W_PAD[LOGICAL]", "INPUT_0_Z_PAD[LOGICAL]"):
+                r[COL[t]] = "1[1]"
+            r[COL["INPUT_0_Y_PAD[LOGICAL]"]] = "1024[1000]"
+            r[COL["INPUT_0_X_PAD[LOGICAL]"]] = "768[768]"
+            r[COL["INPUT_0_DATATYPE"]] = "BFLOAT16"
+            r[COL["INPUT_0_MEMORY"]] = "DEV_0_DRAM_INTERLEAVED"
+            for t, v in (("INPUT_1_W", "1"), ("INPUT_1_Z", "1"), ("INPUT_1_Y", "768"),
+                         ("INPUT_1_X", "2304")):
+                r[COL[t]] = v
+            r[COL["INPUT_1_DATATYPE"]] = "BFLOAT8_B"
+            r[COL["INPUT_1_MEMORY"]] = "DEV_0_DRAM_INTERLEAVED"
+            r[COL["ATTRIBUTES"]] = "{'program_config': 'MatmulMultiCoreReuseProgramConfig'}"
+        _SMALL = csv_text(rows).encode("utf-8")
+    return _SMALL
+
+
+def test_small_report_is_valid(tmp_path):
+    p = tmp_path / "ops_perf_results.csv"
+    p.write_bytes(small_report())
+    assert Trace.load(p).view(Window("all")).totals()["ops"] == 4
+
+
+@st.composite
+def mutated(draw) -> bytes:
+    data = bytearray(small_report())
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["flip", "insert", "delete", "truncate", "dup_line"]))
+        if not data:
+            break
+        i = draw(st.integers(0, len(data) - 1))
+        if kind == "flip":
+            data[i] = draw(st.sampled_from([0, 10, 13, 34, 44, 0xFF, 0xC3, 0x80, 0x1B,
+                                            data[i] ^ (1 << draw(st.integers(0, 7)))]))
+        elif kind == "insert":
+            data[i:i] = draw(st.sampled_from([b",", b'"', b"\n", b"\r", b"\x00", b"\xef\xbb\xbf",
+                                              b"nan", b"-", b"1e999", b'""', b",,,\n",
+                                              draw(st.binary(min_size=1, max_size=8))]))
+        elif kind == "delete":
+            del data[i:i + draw(st.integers(1, 64))]
+        elif kind == "truncate":
+            del data[i:]
+        else:
+            j = data.find(b"\n", i)
+            k = data.rfind(b"\n", 0, i)
+            if j > k >= 0:
+                data[j + 1:j + 1] = data[k + 1:j + 1]
+    return bytes(data)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(data=mutated())
+def test_damaged_report_loads_or_raises_trace_error(data):
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "ops_perf_results.csv"
+        p.write_bytes(data)
+        for columns in ("analysis", "all"):
+            try:
+                trace = Trace.load(p, columns=columns)
+            except TraceError as exc:
+                assert "\n" not in exc.oneline()
+                continue
+            for w in (Window("all"), Window()):
+                v = trace.view(w)
+                _finite_totals(v)
+                trace.view(w, merge=False)

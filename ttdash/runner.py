@@ -1,0 +1,619 @@
+"""`ttdash run`: start a workload with the device profiler on, and watch what it writes.
+
+Process management only (no Textual): the profiler environment, the child process in its own
+session and process group, its output read by threads and handed over through a queue, stopping it
+(SIGTERM to the group, SIGKILL after a grace period), and the `--no-tui` mode with its one-line
+summary. The interactive view is ``ttdash.tui.run``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .model.errors import TraceError
+from .model.text import clean_text
+
+__all__ = [
+    "Exited", "LiveSources", "LogsSnapshot", "OutputLine", "RunSpec", "Workload", "WorkloadError",
+    "check_command", "clean_line", "describe_exit", "live_summary", "prepare_run",
+    "profiler_env", "run_plain", "snapshot_logs",
+]
+
+#: Columns a live row needs (what LiveModel reads).
+LIVE_KEY = "DEVICE KERNEL DURATION [ns]"
+MAX_LINE_CHARS = 10_000
+MAX_BUFFERED_LINES = 20_000
+
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[P^_][^\x1b]*"
+                      r"(?:\x1b\\)?|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]")
+
+
+class WorkloadError(Exception):
+    """The workload cannot be started (bad command): a usage error, exit 2."""
+
+
+# --------------------------------------------------------------------------- environment
+def profiler_env(root: str | os.PathLike[str], *, mid_run_dump: bool = False,
+                 base: dict[str, str] | None = None, unbuffered: bool = False) -> dict[str, str]:
+    """``base`` (default: ours) plus the device profiler variables for a run into ``root``."""
+    env = dict(os.environ if base is None else base)
+    env["TT_METAL_DEVICE_PROFILER"] = "1"
+    env["TT_METAL_PROFILER_CPP_POST_PROCESS"] = "1"
+    env["TT_METAL_PROFILER_DIR"] = str(Path(root).expanduser().absolute())
+    if mid_run_dump:
+        env["TT_METAL_PROFILER_MID_RUN_DUMP"] = "1"
+    if unbuffered:  # a Python workload writing into our pipes: line by line, not in 8 KiB blocks
+        env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def check_command(argv: list[str], env: dict[str, str] | None = None) -> None:
+    """Raise WorkloadError when ``argv`` is empty or its program cannot be found/run."""
+    if not argv:
+        raise WorkloadError("no command given: ttdash run [OPTIONS] -- COMMAND [ARGS...]")
+    prog = argv[0]
+    if os.sep in prog or (os.altsep and os.altsep in prog):
+        if not os.path.exists(prog):
+            raise WorkloadError(f"command not found: {prog}")
+        if os.path.isdir(prog) or not os.access(prog, os.X_OK):
+            raise WorkloadError(f"not an executable file: {prog}")
+        return
+    path = (env or os.environ).get("PATH", os.defpath)
+    if shutil.which(prog, path=path) is None:
+        raise WorkloadError(f"command not found: {prog}")
+
+
+def clean_line(raw: str) -> str:
+    """One line of untrusted output made inert: what a terminal would show after carriage
+    returns (progress bars), without escape sequences or control characters."""
+    line = raw.rstrip("\n").rstrip("\r")
+    if "\r" in line:
+        parts = [p for p in line.split("\r") if p]
+        line = parts[-1] if parts else ""
+    line = _ANSI_RE.sub("", line).expandtabs(8)
+    line = str(clean_text(line))
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
+
+
+def _fmt_elapsed(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    m, s = divmod(int(round(seconds)), 60)
+    if m < 60:
+        return f"{m} min {s:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def describe_exit(returncode: int, elapsed: float) -> str:
+    """``exited with 0 after 12.3 s`` / ``killed by SIGTERM after 3.0 s``."""
+    if returncode < 0:
+        return f"killed by {_signal_name(-returncode)} after {_fmt_elapsed(elapsed)}"
+    return f"exited with {returncode} after {_fmt_elapsed(elapsed)}"
+
+
+# --------------------------------------------------------------------------- the workload
+@dataclass(frozen=True)
+class OutputLine:
+    stream: str  # "stdout" or "stderr"
+    text: str    # already cleaned (clean_line)
+
+
+@dataclass(frozen=True)
+class Exited:
+    returncode: int   # Popen's: negative for a signal
+    exit_code: int    # a shell's: 128 + signal for a signal
+    elapsed: float
+    summary: str      # describe_exit(...)
+
+
+class Workload:
+    """A child process in its own session (so its own process group), started with ``env``.
+
+    With ``capture`` its stdout/stderr are read line by line by two threads into a queue that
+    :meth:`drain` empties (stdin is /dev/null); without, it shares ours. ``listener`` (any
+    callable) is called from those threads whenever something new is queued: it must be
+    thread-safe (e.g. Textual's ``post_message``). States: new, running, exited, failed.
+    """
+
+    def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
+                 cwd: str | os.PathLike[str] | None = None, capture: bool = True,
+                 grace: float = 5.0, max_buffered: int = MAX_BUFFERED_LINES) -> None:
+        self.argv = list(argv)
+        self.env = env
+        self.cwd = cwd
+        self.capture = capture
+        self.grace = grace
+        self.listener: Callable[[], None] | None = None
+        self.proc: subprocess.Popen | None = None
+        self.state = "new"
+        self.error: str | None = None
+        self.terminating = False
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self.returncode: int | None = None
+        self.lines_dropped = 0  # output lines lost because the reader (UI) fell far behind
+        self._max_buffered = max_buffered
+        self._lines: deque[OutputLine] = deque()
+        self._exited: Exited | None = None
+        self._exit_unread = False
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._timer: threading.Timer | None = None
+
+    # ------------------------------------------------------------ start / wait
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def command(self) -> str:
+        return " ".join(self.argv)
+
+    def start(self) -> None:
+        """Start the child; WorkloadError when it cannot be (then ``state`` is "failed")."""
+        if self.state != "new":
+            raise WorkloadError("the workload was already started")
+        try:
+            check_command(self.argv, self.env)
+            self.proc = subprocess.Popen(
+                self.argv, env=self.env, cwd=self.cwd,
+                stdin=subprocess.DEVNULL if self.capture else None,
+                stdout=subprocess.PIPE if self.capture else None,
+                stderr=subprocess.PIPE if self.capture else None,
+                start_new_session=True, close_fds=True)
+        except WorkloadError as exc:
+            self.state, self.error = "failed", str(exc)
+            raise
+        except OSError as exc:
+            self.state = "failed"
+            self.error = f"cannot run {self.argv[0]}: {exc.strerror or exc}"
+            raise WorkloadError(self.error) from None
+        self.started_at = time.monotonic()
+        self.state = "running"
+        readers = []
+        if self.capture:
+            for name, pipe in (("stdout", self.proc.stdout), ("stderr", self.proc.stderr)):
+                t = threading.Thread(target=self._read, args=(name, pipe), daemon=True,
+                                     name=f"ttdash-workload-{name}")
+                t.start()
+                readers.append(t)
+        threading.Thread(target=self._wait, args=(readers,), daemon=True,
+                         name="ttdash-workload-wait").start()
+
+    def _read(self, name: str, pipe) -> None:
+        try:
+            for raw in iter(lambda: pipe.readline(1 << 16), b""):
+                self._push(OutputLine(name, clean_line(raw.decode("utf-8", "replace"))))
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+    def _push(self, line: OutputLine) -> None:
+        with self._lock:
+            if len(self._lines) >= self._max_buffered:
+                self._lines.popleft()
+                self.lines_dropped += 1
+            self._lines.append(line)
+        self._notify()
+
+    def _notify(self) -> None:
+        cb = self.listener
+        if cb is not None:
+            try:
+                cb()
+            except Exception:  # a closing UI: the queue keeps the lines
+                pass
+
+    def _wait(self, readers: list[threading.Thread]) -> None:
+        assert self.proc is not None
+        rc = self.proc.wait()
+        self.ended_at = time.monotonic()
+        for t in readers:  # grandchildren may keep the pipes open: do not wait for them forever
+            t.join(timeout=2.0)
+        if self._timer is not None:
+            self._timer.cancel()
+        exited = Exited(rc, 128 - rc if rc < 0 else rc, self.elapsed,
+                        describe_exit(rc, self.elapsed))
+        with self._lock:
+            self.returncode = rc
+            self._exited, self._exit_unread = exited, True
+            self.state = "exited"
+        self._done.set()
+        self._notify()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The exit code (shell style) once the child has exited; None on timeout."""
+        if self.state == "new":
+            raise WorkloadError("the workload was not started")
+        if self.state == "failed":
+            return None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._done.is_set():  # short waits: signal handlers run in between
+            left = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+            if left <= 0:
+                return None
+            self._done.wait(left)
+        return self.exit_code
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    @property
+    def exit_code(self) -> int | None:
+        rc = self.returncode
+        return None if rc is None else (128 - rc if rc < 0 else rc)
+
+    @property
+    def elapsed(self) -> float:
+        if self.started_at is None:
+            return 0.0
+        return (self.ended_at or time.monotonic()) - self.started_at
+
+    def describe(self) -> str:
+        if self.state == "new":
+            return "not started"
+        if self.state == "failed":
+            return f"failed to start: {self.error}"
+        if self.state == "exited" and self.returncode is not None:
+            return describe_exit(self.returncode, self.elapsed)
+        text = f"running for {_fmt_elapsed(self.elapsed)} (pid {self.pid})"
+        if self.terminating:
+            text += f" · stopping: SIGTERM sent, SIGKILL after {self.grace:g} s"
+        return text
+
+    # ------------------------------------------------------------ output
+    def drain(self, limit: int | None = None) -> tuple[list[OutputLine], Exited | None]:
+        """Queued output lines (oldest first, at most ``limit``) and, once every line before it
+        was taken, the exit (returned once)."""
+        with self._lock:
+            n = len(self._lines) if limit is None else min(limit, len(self._lines))
+            lines = [self._lines.popleft() for _ in range(n)]
+            exited = None
+            if self._exit_unread and not self._lines:
+                exited, self._exit_unread = self._exited, False
+        return lines, exited
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._lines)
+
+    # ------------------------------------------------------------ stopping
+    def send_signal(self, sig: int) -> bool:
+        """Send ``sig`` to the child's process group (while the child runs)."""
+        if self.proc is None or self._done.is_set():
+            return False
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            try:
+                self.proc.send_signal(sig)
+            except OSError:
+                return False
+        return True
+
+    def terminate(self, grace: float | None = None) -> bool:
+        """SIGTERM to the group now, SIGKILL if it is still running ``grace`` s later.
+        Does not wait; False when there is nothing to stop."""
+        if self.state != "running":
+            return False
+        if self.terminating:
+            return True
+        self.terminating = True
+        grace = self.grace if grace is None else grace
+        self.send_signal(signal.SIGTERM)
+        self._timer = threading.Timer(max(0.0, grace), self.kill)
+        self._timer.daemon = True
+        self._timer.start()
+        return True
+
+    def kill(self) -> bool:
+        return self.send_signal(signal.SIGKILL)
+
+    def stop(self, grace: float | None = None) -> int | None:
+        """Terminate and wait until it is gone (at most grace + 2 s); the exit code."""
+        grace = self.grace if grace is None else grace
+        if self.state == "running":
+            self.terminate(grace)
+            if self.wait(grace + 2.0) is None:
+                self.kill()
+                self.wait(2.0)
+        return self.exit_code
+
+
+# --------------------------------------------------------------------------- live rows of a run
+class LogsSnapshot:
+    """The ``.logs/*.csv`` files as they were before a run: for each, its complete lines then.
+
+    Each file is held open, which pins its inode: a file deleted and re-created by the run (the
+    device profiler does that at device open) can never look like the old one, even on a file
+    system that would reuse the inode number at once. ``close()`` lets them go.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._files: dict[Path, tuple[int, int]] = {}  # path -> (fd, complete lines)
+        logs = Path(root) / ".logs"
+        try:
+            paths = sorted(p for p in logs.iterdir() if p.suffix == ".csv")
+        except OSError:
+            return
+        for path in paths:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                continue
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError("not a file")
+                n, offset = 0, 0
+                while True:
+                    chunk = os.pread(fd, 1 << 20, offset)
+                    if not chunk:
+                        break
+                    n += chunk.count(b"\n")
+                    offset += len(chunk)
+            except OSError:
+                os.close(fd)
+                continue
+            self._files[path] = (fd, n)
+
+    def lines_before(self, path: Path) -> int | None:
+        """Complete lines ``path`` had before the run, if it is still that same file."""
+        entry = self._files.get(path)
+        if entry is None:
+            return None
+        try:
+            old, now = os.fstat(entry[0]), os.stat(path)
+            same = (old.st_dev, old.st_ino) == (now.st_dev, now.st_ino)
+        except OSError:
+            same = False
+        if not same:
+            self.forget(path)
+            return None
+        return entry[1]
+
+    def forget(self, path: Path) -> None:
+        entry = self._files.pop(path, None)
+        if entry is not None:
+            try:
+                os.close(entry[0])
+            except OSError:
+                pass
+
+    def paths(self) -> dict[Path, int]:
+        return {p: n for p, (_, n) in self._files.items()}
+
+    def close(self) -> None:
+        for path in list(self._files):
+            self.forget(path)
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def snapshot_logs(root: str | os.PathLike[str]) -> LogsSnapshot:
+    """``root/.logs/*.csv`` before a run (their rows are not this run's)."""
+    return LogsSnapshot(root)
+
+
+class LiveSources:
+    """Which live rows belong to this run's table.
+
+    * Rows already in a ``.logs`` file when the run started are left out (``stale``).
+    * One source feeds the table, the first that brings rows: the realtime hook's CSV and the
+      device profiler's ``cpp_device_perf_report.csv`` describe the same programs, and showing both
+      would count every op twice. Rows of the others are counted in ``ignored``.
+    """
+
+    def __init__(self, snapshot: LogsSnapshot | None = None) -> None:
+        self.snapshot = snapshot
+        self.chosen: Path | None = None
+        self.ignored: dict[Path, int] = {}
+        self.stale = 0
+
+    def filter(self, source: Path, header: list[str], rows: list[list[str]],
+               lines: list[int]) -> tuple[list[list[str]], list[int]]:
+        if LIVE_KEY not in (h.strip() for h in header):
+            return [], []
+        before = self.snapshot.lines_before(source) if self.snapshot is not None else None
+        if before:
+            keep = [i for i, ln in enumerate(lines) if ln > before]
+            if len(keep) < len(rows):
+                self.stale += len(rows) - len(keep)
+                rows, lines = [rows[i] for i in keep], [lines[i] for i in keep]
+        if not rows:
+            return [], []
+        if self.chosen is None:
+            self.chosen = source
+        elif source != self.chosen:
+            self.ignored[source] = self.ignored.get(source, 0) + len(rows)
+            return [], []
+        return rows, lines
+
+    def reset(self, source: Path) -> bool:
+        """``source`` was truncated or replaced; True when the table must start over."""
+        if self.snapshot is not None:
+            self.snapshot.forget(source)
+        if self.chosen is None or source == self.chosen:
+            return True
+        self.ignored.pop(source, None)
+        return False
+
+    def note(self) -> str:
+        """A short remark on left-out rows ("" when none)."""
+        bits = []
+        if self.chosen is not None and self.ignored:
+            others = ", ".join(f"{p.name} ({n:,} rows)" for p, n in self.ignored.items())
+            bits.append(f"showing {self.chosen.name}; not counted twice: {others}")
+        if self.stale:
+            bits.append(f"{self.stale:,} rows from before this run left out")
+        return " · ".join(bits)
+
+
+def live_summary(root: str | os.PathLike[str], snapshot: LogsSnapshot | None = None) -> dict:
+    """The live rows this run left in ``root/.logs``, per source (each read on its own)."""
+    from .live.tailer import CsvTailer
+    from .model.live import LiveModel
+
+    root = Path(root)
+    logs = root / ".logs"
+    sources = []
+    paths = sorted(logs.glob("*.csv")) if logs.is_dir() else []
+    for path in paths:
+        if path.name.startswith("profile_log_device"):
+            continue
+        pick = LiveSources(snapshot)
+        live = LiveModel(root)
+        with CsvTailer(path) as tailer:
+            while True:
+                res = tailer.poll()
+                if res.header and res.rows:
+                    rows, lines = pick.filter(path, res.header, res.rows, res.lines)
+                    if rows:
+                        live.add_rows(path, res.header, rows, lines)
+                if not res.more:
+                    break
+        if live.total_rows:
+            tot = live.view().totals()
+            sources.append({"path": str(path), "rows": int(live.total_rows), "ops": tot["ops"],
+                            "device_time_us": tot["device_time_us"],
+                            "op_to_op_us": tot["op_to_op_us"]})
+    best = max(sources, key=lambda s: s["ops"], default=None)
+    return {"root": str(root), "sources": sources, "best": best}
+
+
+def summary_line(exited: str, summary: dict) -> str:
+    from .format import fmt_us
+
+    best = summary["best"]
+    if best is None:
+        live = (f"no live rows in {Path(summary['root']) / '.logs'} (device profiler off, or no "
+                "device opened?)")
+    else:
+        live = (f"{best['ops']:,} ops, device time {fmt_us(best['device_time_us'])}, gaps "
+                f"{fmt_us(best['op_to_op_us'])} (live rows of {Path(best['path']).name})")
+        others = [s for s in summary["sources"] if s is not best]
+        if others:
+            live += "; also " + ", ".join(f"{Path(s['path']).name}: {s['ops']:,} ops"
+                                          for s in others)
+    return f"ttdash run: workload {exited} · {live} · {summary['root']}"
+
+
+# --------------------------------------------------------------------------- the command
+@dataclass
+class RunSpec:
+    argv: list[str]
+    root: Path
+    mid_run_dump: bool = False
+    grace: float = 5.0
+    arch: str | None = None
+    snapshot: LogsSnapshot | None = None
+
+    def env(self, *, capture: bool) -> dict[str, str]:
+        return profiler_env(self.root, mid_run_dump=self.mid_run_dump, unbuffered=capture)
+
+
+def prepare_run(args) -> RunSpec:
+    """Check `ttdash run`'s arguments (TraceError: a one-line usage error, exit 2)."""
+    from .model.discover import resolve_profiler_dir
+
+    argv = list(args.cmd or [])
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    grace = getattr(args, "grace", 5.0)
+    if grace is not None and grace < 0:
+        raise TraceError(None, "--grace must be 0 or more seconds")
+    refresh = getattr(args, "refresh", 0.5)
+    if refresh is not None and refresh <= 0:
+        raise TraceError(None, "--refresh must be a positive number of seconds")
+    root = resolve_profiler_dir(args.dir).expanduser().absolute()
+    try:
+        check_command(argv)
+    except WorkloadError as exc:
+        raise TraceError(None, str(exc)) from None
+    return RunSpec(argv=argv, root=root, mid_run_dump=bool(args.mid_run_dump),
+                   grace=5.0 if grace is None else grace, arch=getattr(args, "arch", None))
+
+
+def run_plain(spec: RunSpec, out=None) -> int:
+    """`--no-tui`: the workload shares our terminal; then a one-line summary (stderr).
+    Returns the workload's exit code. ctrl+c is passed on to it (SIGINT to its group); a second
+    ctrl+c, SIGTERM or SIGHUP stop it (SIGTERM, then SIGKILL after the grace period)."""
+    out = sys.stderr if out is None else out
+    spec.snapshot = snapshot_logs(spec.root)
+    w = Workload(spec.argv, env=spec.env(capture=False), capture=False, grace=spec.grace)
+    try:
+        w.start()
+    except WorkloadError as exc:
+        raise TraceError(None, str(exc)) from None
+    interrupts = 0
+
+    def on_int(signum, frame) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            w.send_signal(signal.SIGINT)
+        else:
+            w.terminate()
+
+    def on_term(signum, frame) -> None:
+        w.terminate()
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig, handler in ((signal.SIGINT, on_int), (signal.SIGTERM, on_term),
+                             (signal.SIGHUP, on_term)):
+            old[sig] = signal.signal(sig, handler)
+    try:
+        w.wait()
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if w.running:
+            w.stop()
+    code = w.exit_code if w.exit_code is not None else 1
+    assert w.returncode is not None
+    try:
+        summary = live_summary(spec.root, spec.snapshot)
+        line = summary_line(describe_exit(w.returncode, w.elapsed), summary)
+    except Exception as exc:  # the summary must never hide the workload's exit code
+        line = (f"ttdash run: workload {describe_exit(w.returncode, w.elapsed)} · "
+                f"could not read {spec.root / '.logs'}: {type(exc).__name__}: {exc}")
+    finally:
+        spec.snapshot.close()
+    try:
+        sys.stdout.flush()
+        out.write(" ".join(line.split()) + "\n")
+        out.flush()
+    except (BrokenPipeError, OSError):
+        pass
+    return code
