@@ -175,3 +175,18 @@ def test_demo_once():
     assert not Path(out["dir"]).exists()  # the temp run is cleaned up
     r = run_cli("demo", "--ops", "0", "--once")
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+
+
+async def test_two_live_sources_are_not_counted_twice(tmp_path):
+    root = tmp_path / "p"
+    ops = generate_ops(60, seed=9)
+    log = live_log(root, ops, 0, 60)
+    (root / ".logs" / "ttdash_realtime_profile.csv").write_bytes(log.read_bytes())
+    app = watch_app(root, refresh=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.live.total_rows == 60
+                         and sum(screen.sources.ignored.values()) == 60)
+        await pilot.pause(0.3)
+        assert len(screen.query_one("OpTable").rows) == 60
+        assert "not counted twice" in str(screen.query_one("#status").render())

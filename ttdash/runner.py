@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .model.errors import TraceError
+from .model.live import LIVE_KEY, LiveSources  # noqa: F401  (LiveSources: re-exported)
 from .model.text import clean_text
 
 __all__ = [
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 #: Columns a live row needs (what LiveModel reads).
-LIVE_KEY = "DEVICE KERNEL DURATION [ns]"
 MAX_LINE_CHARS = 10_000
 MAX_BUFFERED_LINES = 20_000
 
@@ -423,60 +423,6 @@ class LogsSnapshot:
 def snapshot_logs(root: str | os.PathLike[str]) -> LogsSnapshot:
     """``root/.logs/*.csv`` before a run (their rows are not this run's)."""
     return LogsSnapshot(root)
-
-
-class LiveSources:
-    """Which live rows belong to this run's table.
-
-    * Rows already in a ``.logs`` file when the run started are left out (``stale``).
-    * One source feeds the table, the first that brings rows: the realtime hook's CSV and the
-      device profiler's ``cpp_device_perf_report.csv`` describe the same programs, and showing both
-      would count every op twice. Rows of the others are counted in ``ignored``.
-    """
-
-    def __init__(self, snapshot: LogsSnapshot | None = None) -> None:
-        self.snapshot = snapshot
-        self.chosen: Path | None = None
-        self.ignored: dict[Path, int] = {}
-        self.stale = 0
-
-    def filter(self, source: Path, header: list[str], rows: list[list[str]],
-               lines: list[int]) -> tuple[list[list[str]], list[int]]:
-        if LIVE_KEY not in (h.strip() for h in header):
-            return [], []
-        before = self.snapshot.lines_before(source) if self.snapshot is not None else None
-        if before:
-            keep = [i for i, ln in enumerate(lines) if ln > before]
-            if len(keep) < len(rows):
-                self.stale += len(rows) - len(keep)
-                rows, lines = [rows[i] for i in keep], [lines[i] for i in keep]
-        if not rows:
-            return [], []
-        if self.chosen is None:
-            self.chosen = source
-        elif source != self.chosen:
-            self.ignored[source] = self.ignored.get(source, 0) + len(rows)
-            return [], []
-        return rows, lines
-
-    def reset(self, source: Path) -> bool:
-        """``source`` was truncated or replaced; True when the table must start over."""
-        if self.snapshot is not None:
-            self.snapshot.forget(source)
-        if self.chosen is None or source == self.chosen:
-            return True
-        self.ignored.pop(source, None)
-        return False
-
-    def note(self) -> str:
-        """A short remark on left-out rows ("" when none)."""
-        bits = []
-        if self.chosen is not None and self.ignored:
-            others = ", ".join(f"{p.name} ({n:,} rows)" for p, n in self.ignored.items())
-            bits.append(f"showing {self.chosen.name}; not counted twice: {others}")
-        if self.stale:
-            bits.append(f"{self.stale:,} rows from before this run left out")
-        return " · ".join(bits)
 
 
 def live_summary(root: str | os.PathLike[str], snapshot: LogsSnapshot | None = None) -> dict:

@@ -11,7 +11,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Log, Static
 
-from ..live import RowsAppended, SourceReset
 from ..runner import (LiveSources, LogsSnapshot, RunSpec, Workload, WorkloadError,
                       snapshot_logs)
 from .app import TTDashApp, run_guarded
@@ -138,17 +137,8 @@ class RunScreen(WatchScreen):
         line.set_class(w.state == "failed" or (w.state == "exited" and w.exit_code != 0),
                        "-failed")
 
-    # ------------------------------------------------------------ live rows of this run only
-    def _apply(self, event) -> int:
-        if isinstance(event, RowsAppended):
-            lines = event.lines or list(range(event.first_line, event.first_line + len(event.rows)))
-            rows, lines = self.sources.filter(event.source, event.header, event.rows, lines)
-            if not rows:
-                return 0
-            return self.live.add_rows(event.source, event.header, rows, lines)
-        if isinstance(event, SourceReset) and not self.sources.reset(event.source):
-            return 0  # a source we do not show restarted: the table stays
-        return super()._apply(event)
+    # Live rows of this run only: WatchScreen._apply filters through self.sources, which this
+    # screen makes snapshot-aware (rows already in .logs before the run are left out).
 
     # ------------------------------------------------------------ keys
     def action_toggle_output(self) -> None:

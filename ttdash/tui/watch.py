@@ -25,7 +25,7 @@ from ..live import (ProfilerWatcher, ReportRemoved, ReportSeen, RowsAppended, So
 from ..model import Trace, Window
 from ..model.discover import find_reports, report_is_complete, resolve_profiler_dir
 from ..model.errors import TraceError
-from ..model.live import LiveModel
+from ..model.live import LiveModel, LiveSources
 from .app import TraceScreen, TTDashApp, run_guarded, summary_text
 from .widgets import plain
 
@@ -115,6 +115,7 @@ class WatchScreen(TraceScreen):
                  arch: str | None = None) -> None:
         self.root = root
         self.live = LiveModel(root, arch)
+        self.sources = LiveSources()
         self.arch = arch
         super().__init__(self.live.view(), protected=(root,))
         self.refresh_s = max(0.05, refresh)
@@ -192,10 +193,15 @@ class WatchScreen(TraceScreen):
 
     def _apply(self, event) -> int:
         if isinstance(event, RowsAppended):
-            return self.live.add_rows(event.source, event.header, event.rows,
-                                      event.lines or list(range(event.first_line,
-                                                                event.first_line + len(event.rows))))
+            lines = event.lines or list(range(event.first_line, event.first_line
+                                              + len(event.rows)))
+            # One live source feeds the table (the hook's CSV and cpp_device_perf_report.csv
+            # describe the same programs: both would count every op twice).
+            rows, lines = self.sources.filter(event.source, event.header, event.rows, lines)
+            return self.live.add_rows(event.source, event.header, rows, lines) if rows else 0
         if isinstance(event, SourceReset):
+            if not self.sources.reset(event.source):
+                return 0  # a source we do not show restarted: the table stays
             self.live.reset(event.source)
             self.watch_status = ("warning", f"{event.source.name} {event.reason}: live table "
                                  "restarted (device re-opened?)")
@@ -267,6 +273,9 @@ class WatchScreen(TraceScreen):
         if self.pending_new:
             bits.append(f"{self.pending_new:,} new ops")
         bits.append(message)
+        note = self.sources.note()
+        if note:
+            bits.append(note)
         self.status_extra = " · ".join(bits)
         super().update_status()
         status = self.query_one("#status", Static)
