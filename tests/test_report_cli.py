@@ -147,3 +147,19 @@ def test_markup_and_escapes_inert_in_outputs(tmp_path):
     assert rows[0]["op_code"].startswith("[bold red]x[/]")
     md = run("report", str(p), "-f", "markdown").stdout
     assert "\x1b" not in md
+
+
+def test_output_file_needs_force_to_overwrite(tmp_path):
+    f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
+    out = tmp_path / "r.csv"
+    assert run("report", f, "-f", "csv", "-o", str(out)).returncode == 0
+    assert out.read_text().count("\n") == 50  # header + 49 ops
+    out.write_text("keep")
+    r = run("report", f, "-f", "csv", "-o", str(out))
+    assert r.returncode == 2 and "--force" in r.stderr and out.read_text() == "keep"
+    assert run("report", f, "-f", "json", "-o", str(out), "--force").returncode == 0
+    assert json.loads(out.read_text())["totals"]["ops"] == 49
+    md = tmp_path / "d.md"
+    assert run("diff", f, f, "-o", str(md)).returncode == 0
+    assert md.read_text().startswith("## ttdash diff")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.md", "r.csv"]  # no temp files

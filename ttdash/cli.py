@@ -44,6 +44,26 @@ def _window_args(p: argparse.ArgumentParser) -> None:
                         "CCL ops averaged, others the slowest device)")
 
 
+def _output_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of "
+                   "stdout; refuses to replace an existing file without --force")
+    p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
+
+
+def write_output(args: argparse.Namespace, render) -> None:
+    """Run `render(stream)` into stdout, or into --output FILE written atomically."""
+    import io
+
+    from .report.export import write_atomic
+
+    if not getattr(args, "output", None):
+        render(sys.stdout)
+        return
+    buf = io.StringIO()
+    render(buf)
+    write_atomic(args.output, buf.getvalue(), force=args.force)
+
+
 def build_parser() -> Parser:
     p = Parser(prog="ttdash", description="Terminal dashboard for Tenstorrent profiler output "
                "(ops_perf_results CSVs and generated/profiler directories).",
@@ -61,6 +81,7 @@ def build_parser() -> Parser:
                    "not a terminal or NO_COLOR is set)")
     r.add_argument("--top", type=int, metavar="N", help="only the N ops with the largest share "
                    "of total time, largest first")
+    _output_args(r)
     _window_args(r)
 
     o = sub.add_parser("open", help="interactive view of one trace",
@@ -117,6 +138,7 @@ def build_parser() -> Parser:
     df.add_argument("--top", type=int, default=10, metavar="N", help="regressions and "
                     "improvements listed (default 10)")
     df.add_argument("--theme", help="theme name")
+    _output_args(df)
     _window_args(df)
 
     rn = sub.add_parser("run", help="run a workload with the device profiler on and watch it live",
@@ -180,8 +202,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.top is not None and args.top <= 0:
         raise TraceError(None, "--top must be a positive number")
     view = load_view(args.path, args)
-    color = (args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    render(view, args.format, sys.stdout, top=args.top, color=color)
+    color = (args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+             and not args.output)
+    write_output(args, lambda out: render(view, args.format, out, top=args.top, color=color))
     return EXIT_OK
 
 

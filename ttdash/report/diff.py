@@ -393,6 +393,8 @@ def run_diff(args: argparse.Namespace) -> int:
     top = args.top or 10
     metric = getattr(args, "metric", None) or "wall"
     fmt = args.format
+    if fmt in (None, "tui") and getattr(args, "output", None):
+        fmt = "markdown"  # --output without --format: the pull-request summary
     interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
     columns = "all" if interactive else "analysis"  # the TUI's details show every column
     baseline = load_view(args.baseline, args, columns=columns)
@@ -412,8 +414,12 @@ def run_diff(args: argparse.Namespace) -> int:
                     return rc
                 fmt = None
     if fmt is not None:
-        color = fmt == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        render_diff(result, fmt, sys.stdout, top=top, metric=metric, color=color)
+        from ..cli import write_output
+
+        color = (fmt == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+                 and not getattr(args, "output", None))
+        write_output(args, lambda out: render_diff(result, fmt, out, top=top, metric=metric,
+                                                   color=color))
         sys.stdout.flush()
     return gate(result, args.fail_above, metric)
 
