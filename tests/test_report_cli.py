@@ -163,3 +163,15 @@ def test_output_file_needs_force_to_overwrite(tmp_path):
     assert run("diff", f, f, "-o", str(md)).returncode == 0
     assert md.read_text().startswith("## ttdash diff")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.md", "r.csv"]  # no temp files
+
+
+def test_absurd_numbers_work_silently(tmp_path):
+    """1e300 / inf cells: the report works and nothing (no numpy warning) reaches stderr."""
+    p = tmp_path / "huge.csv"
+    p.write_text("OP CODE,OP TYPE,DEVICE ID,DEVICE KERNEL DURATION [ns],OP TO OP LATENCY [ns],"
+                 "DEVICE FW START CYCLE,DEVICE FW END CYCLE,DEVICE FW DURATION [ns]\n"
+                 "MatmulDeviceOperation,tt_dnn_device,0,1e300,inf,0,1e300,1e-300\n" + ROW.rstrip()
+                 + ",0,1000,1000\n")
+    r = run("report", str(p), "-f", "json", "--ignore-signposts")
+    assert r.returncode == 0 and r.stderr == ""
+    assert json.loads(r.stdout)["totals"]["ops"] == 2

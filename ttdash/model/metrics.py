@@ -219,7 +219,16 @@ SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLO
 
 
 def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
-    """Derived metrics for rows already in report order (after windowing and merging)."""
+    """Derived metrics for rows already in report order (after windowing and merging).
+
+    Overflow or invalid arithmetic on absurd cells (1e300, inf) gives inf/NaN, handled below;
+    numpy's warnings about it must not reach the user's stderr.
+    """
+    with np.errstate(all="ignore"):
+        return _analyze(rows, arch)
+
+
+def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     n = len(rows)
     op_code = text(rows, "OP CODE").fillna("")
     op_type = text(rows, "OP TYPE")

@@ -256,7 +256,7 @@ def infer_clock(df: pd.DataFrame) -> float | None:
     """Clock in MHz from (FW END - FW START cycles) * 1000 / FW DURATION [ns] (median)."""
     start, end = num(df, "DEVICE FW START CYCLE"), num(df, "DEVICE FW END CYCLE")
     dur = num(df, "DEVICE FW DURATION [ns]")
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(all="ignore"):  # absurd cells give inf/NaN, filtered just below
         mhz = (end - start) * 1000.0 / dur
     ok = np.isfinite(mhz) & (dur > 1000) & (mhz > 100) & (mhz < 5000)
     if not ok.any():
