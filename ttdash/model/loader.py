@@ -212,6 +212,7 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
         raise TraceError(path, "header only: the file has no data rows", line=2)
     df = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
+    pa.default_memory_pool().release_unused()  # parse buffers back to the OS before analysis
     _check_numeric(path, header, df)
     _shapes_to_numbers(df, keep_text=(columns == "all"))
     add_column(df, "ID", np.arange(2, len(df) + 2, dtype=np.int64), at=0)
