@@ -8,7 +8,6 @@ TraceError, printed by the CLI as one line).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
 import os
@@ -16,14 +15,12 @@ import sys
 from typing import TextIO
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from ..format import fmt_int, fmt_us, is_missing
 from ..model.diff import (STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult,
                           diff_traces)
 from ..model.errors import TraceError
-from .safe import md_cell, neutralise_series
+from .safe import md_cell, write_csv
 from .single import export_frame
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -182,21 +179,7 @@ def to_json(result: DiffResult, out: TextIO, metric: str = "wall", top: int = 10
 
 def to_csv(result: DiffResult, out: TextIO) -> None:
     fields = CSV_FIELDS + (("device",) if result.per_device else ())
-    frame = export_frame(result.pairs, fields)
-    for f in CSV_TEXT:
-        frame[f] = neutralise_series(frame[f])
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    binary = getattr(out, "buffer", None)
-    sink = binary if binary is not None else io.BytesIO()
-    if binary is not None:
-        out.flush()
-    with pacsv.CSVWriter(sink, table.schema) as writer:  # streamed: bounded memory
-        for batch in table.to_batches(max_chunksize=CHUNK):
-            writer.write_batch(batch)
-    if binary is None:
-        out.write(sink.getvalue().decode("utf-8"))
-    else:
-        binary.flush()
+    write_csv(export_frame(result.pairs, fields), CSV_TEXT, out, chunk=CHUNK)
 
 
 # ==================================================================== shared top lists

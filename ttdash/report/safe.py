@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import io
+from typing import TextIO
+
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -26,3 +31,25 @@ def md_cell(v: object) -> str:
     s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
     s = s.replace("`", "\\`").replace("\n", " ").replace("\r", " ")
     return str(neutralise_formula(s)) if s[:1] in "=+@" else s
+
+
+def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
+              chunk: int = 20_000) -> None:
+    """Write `frame` as CSV with its text columns formula-neutralised, streamed in chunks by
+    pyarrow (straight into the binary stream under `out` when there is one)."""
+    frame = frame.copy()
+    for f in text_columns:
+        if f in frame.columns:
+            frame[f] = neutralise_series(frame[f])
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    binary = getattr(out, "buffer", None)
+    sink = binary if binary is not None else io.BytesIO()
+    if binary is not None:
+        out.flush()
+    with pacsv.CSVWriter(sink, table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=chunk):
+            writer.write_batch(batch)
+    if binary is None:
+        out.write(sink.getvalue().decode("utf-8"))
+    else:
+        binary.flush()

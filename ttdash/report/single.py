@@ -8,12 +8,10 @@ import math
 from typing import TextIO
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from ..format import fmt_int, fmt_num, fmt_pct, fmt_us
 from ..model import View
-from .safe import md_cell, neutralise_series
+from .safe import md_cell, write_csv
 
 JSON_OP_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us",
                   "total_pct", "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound",
@@ -84,21 +82,8 @@ def to_json(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
 
 
 def to_csv(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
-    ops = export_frame(select(view, top, rows), CSV_FIELDS)
-    for f in ("op_code", "signpost", "op_type", "math_fidelity", "category", "size"):
-        ops[f] = neutralise_series(ops[f])
-    table = pa.Table.from_pandas(ops, preserve_index=False)
-    binary = getattr(out, "buffer", None)
-    sink = binary if binary is not None else io.BytesIO()
-    if binary is not None:
-        out.flush()
-    with pacsv.CSVWriter(sink, table.schema) as writer:  # streamed: bounded memory
-        for batch in table.to_batches(max_chunksize=20_000):
-            writer.write_batch(batch)
-    if binary is None:
-        out.write(sink.getvalue().decode("utf-8"))
-    else:
-        binary.flush()
+    write_csv(export_frame(select(view, top, rows), CSV_FIELDS),
+              ("op_code", "signpost", "op_type", "math_fidelity", "category", "size"), out)
 
 
 MD_COLUMNS = (("ID", "id"), ("Total %", "total_pct"), ("Bound", "bound"), ("Op code", "op_code"),
