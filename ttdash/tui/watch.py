@@ -136,15 +136,13 @@ class WatchScreen(TraceScreen):
         self._auto_ts: float | None = None
         self.baseline: Path | None = None
         self.candidate: Path | None = None
-        self.frames = 0  # UI refreshes that changed the table (for tests and benchmarks)
-        self.last_applied = 0.0  # time.monotonic() of the last table update
 
     # ------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:  # Textual runs TraceScreen.on_mount first (MRO dispatch)
         self.watcher = ProfilerWatcher(self.root, self._on_watch_event,
                                        poll_interval=self.poll)
         self.watcher.start()
-        self._show_status()
+        self.update_status()
 
     def on_unmount(self) -> None:
         if self.watcher is not None:
@@ -186,7 +184,7 @@ class WatchScreen(TraceScreen):
             self.watcher.resume_reading()
         if added:
             self._show_live(added)
-        self._show_status()
+        self.update_status()
         if not self.events.empty():
             self._wake_sent.set()
             self._schedule(self.refresh_s)
@@ -247,8 +245,6 @@ class WatchScreen(TraceScreen):
             if not self.follow:
                 self.pending_new += added
             self.set_view(view)
-        self.frames += 1
-        self.last_applied = time.monotonic()
 
     def update_header(self) -> None:
         if self.mode == "live":
@@ -259,9 +255,6 @@ class WatchScreen(TraceScreen):
             self.update_status()
         else:
             super().update_header()
-
-    def _show_status(self) -> None:
-        self.update_status()
 
     def update_status(self) -> None:
         level, message = self.watch_status
