@@ -18,15 +18,13 @@ simulate_run(Path(sys.argv[1]), n_ops=400, speed=8, seed=7)
 def test_watch_empty_dir_then_live_rows_then_report(tmp_path):
     root = tmp_path / "generated" / "profiler"  # does not exist yet
     with Tmux([ttdash_bin(), "watch", str(root), "--refresh", "0.2"], width=100, height=30) as t:
-        screen = t.wait_text("waiting")
-        assert "0 ops" in screen
+        t.wait_for(lambda s: "waiting" in s and "0 ops" in s)
         writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root)])
         try:
-            screen = t.wait_for(lambda s: "live: " in s and " ops/s" in s
-                                and "live: 0 ops" not in s, timeout=30)
-            assert "Operation" in screen  # live op rows on screen
-            screen = t.wait_text("report (L live", timeout=60)
-            assert "400 ops" in screen and "ops_perf_results_" in screen
+            t.wait_for(lambda s: "live: " in s and " ops/s" in s and "live: 0 ops" not in s
+                       and "Operation" in s, timeout=30)  # live op rows on screen
+            t.wait_for(lambda s: "report (L live" in s and "400 ops" in s
+                       and "ops_perf_results_" in s, timeout=60)
         finally:
             writer.wait(60)
         assert writer.returncode == 0

@@ -117,14 +117,12 @@ def test_diff_in_a_real_terminal(tmp_path):
     cand = slowed_copy(tmp_path, WH, [300], 2.0)
     with Tmux([ttdash_bin(), "diff", str(real_dir() / WH), str(cand)], width=100,
               height=30) as t:
-        screen = t.wait_text("regression ≥ 5%")
-        assert "1,872 ops" in screen and "+0.10%" in screen  # device time: one op 2x slower
+        # Device time +0.10%: one op 2x slower.
+        t.wait_for(lambda s: "regression ≥ 5%" in s and "1,872 ops" in s and "+0.10%" in s)
         t.send("n")
-        screen = t.wait_text("row 299/1,872")
-        assert "+100.0%" in screen
+        t.wait_for(lambda s: "row 299/1,872" in s and "+100.0%" in s)
         t.send("Enter")
-        screen = t.wait_text("B (candidate)")
-        assert "A (baseline)" in screen
+        t.wait_for(lambda s: "B (candidate)" in s and "A (baseline)" in s)
         t.send("Escape")
         t.wait_text("row 299/1,872")
         t.send("q")
