@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,12 @@ REPORT_FIXTURES = [
 @pytest.fixture
 def real() -> Path:
     return real_dir()
+
+
+async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
+    """Let a Textual app run until `predicate()` holds (watchers and workloads have threads)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.05)

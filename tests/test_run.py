@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_until
 from tmux import Tmux, ttdash_bin
 from ttdash.runner import (LiveSources, Workload, WorkloadError, clean_line, profiler_env,
                            snapshot_logs)
@@ -25,14 +25,6 @@ WORKLOAD = ROOT / "tests" / "workloads" / "sim_workload.py"
 SIZE = (110, 34)
 PY = sys.executable
 
-
-async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
-    """Let the app run until `predicate()` holds (the workload and watcher have threads)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.05)
 
 
 def wait_for(predicate, timeout: float = 20.0) -> None:

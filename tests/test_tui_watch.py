@@ -8,23 +8,14 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
-
+from conftest import wait_until
 from ttdash.sim import cpp_device_rows, generate_ops, simulate_run, write_cpp_device_csv
 from ttdash.tui.watch import RunsScreen, watch_app
 
 SIZE = (110, 32)
 
-
-async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
-    """Let the app run until `predicate()` holds (the watcher works on its own thread)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.05)
 
 
 def listing(root: Path) -> dict[str, tuple[int, int]]:
