@@ -20,12 +20,14 @@ def main() -> None:
     ap.add_argument("--skip-reference", action="store_true", help="do not run tt-perf-report")
     args = ap.parse_args()
     src = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
-    print("| rows | ttdash csv | ttdash json | tt-perf-report --csv --no-advice --no-summary | "
-          "tt-perf-report (default: table, advice, summary) | speed-up vs each |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| rows | ttdash table (default) | ttdash csv | ttdash json | tt-perf-report --csv "
+          "--no-advice --no-summary | tt-perf-report (default: table, advice, summary) | "
+          "speed-up of ttdash's table vs each |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for k in (int(x) for x in args.sizes.split(",")):
         trace = src if k == 1 else repeated_trace(src, k)
         rows = sum(1 for _ in open(trace, "rb")) - 1
+        table = measure([python(), "-m", "ttdash", "report", str(trace)])
         ours = measure([python(), "-m", "ttdash", "report", str(trace), "-f", "csv"])
         ours_json = measure([python(), "-m", "ttdash", "report", str(trace), "-f", "json"])
         if args.skip_reference:
@@ -37,8 +39,9 @@ def main() -> None:
             full = measure([python(), "-m", "tt_perf_report.perf_report", str(trace)])
             ref_s = f"{ref[0]:.2f} s, {ref[1]:.0f} MB"
             full_s = f"{full[0]:.2f} s, {full[1]:.0f} MB"
-            speed = f"{ref[0] / ours[0]:.0f}x / {full[0] / ours[0]:.0f}x"
-        print(f"| {rows:,} | {ours[0]:.2f} s, {ours[1]:.0f} MB | {ours_json[0]:.2f} s, "
+            speed = f"{ref[0] / table[0]:.0f}x / {full[0] / table[0]:.0f}x"
+        print(f"| {rows:,} | {table[0]:.2f} s, {table[1]:.0f} MB | {ours[0]:.2f} s, "
+              f"{ours[1]:.0f} MB | {ours_json[0]:.2f} s, "
               f"{ours_json[1]:.0f} MB | {ref_s} | {full_s} | {speed} |", flush=True)
 
 

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from conftest import real_dir
 from ttdash.model import Trace, Window
-from ttdash.model import diff as D
-from ttdash.model.diff import align_sequences, diff_traces
+from ttdash.model import align as D
+from ttdash.model.align import align_sequences
+from ttdash.model.diff import diff_traces
 from ttdash.model.loader import RawTable, read_ops_csv
 
 WH = "tt-perf-report__wh_clip_encoder_2.csv"
@@ -543,7 +544,8 @@ def test_cli_bad_input_exit_2_one_line(tmp_path, slowed_pair):
         ("diff", str(a), str(a), "--top", "0"),
         ("diff", str(a), str(a), "--signpost", "nonexistent"),
         ("diff", str(real_dir() / "tt-perf-report__bh_invalid_trace_decode_window.csv"),
-         str(real_dir() / "tt-perf-report__bh_invalid_trace_decode_window.csv"), "-f", "json"),
+         str(real_dir() / "tt-perf-report__bh_invalid_trace_decode_window.csv"), "-f", "json",
+         "--perf-report-window"),
         ("diff", str(a)),
     ]
     (tmp_path / "empty.csv").write_bytes(b"")
@@ -588,12 +590,12 @@ def test_default_format_opens_the_tui_on_a_terminal_else_falls_back(monkeypatch,
                                                                     slowed_pair):
     import types
 
-    from ttdash.cli import build_parser
-    from ttdash.report.diff import run_diff
+    from ttdash.cli import parse
+    from ttdash.commands.diff import diff as run_diff
 
     a, b, _ = slowed_pair
-    args = build_parser().parse_args(["diff", str(a), str(b), "--theme", "ttdash-light",
-                                      "--fail-above", "0", "--metric", "device"])
+    _, args = parse(["diff", str(a), str(b), "--theme", "ttdash-light", "--fail-above", "0",
+                     "--metric", "device"])
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     calls = []
     fake = types.ModuleType("ttdash.tui.diffview")
@@ -606,6 +608,124 @@ def test_default_format_opens_the_tui_on_a_terminal_else_falls_back(monkeypatch,
     assert out.out == "" and len(out.err.splitlines()) == 1
     # Without the TUI module: the table.
     monkeypatch.setitem(sys.modules, "ttdash.tui.diffview", None)  # import raises ImportError
-    args = build_parser().parse_args(["diff", str(a), str(b), "-f", "tui"])
+    _, args = parse(["diff", str(a), str(b), "-f", "tui"])
     assert run_diff(args) == 0
     assert "Totals" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ regression rule, display frame
+
+def _result_of(rows: list[dict]):
+    """A DiffResult around a hand-made pairs table (only `pairs` is filled in)."""
+    from ttdash.model.diff import PAIR_COLUMNS, DiffResult
+
+    pairs = pd.DataFrame([{c: row.get(c) for c in PAIR_COLUMNS} for row in rows])
+    for c in ("baseline_id", "candidate_id", "baseline_pos", "candidate_pos", "device"):
+        pairs[c] = pd.array(pairs[c].tolist(), dtype="Int64")
+    for c in ("baseline_us", "candidate_us", "delta_us", "delta_pct", "baseline_gap_us",
+              "candidate_gap_us", "noise_pct"):
+        pairs[c] = pairs[c].astype("float64")
+    pairs["within_noise"] = pd.array(pairs["within_noise"].tolist(), dtype="boolean")
+    pairs["moved"] = pairs["moved"].fillna(False).astype(bool)
+    return DiffResult(baseline=None, candidate=None, pairs=pairs, baseline_totals=None,
+                      candidate_totals=None, delta_pct={}, speedup={}, by_op_code=pd.DataFrame(),
+                      by_region=pd.DataFrame(), counts={}, top=10)
+
+
+def _pair(status: str, a_us: float | None, b_us: float | None, **kw) -> dict:
+    row = {"status": status, "op_code": kw.pop("op_code", "Op"), "baseline_us": a_us,
+           "candidate_us": b_us, "baseline_id": kw.pop("a_id", None),
+           "candidate_id": kw.pop("b_id", None)}
+    if status == "matched":
+        row["delta_us"] = b_us - a_us
+        row["delta_pct"] = (b_us - a_us) / a_us * 100 if a_us else None
+    else:
+        row["delta_us"] = b_us if status == "added" else -a_us
+    row["baseline_pos"] = None if row["baseline_id"] is None else row["baseline_id"] - 2
+    row["candidate_pos"] = None if row["candidate_id"] is None else row["candidate_id"] - 2
+    row.update(kw)
+    return row
+
+
+def test_regression_mask_and_the_top_list():
+    r = _result_of([
+        _pair("matched", 100, 120, a_id=2, b_id=2, within_noise=False),  # +20%
+        _pair("matched", 100, 150, a_id=3, b_id=4, moved=True),  # +50%, moved, noise unknown
+        _pair("matched", 100, 130, a_id=4, b_id=3, within_noise=True),  # +30%, within noise
+        _pair("removed", 100, None, a_id=5),
+        _pair("added", None, 7, b_id=5),
+        _pair("matched", 100, 104.9, a_id=6, b_id=6, within_noise=False),  # +4.9%
+        _pair("matched", 0, 3, a_id=7, b_id=7),  # no delta_pct
+        _pair("matched", 100, 60, a_id=8, b_id=8, within_noise=False),  # faster
+    ])
+    m = r.regression_mask(5.0)
+    assert isinstance(m, np.ndarray) and m.dtype == bool and m.shape == (8,)
+    assert m.tolist() == [True, True, False, False, True, False, False, False]
+    assert r.regression_mask(50.0).tolist() == [False, True, False, False, True, False, False,
+                                                False]
+    assert r.regression_mask(1e9).tolist() == [False] * 4 + [True] + [False] * 3  # added only
+    # Removed ops and ops without a delta_pct never count; faster ones only below 0.
+    assert r.regression_mask(-1e9).tolist() == [True, True, False, False, True, True, False,
+                                                True]
+    # The top list: matched, slower, not within noise, largest delta first, no added ops.
+    top = r.regressions(100)
+    assert top.index.tolist() == [1, 0, 5, 6]
+    assert set(top.index) >= set(np.flatnonzero(r.regression_mask(1e-9)
+                                                & (r.pairs["status"] == "matched").to_numpy()))
+    assert r.regressions(100, include_noise=True).index.tolist() == [1, 2, 0, 5, 6]
+    assert r.regressions(1).index.tolist() == [1]
+
+
+def test_regression_mask_on_a_real_diff_matches_noise_labels(tmp_path):
+    jitter = np.array([1.00, 0.96, 1.04, 0.97, 1.03, 1.00])
+    base = {"Matmul": 100_000 * jitter, "Softmax": 20_000 * jitter, "Add": 5_000 * jitter,
+            "Reshape": np.full(6, 8_000.0)}
+    cand = {"Matmul": base["Matmul"] * 1.02, "Softmax": base["Softmax"] * 1.40,
+            "Add": base["Add"] * 0.70, "Reshape": base["Reshape"] * 1.05,
+            "Probe": np.full(6, 3_000.0)}
+    _noise_csv(tmp_path / "a.csv", base)
+    _noise_csv(tmp_path / "b.csv", cand, names=("Matmul", "Softmax", "Probe", "Add", "Reshape"))
+    r = diff_traces(view(tmp_path / "a.csv", Window("all")), view(tmp_path / "b.csv",
+                                                                   Window("all")))
+    p = r.pairs
+    assert r.counts["added"] == 6 and r.counts["matched"] == 24
+
+    def codes(mask: np.ndarray) -> dict[str, int]:
+        return p.loc[mask, "op_code"].value_counts().to_dict()
+
+    assert codes(r.regression_mask(10.0)) == {"Softmax": 6, "Probe": 6}
+    assert codes(r.regression_mask(4.0)) == {"Softmax": 6, "Reshape": 6, "Probe": 6}
+    assert "Matmul" not in codes(r.regression_mask(0.0))  # +2% is within noise
+    matched = (p["status"] == "matched").to_numpy()
+    assert set(r.regressions(100).index) == set(p.index[r.regression_mask(1e-9) & matched])
+
+
+def test_display_frame_is_the_pairs_as_the_table_shows_them():
+    r = _result_of([
+        _pair("matched", 100, 120, a_id=2, b_id=2, within_noise=False, region="decode #1",
+              baseline_bound="DRAM", candidate_bound="DRAM", size="1x1x32x32"),
+        _pair("matched", 100, 150, a_id=3, b_id=4, moved=True, region="decode #1",
+              baseline_bound="FLOP", candidate_bound="SLOW"),
+        _pair("removed", 100, None, a_id=4, region="decode #2", baseline_bound="SLOW"),
+        _pair("added", None, 7, b_id=3, region=None),
+    ])
+    f = r.display_frame()
+    assert list(f.columns) == [
+        "id", "baseline_id", "candidate_id", "status", "op_code", "size", "baseline_us",
+        "candidate_us", "delta_us", "delta_pct", "delta_bar", "within_noise", "bounds",
+        "baseline_gap_us", "candidate_gap_us", "region", "region_label", "signpost",
+        "baseline_pos", "candidate_pos", "is_signpost"]
+    assert f.index.tolist() == [0, 1, 2, 3]
+    assert f["status"].tolist() == ["matched", "moved", "removed", "added"]
+    assert f["id"].tolist() == [2.0, 4.0, 4.0, 3.0]  # the candidate's id, else the baseline's
+    assert f["id"].dtype == "float64" and np.isnan(f["candidate_id"][2])
+    assert f["within_noise"].dtype == bool and f["within_noise"].tolist() == [False] * 4
+    assert f["bounds"].tolist() == ["DRAM", "FLOP→SLOW", "SLOW→", ""]
+    assert f["region"].tolist() == [1, 1, 2, 0]
+    assert f["region_label"].tolist() == ["decode #1", "decode #1", "decode #2", ""]
+    assert f["signpost"].tolist()[:3] == ["decode #1", "decode #1", "decode #2"]
+    assert pd.isna(f["signpost"][3])
+    assert f["size"].tolist() == ["1x1x32x32", "", "", ""]
+    assert np.array_equal(f["delta_bar"], f["delta_pct"], equal_nan=True)
+    assert not f["is_signpost"].any()
+    assert f["baseline_pos"].tolist()[:3] == [0.0, 1.0, 2.0] and np.isnan(f["baseline_pos"][3])

@@ -25,7 +25,8 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_json_shape():
-    r = run("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"), "--format", "json")
+    r = run("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"), "--format", "json",
+            "--perf-report-window")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert {"file", "arch", "clock_mhz", "devices", "signposts", "totals", "ops"} <= set(doc)
@@ -152,12 +153,13 @@ def test_markup_and_escapes_inert_in_outputs(tmp_path):
 def test_output_file_needs_force_to_overwrite(tmp_path):
     f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
     out = tmp_path / "r.csv"
-    assert run("report", f, "-f", "csv", "-o", str(out)).returncode == 0
+    assert run("report", f, "-f", "csv", "-o", str(out), "--perf-report-window").returncode == 0
     assert out.read_text().count("\n") == 50  # header + 49 ops
     out.write_text("keep")
-    r = run("report", f, "-f", "csv", "-o", str(out))
+    r = run("report", f, "-f", "csv", "-o", str(out), "--perf-report-window")
     assert r.returncode == 2 and "--force" in r.stderr and out.read_text() == "keep"
-    assert run("report", f, "-f", "json", "-o", str(out), "--force").returncode == 0
+    assert run("report", f, "-f", "json", "-o", str(out), "--force",
+               "--perf-report-window").returncode == 0
     assert json.loads(out.read_text())["totals"]["ops"] == 49
     md = tmp_path / "d.md"
     assert run("diff", f, f, "-o", str(md)).returncode == 0

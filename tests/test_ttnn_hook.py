@@ -142,7 +142,7 @@ def test_csv_is_tailed_into_live_model_with_device_time(load_ttnn, tmp_path):
     assert list(view.ops["op_code"][:2]) == ["matmul", "binary"]
 
     # ...and `ttdash watch` finds it among the live sources.
-    from ttdash.tui.watch import watch_state
+    from ttdash.commands.watch import watch_state
 
     state = watch_state(tmp_path)
     assert state["live"]["ops"] == 10 and str(path) in state["live"]["sources"]

@@ -6,11 +6,17 @@ Exit codes: 0 ok; 1 regression found by `diff --fail-above`; 2 bad input or usag
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
+from typing import TYPE_CHECKING
+
 from . import __version__
 from .model.errors import TraceError
+
+if TYPE_CHECKING:
+    from .commands.options import OutputOptions, WindowOptions
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -23,8 +29,58 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+# ------------------------------------------------------------------ argument types
+def _number(kind, text: str, what: str, ok) -> float:
+    try:
+        v = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if not (math.isfinite(v) and ok(v)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    return int(_number(int, text, "a positive whole number", lambda v: v > 0))
+
+
+def positive_float(text: str) -> float:
+    return _number(float, text, "a positive number", lambda v: v > 0)
+
+
+def non_negative_float(text: str) -> float:
+    return _number(float, text, "a number >= 0", lambda v: v >= 0)
+
+
+def finite_float(text: str) -> float:
+    return _number(float, text, "a finite number", lambda v: True)
+
+
+def ops_count(text: str) -> int:
+    return int(_number(int, text, f"a whole number from 1 to {MAX_DEMO_OPS:,}",
+                       lambda v: 0 < v <= MAX_DEMO_OPS))
+
+
+def device_count(text: str) -> int:
+    return int(_number(int, text, f"a whole number from 1 to {MAX_DEVICES}",
+                       lambda v: 0 < v <= MAX_DEVICES))
+
+
+def arch_name(text: str) -> str:
+    from .model.arch import get_arch
+
+    try:
+        return get_arch(text).name
+    except TraceError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+MAX_DEMO_OPS = 10_000_000
+MAX_DEVICES = 64
+
+
 def _window_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("window (which ops to analyse)")
+    g = p.add_argument_group("window (which ops to analyse; default: the whole trace)")
     g.add_argument("--signpost", metavar="NAME[#K]|N",
                    help="only the region after signpost NAME (its K-th occurrence, default 1st) "
                         "or after the N-th signpost, up to the next signpost")
@@ -32,14 +88,16 @@ def _window_args(p: argparse.ArgumentParser) -> None:
                    "(tt-perf-report's option)")
     g.add_argument("--end-signpost", metavar="B", help="ops before the first signpost named B "
                    "(its second occurrence when A == B)")
+    g.add_argument("--perf-report-window", action="store_true",
+                   help="tt-perf-report's default window: the ops after the first signpost "
+                        "named like the last signpost")
     g.add_argument("--ignore-signposts", action="store_true",
-                   help="analyse the whole file (default: like tt-perf-report, only the ops after "
-                        "the first signpost named like the last signpost)")
-    p.add_argument("--arch", metavar="ARCH",
+                   help="the whole trace (the default; kept for tt-perf-report's users)")
+    p.add_argument("--arch", metavar="ARCH", type=arch_name,
                    help="override the detected arch: grayskull_e75, grayskull_e150, wormhole_b0, "
                         "blackhole_p100, blackhole_p150 (or an alias: wormhole, blackhole, p100, "
                         "p150, e150, ...; add your own in ~/.config/ttdash/arches.toml)")
-    p.add_argument("--per-device", action="store_true",
+    p.add_argument("--per-device", "--no-merge-devices", action="store_true",
                    help="one row per device per op (default: merge devices like tt-perf-report: "
                         "CCL ops averaged, others the slowest device)")
 
@@ -48,20 +106,6 @@ def _output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of "
                    "stdout; refuses to replace an existing file without --force")
     p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
-
-
-def write_output(args: argparse.Namespace, render) -> None:
-    """Run `render(stream)` into stdout, or into --output FILE written atomically."""
-    import io
-
-    from .report.export import write_atomic
-
-    if not getattr(args, "output", None):
-        render(sys.stdout)
-        return
-    buf = io.StringIO()
-    render(buf)
-    write_atomic(args.output, buf.getvalue(), force=args.force)
 
 
 def build_parser() -> Parser:
@@ -79,8 +123,11 @@ def build_parser() -> Parser:
     r.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown"),
                    default="table", help="output format (default: table; plain when stdout is "
                    "not a terminal or NO_COLOR is set)")
-    r.add_argument("--top", type=int, metavar="N", help="only the N ops with the largest share "
-                   "of total time, largest first")
+    r.add_argument("--top", type=positive_int, metavar="N", help="only the N ops with the "
+                   "largest share of total time (or --rank-by), largest first")
+    r.add_argument("--rank-by", choices=("share", "device", "gap"), default="share",
+                   help="what --top ranks by: share of total time (default), device time, or "
+                        "op-to-op gap")
     _output_args(r)
     _window_args(r)
 
@@ -99,26 +146,26 @@ def build_parser() -> Parser:
     w.add_argument("dir", nargs="?", metavar="DIR", help="profiler directory (default: "
                    "$TT_METAL_PROFILER_DIR, $TT_METAL_HOME/generated/profiler, "
                    "./generated/profiler)")
-    w.add_argument("--poll", type=float, metavar="SECONDS", help="use polling every SECONDS "
+    w.add_argument("--poll", type=positive_float, metavar="SECONDS", help="use polling every SECONDS "
                    "instead of inotify (NFS and other filesystems without change events)")
-    w.add_argument("--refresh", type=float, default=0.5, metavar="SECONDS",
+    w.add_argument("--refresh", type=positive_float, default=0.5, metavar="SECONDS",
                    help="UI refresh interval (default 0.5)")
     w.add_argument("--once", action="store_true", help="print the current state and exit")
     w.add_argument("--format", "-f", choices=("json", "table"), default="json",
                    help="output of --once (default json)")
     w.add_argument("--theme", help="theme name")
-    w.add_argument("--arch", help="override the detected arch")
+    w.add_argument("--arch", type=arch_name, help="override the detected arch")
 
     d = sub.add_parser("demo", help="simulate a profiled run and watch it (no hardware needed)",
                        description="Write a realistic simulated profiler run (live .logs appends, "
                        "then the final report) into a temporary directory and watch it.")
-    d.add_argument("--ops", type=int, default=2000, metavar="N", help="ops in the run (default "
+    d.add_argument("--ops", type=ops_count, default=2000, metavar="N", help="ops in the run (default "
                    "2000)")
-    d.add_argument("--speed", type=float, default=1.0, metavar="X", help="speed-up factor "
+    d.add_argument("--speed", type=non_negative_float, default=1.0, metavar="X", help="speed-up factor "
                    "(default 1.0; 0 = as fast as possible)")
     d.add_argument("--dir", metavar="DIR", help="write the run here instead of a temp directory")
     d.add_argument("--arch", default="wormhole_b0", help="simulated arch (default wormhole_b0)")
-    d.add_argument("--devices", type=int, default=1, help="simulated devices (default 1)")
+    d.add_argument("--devices", type=device_count, default=1, help="simulated devices (default 1)")
     d.add_argument("--once", action="store_true", help="run the simulation without the UI and "
                    "print the final report summary (json)")
     d.add_argument("--theme", help="theme name")
@@ -131,11 +178,11 @@ def build_parser() -> Parser:
     df.add_argument("--format", "-f", choices=("tui", "table", "csv", "json", "markdown"),
                     default=None, help="output (default: the interactive view on a terminal, "
                     "table otherwise)")
-    df.add_argument("--fail-above", type=float, metavar="PCT", help="exit 1 when the candidate "
+    df.add_argument("--fail-above", type=finite_float, metavar="PCT", help="exit 1 when the candidate "
                     "is slower than the baseline by more than PCT percent")
     df.add_argument("--metric", choices=("device", "wall"), default="wall",
                     help="total compared by --fail-above (default wall = device + gaps)")
-    df.add_argument("--top", type=int, default=10, metavar="N", help="regressions and "
+    df.add_argument("--top", type=positive_int, default=10, metavar="N", help="regressions and "
                     "improvements listed (default 10)")
     df.add_argument("--theme", help="theme name")
     _output_args(df)
@@ -162,112 +209,96 @@ def build_parser() -> Parser:
     rn.add_argument("--no-tui", action="store_true", help="no interactive view: pass the "
                     "output through, then print a summary (the default when stdout is not a "
                     "terminal)")
-    rn.add_argument("--refresh", type=float, default=0.5, metavar="SECONDS",
+    rn.add_argument("--refresh", type=positive_float, default=0.5, metavar="SECONDS",
                     help="UI refresh interval (default 0.5)")
-    rn.add_argument("--poll", type=float, metavar="SECONDS", help="poll DIR every SECONDS "
+    rn.add_argument("--poll", type=positive_float, metavar="SECONDS", help="poll DIR every SECONDS "
                     "instead of inotify")
-    rn.add_argument("--grace", type=float, default=5.0, metavar="SECONDS", help="when stopping "
+    rn.add_argument("--grace", type=non_negative_float, default=5.0, metavar="SECONDS", help="when stopping "
                     "the workload, seconds between SIGTERM and SIGKILL (default 5)")
     rn.add_argument("--theme", help="theme name")
-    rn.add_argument("--arch", help="override the detected arch")
+    rn.add_argument("--arch", type=arch_name, help="override the detected arch")
     rn.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                     help="the workload, e.g. -- python model.py")
     return p
 
 
-def window_from(args: argparse.Namespace, trace, default: str = "default") -> "object":
-    from .model import Window
+# ------------------------------------------------------------------ argv -> typed options
+def _window(a: argparse.Namespace) -> "WindowOptions":
+    from .commands.options import WindowOptions
 
-    if args.signpost:
-        return Window("region", region=trace.find_signpost(args.signpost))
-    if args.start_signpost or args.end_signpost:
-        return Window("range", start=args.start_signpost, end=args.end_signpost)
-    if args.ignore_signposts:
-        return Window("all")
-    return Window(default)
+    return WindowOptions(signpost=a.signpost, start_signpost=a.start_signpost,
+                         end_signpost=a.end_signpost, perf_report_window=a.perf_report_window,
+                         per_device=a.per_device, arch=a.arch)
 
 
-def load_view(path: str, args: argparse.Namespace, columns: str = "analysis",
-              default_window: str = "default"):
-    from .model import Trace
-    from .model.discover import resolve_trace_path
+def _out(a: argparse.Namespace) -> "OutputOptions":
+    from .commands.options import OutputOptions
 
-    trace = Trace.load(resolve_trace_path(path), arch=args.arch, columns=columns)
-    return trace.view(window_from(args, trace, default_window), merge=not args.per_device)
+    return OutputOptions(output=a.output, force=a.force)
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from .report.single import render
+def options(a: argparse.Namespace):
+    """The typed options of the parsed command (what the commands take)."""
+    from .commands import options as o
 
-    if args.top is not None and args.top <= 0:
-        raise TraceError(None, "--top must be a positive number")
-    view = load_view(args.path, args)
-    color = (args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-             and not args.output)
-    write_output(args, lambda out: render(view, args.format, out, top=args.top, color=color))
-    return EXIT_OK
+    if a.command == "report":
+        return o.ReportOptions(path=a.path, format=a.format, top=a.top, rank_by=a.rank_by,
+                               window=_window(a), out=_out(a))
+    if a.command == "open":
+        return o.OpenOptions(path=a.path, theme=a.theme, window=_window(a))
+    if a.command == "diff":
+        return o.DiffOptions(baseline=a.baseline, candidate=a.candidate, format=a.format,
+                             fail_above=a.fail_above, metric=a.metric, top=a.top, theme=a.theme,
+                             window=_window(a), out=_out(a))
+    if a.command == "watch":
+        return o.WatchOptions(dir=a.dir, poll=a.poll, refresh=a.refresh, once=a.once,
+                              format=a.format, theme=a.theme, arch=a.arch)
+    if a.command == "demo":
+        from pathlib import Path
 
-
-def cmd_open(args: argparse.Namespace) -> int:
-    from .tui.app import run_open
-
-    # Interactive: the whole trace by default (signposts are navigable rows), unlike `report`.
-    view = load_view(args.path, args, columns="all", default_window="all")
-    return run_open(view, theme=args.theme)
-
-
-def cmd_watch(args: argparse.Namespace) -> int:
-    from .tui.watch import run_watch
-
-    return run_watch(args)
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from .tui.watch import run_demo
-
-    return run_demo(args)
+        return o.DemoOptions(ops=a.ops, speed=a.speed, dir=Path(a.dir) if a.dir else None,
+                             arch=a.arch, devices=a.devices, once=a.once, theme=a.theme)
+    if a.command == "run":
+        return o.RunOptions(cmd=tuple(a.cmd or ()), dir=a.dir, mid_run_dump=a.mid_run_dump,
+                            no_tui=a.no_tui, refresh=a.refresh, poll=a.poll, grace=a.grace,
+                            theme=a.theme, arch=a.arch)
+    raise ValueError(a.command)
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
-    from .report.diff import run_diff
-
-    return run_diff(args)
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from .runner import prepare_run, run_plain
-
-    spec = prepare_run(args)
-    if args.poll is not None and args.poll <= 0:
-        raise TraceError(None, "--poll must be a positive number of seconds")
-    if args.no_tui or not sys.stdout.isatty():
-        return run_plain(spec)
-    from .tui.run import run_tui
-
-    return run_tui(spec, refresh=args.refresh, poll=args.poll, theme=args.theme)
+def parse(argv: list[str] | None = None):
+    """argv -> (command name, typed options); usage errors exit 2 with one line."""
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    if not a.command:
+        return None, None
+    return a.command, options(a)
 
 
-COMMANDS = {"report": cmd_report, "open": cmd_open, "watch": cmd_watch, "demo": cmd_demo,
-            "diff": cmd_diff, "run": cmd_run}
+def _command(name: str):
+    from .commands import diff, report, run, watch
+
+    return {"report": report.report, "open": report.open_trace, "watch": watch.watch,
+            "demo": watch.demo, "diff": diff.diff, "run": run.run}[name]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
+    name, opts = parse(argv)
+    if name is None:
+        build_parser().print_help()
         return EXIT_BAD_INPUT
     try:
-        return COMMANDS[args.command](args)
+        return _command(name)(opts)
     except TraceError as exc:
         sys.stderr.write(f"ttdash: {exc.oneline()}\n")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # `ttdash report ... | head`: the reader went away; not an error of ours.
+        # `ttdash report ... | head`: the reader went away; not an error of ours. Point stdout
+        # at /dev/null (read-only use of it) so the interpreter's final flush cannot fail too.
         try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
             pass
         return EXIT_OK

@@ -6,7 +6,12 @@ import math
 
 
 def is_missing(v: object) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+    """None, NaN, or pandas' NA/NaT (shown as a blank, never as "<NA>")."""
+    if v is None:
+        return True
+    if isinstance(v, float):
+        return math.isnan(v)
+    return type(v).__name__ in ("NAType", "NaTType")
 
 
 def _float(v: object) -> float | None:

@@ -2,8 +2,8 @@
 
 Process management only (no Textual): the profiler environment, the child process in its own
 session and process group, its output read by threads and handed over through a queue, stopping it
-(SIGTERM to the group, SIGKILL after a grace period), and the `--no-tui` mode with its one-line
-summary. The interactive view is ``ttdash.tui.run``.
+(SIGTERM to the group, SIGKILL after a grace period). The command (`--no-tui` and its summary) is
+``ttdash.commands.run``; the interactive view is ``ttdash.tui.run``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from .model.text import clean_text
 
 __all__ = [
     "Exited", "LiveSources", "LogsSnapshot", "OutputLine", "RunSpec", "Workload", "WorkloadError",
-    "check_command", "clean_line", "describe_exit", "live_summary", "prepare_run",
-    "profiler_env", "run_plain", "snapshot_logs",
+    "check_command", "clean_line", "describe_exit", "profiler_env", "snapshot_logs",
 ]
 
 #: Columns a live row needs (what LiveModel reads).
@@ -425,55 +424,6 @@ def snapshot_logs(root: str | os.PathLike[str]) -> LogsSnapshot:
     return LogsSnapshot(root)
 
 
-def live_summary(root: str | os.PathLike[str], snapshot: LogsSnapshot | None = None) -> dict:
-    """The live rows this run left in ``root/.logs``, per source (each read on its own)."""
-    from .live.tailer import CsvTailer
-    from .model.live import LiveModel
-
-    root = Path(root)
-    logs = root / ".logs"
-    sources = []
-    paths = sorted(logs.glob("*.csv")) if logs.is_dir() else []
-    for path in paths:
-        if path.name.startswith("profile_log_device"):
-            continue
-        pick = LiveSources(snapshot)
-        live = LiveModel(root)
-        with CsvTailer(path) as tailer:
-            while True:
-                res = tailer.poll()
-                if res.header and res.rows:
-                    rows, lines = pick.filter(path, res.header, res.rows, res.lines)
-                    if rows:
-                        live.add_rows(path, res.header, rows, lines)
-                if not res.more:
-                    break
-        if live.total_rows:
-            tot = live.view().totals()
-            sources.append({"path": str(path), "rows": int(live.total_rows), "ops": tot["ops"],
-                            "device_time_us": tot["device_time_us"],
-                            "op_to_op_us": tot["op_to_op_us"]})
-    best = max(sources, key=lambda s: s["ops"], default=None)
-    return {"root": str(root), "sources": sources, "best": best}
-
-
-def summary_line(exited: str, summary: dict) -> str:
-    from .format import fmt_us
-
-    best = summary["best"]
-    if best is None:
-        live = (f"no live rows in {Path(summary['root']) / '.logs'} (device profiler off, or no "
-                "device opened?)")
-    else:
-        live = (f"{best['ops']:,} ops, device time {fmt_us(best['device_time_us'])}, gaps "
-                f"{fmt_us(best['op_to_op_us'])} (live rows of {Path(best['path']).name})")
-        others = [s for s in summary["sources"] if s is not best]
-        if others:
-            live += "; also " + ", ".join(f"{Path(s['path']).name}: {s['ops']:,} ops"
-                                          for s in others)
-    return f"ttdash run: workload {exited} · {live} · {summary['root']}"
-
-
 # --------------------------------------------------------------------------- the command
 @dataclass
 class RunSpec:
@@ -486,80 +436,3 @@ class RunSpec:
 
     def env(self, *, capture: bool) -> dict[str, str]:
         return profiler_env(self.root, mid_run_dump=self.mid_run_dump, unbuffered=capture)
-
-
-def prepare_run(args) -> RunSpec:
-    """Check `ttdash run`'s arguments (TraceError: a one-line usage error, exit 2)."""
-    from .model.discover import resolve_profiler_dir
-
-    argv = list(args.cmd or [])
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    grace = getattr(args, "grace", 5.0)
-    if grace is not None and grace < 0:
-        raise TraceError(None, "--grace must be 0 or more seconds")
-    refresh = getattr(args, "refresh", 0.5)
-    if refresh is not None and refresh <= 0:
-        raise TraceError(None, "--refresh must be a positive number of seconds")
-    root = resolve_profiler_dir(args.dir).expanduser().absolute()
-    try:
-        check_command(argv)
-    except WorkloadError as exc:
-        raise TraceError(None, str(exc)) from None
-    return RunSpec(argv=argv, root=root, mid_run_dump=bool(args.mid_run_dump),
-                   grace=5.0 if grace is None else grace, arch=getattr(args, "arch", None))
-
-
-def run_plain(spec: RunSpec, out=None) -> int:
-    """`--no-tui`: the workload shares our terminal; then a one-line summary (stderr).
-    Returns the workload's exit code. ctrl+c is passed on to it (SIGINT to its group); a second
-    ctrl+c, SIGTERM or SIGHUP stop it (SIGTERM, then SIGKILL after the grace period)."""
-    out = sys.stderr if out is None else out
-    spec.snapshot = snapshot_logs(spec.root)
-    w = Workload(spec.argv, env=spec.env(capture=False), capture=False, grace=spec.grace)
-    try:
-        w.start()
-    except WorkloadError as exc:
-        raise TraceError(None, str(exc)) from None
-    interrupts = 0
-
-    def on_int(signum, frame) -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
-            w.send_signal(signal.SIGINT)
-        else:
-            w.terminate()
-
-    def on_term(signum, frame) -> None:
-        w.terminate()
-
-    old = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig, handler in ((signal.SIGINT, on_int), (signal.SIGTERM, on_term),
-                             (signal.SIGHUP, on_term)):
-            old[sig] = signal.signal(sig, handler)
-    try:
-        w.wait()
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-        if w.running:
-            w.stop()
-    code = w.exit_code if w.exit_code is not None else 1
-    assert w.returncode is not None
-    try:
-        summary = live_summary(spec.root, spec.snapshot)
-        line = summary_line(describe_exit(w.returncode, w.elapsed), summary)
-    except Exception as exc:  # the summary must never hide the workload's exit code
-        line = (f"ttdash run: workload {describe_exit(w.returncode, w.elapsed)} · "
-                f"could not read {spec.root / '.logs'}: {type(exc).__name__}: {exc}")
-    finally:
-        spec.snapshot.close()
-    try:
-        sys.stdout.flush()
-        out.write(" ".join(line.split()) + "\n")
-        out.flush()
-    except (BrokenPipeError, OSError):
-        pass
-    return code

@@ -4,6 +4,7 @@ from ..model.discover import RunInfo, find_reports, report_is_complete, resolve_
 from .tailer import CsvTailer, TailResult
 from .watcher import (
     LIVE_LOG_NAME,
+    ROOT_DELETED,
     ProfilerWatcher,
     ReportRemoved,
     ReportSeen,
@@ -15,6 +16,7 @@ from .watcher import (
 
 __all__ = [
     "LIVE_LOG_NAME",
+    "ROOT_DELETED",
     "CsvTailer",
     "ProfilerWatcher",
     "ReportRemoved",

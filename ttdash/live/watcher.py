@@ -5,6 +5,9 @@ of file-system events costs one pass. The worker also runs on a timer as a safet
 events, network file systems). ``on_event`` is called from the worker thread only.
 
 The watcher never writes under the watched root: files are opened read-only, nothing is created.
+
+Size: one class, the watcher's state machine (root lifecycle, logs, reports, observer fallback),
+whose state is guarded together by its worker thread; split, it would spread that state over files.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from ..model.discover import RunInfo, find_reports, report_is_complete
+from ..model.live import is_live_header
 from .tailer import CsvTailer
 
 __all__ = [
@@ -48,13 +52,15 @@ __all__ = [
     "Status",
     "WatchEvent",
     "LIVE_LOG_NAME",
+    "ROOT_DELETED",
 ]
 
 log = logging.getLogger(__name__)
 
 LIVE_LOG_NAME = "cpp_device_perf_report.csv"
+#: SourceReset.reason when the whole watched directory went away.
+ROOT_DELETED = "root directory deleted"
 _LOGS_DIR = ".logs"
-_TAIL_KEY_COLUMNS = ("GLOBAL CALL COUNT", "DEVICE ID")
 _EVENT_FILTER: list[type[FileSystemEvent]] = [
     FileCreatedEvent,
     FileModifiedEvent,
@@ -426,7 +432,7 @@ class ProfilerWatcher:
         if self._root_ident is not None:
             self._root_ident = None
             self._emit(Status("warning", f"{self.root} was deleted; waiting for it to appear"))
-            self._drop_everything("root directory deleted")
+            self._drop_everything(ROOT_DELETED)
             self._waiting_reported = True
         elif not self._waiting_reported:
             self._emit(Status("warning", f"waiting for {self.root} to appear"))
@@ -453,7 +459,7 @@ class ProfilerWatcher:
 
     # ----------------------------------------------------------------- logs
     def _discover_logs(self) -> None:
-        """Tail every ``.logs/*.csv`` whose header names GLOBAL CALL COUNT or DEVICE ID."""
+        """Tail every ``.logs/*.csv`` that is a live source (``is_live_header``)."""
         logs = self.root / _LOGS_DIR
         try:
             with os.scandir(logs) as it:
@@ -481,7 +487,7 @@ class ProfilerWatcher:
             header = _read_header(path)
             if header is None:
                 continue  # header not complete yet: look again next pass
-            if any(col.strip() in _TAIL_KEY_COLUMNS for col in header):
+            if is_live_header(header):
                 self._sources[path] = _Source(CsvTailer(path), permanent=False)
             else:
                 self._ignored_logs[path] = (st.st_ino, st.st_size)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import math
 import re
 
+from .columns import GAP_LIMIT_US
+
+__all__ = ["GAP_LIMIT_US", "advise", "fidelity_verdict"]
+
 MANTISSA = {"FLOAT32": 23, "BFLOAT16": 8, "BFLOAT8_B": 7, "BFLOAT4_B": 3}
 INTEGER_TYPES = {"UINT8", "UINT16", "INT32", "UINT32"}
-GAP_LIMIT_US = 6.5
 
 
 def fidelity_verdict(in0: object, in1: object, out: object, fidelity: object) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from ..paths import config_dir
 from .errors import TraceError
 
 if sys.version_info >= (3, 11):
@@ -72,14 +73,15 @@ def _build(name: str, e: dict, source: str) -> ArchSpec:
         )
     except KeyError as exc:
         raise TraceError(source, f"[{name}] lacks {exc.args[0]}") from None
+    except (TypeError, ValueError, IndexError) as exc:  # e.g. grid = 5, worker_cores = "x"
+        raise TraceError(source, f"[{name}]: a value has the wrong type ({exc})") from None
 
 
 def user_arch_file() -> Path | None:
     env = os.environ.get("TTDASH_ARCHES")
     if env:
         return Path(env)
-    home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    p = home / "ttdash" / "arches.toml"
+    p = config_dir() / "arches.toml"
     return p if p.is_file() else None
 
 
@@ -93,7 +95,7 @@ def _registry(user_file: str | None) -> dict[str, ArchSpec]:
                 table = _parse_table(tomllib.load(fh), user_file, table)
         except OSError as exc:
             raise TraceError(user_file, exc.strerror or str(exc)) from None
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise TraceError(user_file, f"invalid TOML: {exc}") from None
     return {name: _build(name, e, user_file or "arches.toml") for name, e in table.items()}
 

@@ -5,39 +5,15 @@ Pure pandas/numpy (never imports Textual). Entry point: :func:`diff_traces`.
 Alignment
 ---------
 The op sequences (signposts excluded) are aligned as sequences, never by row index, so added,
-removed, fused and locally reordered ops and traces of different lengths are handled.
+removed, fused and locally reordered ops and traces of different lengths are handled. The
+engine is :func:`ttdash.model.align.align_sequences` (numpy only; its docstring has the steps:
+regions, prefix/suffix trimming, exact weighted LCS for small segments, anchors for large ones,
+polish, moves). This module turns the two op tables into its integer inputs:
 
-1. **Regions.** When both views have signposts, the runs of ops between signposts are keyed by
-   (signpost name, occurrence) and the two run sequences are aligned; each paired region becomes
-   one segment aligned on its own, and the ops of unpaired regions lying between two pairs form
-   one more segment. Otherwise the whole window is one segment.
-2. **Ops.** Every op gets an integer *signature* id (op code + each input's W/Z/Y/X + each input's
-   dtype; the values are factorised by pandas over both traces) and an *op code* id. A segment is
-   aligned by, in order:
-
-   a. trimming the common prefix and suffix of signatures (numpy, O(n));
-   b. when it is small (``la * lb <= DP_CELLS``): an exact weighted longest common subsequence,
-      computed row by row with numpy; a pair with the same signature scores ``SIG_WEIGHT``, a pair
-      with only the same op code scores 1 (the op-code fallback for ops whose shapes changed);
-   c. otherwise anchors, then the gaps between anchors recursively (1-by-1 gaps vectorised).
-      Candidate pairs come from two generators: (i) for ids occurring equally often on both
-      sides, the k-th occurrence in A with the k-th in B (repeated layers align in order);
-      (ii) each op of A with the op of B of the same id nearest to where it is expected: first
-      with ids of KGRAM consecutive ops (a layer's k-grams recur once per layer, so drift does
-      not confuse them) along the segment's diagonal, then with single ids along the line
-      through the best anchors so far (robust when scattered edits change every id's count).
-      A longest increasing subsequence (patience sorting, O(k log k)) keeps the largest
-      consistent subset of each candidate set. Signatures are tried before op codes; the
-      largest set wins, and a signature set covering half of the shorter side is taken at once.
-
-   Work: O((n + m) log(n + m)) for the anchoring plus the bounded DP inside small gaps; no
-   O(n * m) step over a whole trace.
-3. **Polish.** Around every imperfection (a gap, an op-code-only match), a window of
-   ``POLISH_WINDOW`` matched ops on each side is re-solved with the exact DP of (b) and the
-   better answer kept: an anchor inside a run of identical ops may sit one op off.
-4. **Moves.** A leftover removed op and a leftover added op with the same signature, within
-   ``MOVE_WINDOW`` positions of where the alignment around them puts it, are paired and marked
-   ``moved`` (locally reordered ops, e.g. two adjacent ops swapped).
+* *signature* ids: op code + each input's W/Z/Y/X + each input's dtype, factorised by pandas
+  over both traces; *op code* ids for the fallback when shapes changed;
+* *region* ids, when both views have signposts: the runs of ops between signposts keyed by
+  (signpost name, occurrence), so a paired region is aligned on its own.
 
 Multi-device: the given views are compared as they are. When a view is per-device (not merged)
 and holds several devices, each device's ops are aligned separately (devices paired by id).
@@ -75,25 +51,20 @@ growing KV cache) counts as spread.
 
 from __future__ import annotations
 
-import bisect
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+# The aligner lived here before ttdash.model.align; its public names stay importable from here.
+from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .errors import TraceError
 from .trace import View
 
 STATUS_MATCHED, STATUS_ADDED, STATUS_REMOVED = "matched", "added", "removed"
 MATCH_SIGNATURE, MATCH_OP_CODE = "signature", "op_code"
 
-SIG_WEIGHT = 3  # a same-signature pair is worth three same-op-code-only pairs in the small DP
-DP_CELLS = 2_000_000  # exact weighted LCS below this many cells (la * lb)
-KGRAM = 3  # ops of context in the first-round ids of the nearest pairing
-REFINE_ROUNDS = 3  # re-pairings guided by the anchors found so far
-POLISH_WINDOW = 16  # matched ops of context re-solved on each side of an imperfection
-MOVE_WINDOW = 8  # positions around the expected place where a moved op is looked for
 NOISE_MIN_SAMPLES = 3  # iterations needed for a spread estimate
 NOISE_K = 2.0  # threshold in combined robust sigmas
 NOISE_MAX_SIGMA = 0.25  # above this, the "iterations" do different work: no estimate
@@ -109,470 +80,6 @@ PAIR_COLUMNS = (
 )
 GROUP_COLUMNS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
                  "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
-
-
-# ==================================================================== alignment on int arrays
-
-@dataclass
-class Alignment:
-    """Matched positions of two sequences: ``a[i]`` pairs with ``b[i]``.
-
-    Sorted by ``a``; ``b`` increases too except for ``moved`` pairs.
-    """
-
-    a: np.ndarray
-    b: np.ndarray
-    moved: np.ndarray
-
-    @property
-    def size(self) -> int:
-        return int(len(self.a))
-
-
-def _lis(x: np.ndarray) -> np.ndarray:
-    """Indices of one longest strictly increasing subsequence of ``x`` (patience sorting)."""
-    n = len(x)
-    if n < 2 or bool(np.all(x[1:] > x[:-1])):
-        return np.arange(n)
-    vals = x.tolist()
-    tails: list[int] = []  # smallest tail value of an increasing run of each length
-    tail_idx: list[int] = []
-    prev = [-1] * n
-    for i, v in enumerate(vals):
-        k = bisect.bisect_left(tails, v)
-        if k == len(tails):
-            tails.append(v)
-            tail_idx.append(i)
-        else:
-            tails[k] = v
-            tail_idx[k] = i
-        prev[i] = tail_idx[k - 1] if k else -1
-    out = []
-    i = tail_idx[-1]
-    while i >= 0:
-        out.append(i)
-        i = prev[i]
-    return np.array(out[::-1], dtype=np.int64)
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(s, s + l) for each (s, l), vectorised."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offs = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    return offs + np.arange(total)
-
-
-def _occurrence_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate anchors: for each value occurring equally often on both sides, its k-th
-    occurrence in ``a`` with its k-th occurrence in ``b``. Sorted by position in ``a``."""
-    sa = np.argsort(a, kind="stable")
-    sb = np.argsort(b, kind="stable")
-    ka, start_a, ca = np.unique(a[sa], return_index=True, return_counts=True)
-    kb, start_b, cb = np.unique(b[sb], return_index=True, return_counts=True)
-    _, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
-    keep = ca[ia] == cb[ib]
-    ia, ib = ia[keep], ib[keep]
-    if not len(ia):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    pa = sa[_ranges(start_a[ia], ca[ia])]
-    pb = sb[_ranges(start_b[ib], cb[ib])]
-    order = np.argsort(pa, kind="stable")
-    return pa[order], pb[order]
-
-
-def _nearest_pairs(a: np.ndarray, b: np.ndarray, guide: tuple[np.ndarray, np.ndarray] | None
-                   = None) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate anchors: each op of ``a`` with the op of ``b`` of the same value nearest to
-    where it is expected: on the segment's diagonal, or interpolated through ``guide`` pairs."""
-    la, lb = len(a), len(b)
-    sb = np.argsort(b, kind="stable")
-    bv = b[sb]
-    key_b = bv.astype(np.float64) * (lb + 1) + sb
-    if guide is not None and len(guide[0]) >= 2:
-        expected = np.interp(np.arange(la), guide[0], guide[1])
-    else:
-        expected = np.arange(la) * (lb / la)
-    key_a = a.astype(np.float64) * (lb + 1) + expected
-    lo = np.searchsorted(bv, a, side="left")
-    hi = np.searchsorted(bv, a, side="right")
-    has = hi > lo
-    k = np.clip(np.searchsorted(key_b, key_a), lo, np.maximum(hi - 1, lo))
-    prev = np.maximum(k - 1, lo)
-    kk = np.minimum(k, len(sb) - 1)
-    pp = np.minimum(prev, len(sb) - 1)
-    d_next = np.abs(sb[kk] - expected)
-    d_prev = np.abs(sb[pp] - expected)
-    pick = np.where(d_prev < d_next, pp, kk)
-    pa = np.flatnonzero(has)
-    return pa, sb[pick[has]]
-
-
-class _Aligner:
-    """Aligns segments of two sequences given signature ids and op-code ids (int arrays)."""
-
-    def __init__(self, a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray,
-                 b_code: np.ndarray) -> None:
-        self.a_sig, self.b_sig = a_sig, b_sig
-        self.a_code, self.b_code = a_code, b_code
-        self._kgrams: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.out_a: list[np.ndarray] = []
-        self.out_b: list[np.ndarray] = []
-
-    # ------------------------------------------------------------ driver
-    def run(self, segments: list[tuple[int, int, int, int]]) -> None:
-        stack = [s for s in reversed(segments) if s[1] > s[0] and s[3] > s[2]]
-        while stack:
-            a0, a1, b0, b1 = stack.pop()
-            a0, a1, b0, b1 = self._trim(a0, a1, b0, b1)
-            la, lb = a1 - a0, b1 - b0
-            if la == 0 or lb == 0:
-                continue
-            if la * lb <= DP_CELLS:
-                self._dp(a0, a1, b0, b1)
-                continue
-            pa, pb = self._anchors(a0, a1, b0, b1)
-            if not len(pa):
-                continue
-            self._emit(pa + a0, pb + b0)
-            stack.extend(reversed(self._gaps(pa + a0, pb + b0, a0, a1, b0, b1)))
-
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.out_a:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        a = np.concatenate(self.out_a).astype(np.int64)
-        b = np.concatenate(self.out_b).astype(np.int64)
-        order = np.argsort(a, kind="stable")
-        return a[order], b[order]
-
-    def _emit(self, a: np.ndarray, b: np.ndarray) -> None:
-        if len(a):
-            self.out_a.append(np.asarray(a, dtype=np.int64))
-            self.out_b.append(np.asarray(b, dtype=np.int64))
-
-    # ------------------------------------------------------------ steps
-    def _trim(self, a0: int, a1: int, b0: int, b1: int) -> tuple[int, int, int, int]:
-        """Match the common prefix and suffix of signatures; return what is left."""
-        n = min(a1 - a0, b1 - b0)
-        if n == 0:
-            return a0, a1, b0, b1
-        eq = self.a_sig[a0:a0 + n] == self.b_sig[b0:b0 + n]
-        pre = n if bool(eq.all()) else int(np.argmin(eq))
-        if pre:
-            self._emit(np.arange(a0, a0 + pre), np.arange(b0, b0 + pre))
-            a0, b0, n = a0 + pre, b0 + pre, n - pre
-        if n:
-            eq = self.a_sig[a1 - n:a1][::-1] == self.b_sig[b1 - n:b1][::-1]
-            suf = n if bool(eq.all()) else int(np.argmin(eq))
-            if suf:
-                self._emit(np.arange(a1 - suf, a1), np.arange(b1 - suf, b1))
-                a1, b1 = a1 - suf, b1 - suf
-        return a0, a1, b0, b1
-
-    def _kgram(self, level: str) -> tuple[np.ndarray, np.ndarray]:
-        """Ids of the KGRAM consecutive ids starting at each op (computed once per level)."""
-        if level not in self._kgrams:
-            a, b = (self.a_sig, self.b_sig) if level == "sig" else (self.a_code, self.b_code)
-            self._kgrams[level] = kgram_ids(a, b, KGRAM)
-        return self._kgrams[level]
-
-    def _anchors(self, a0: int, a1: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
-        """Consistent anchor pairs (segment-local positions) for a large segment.
-
-        For signatures, then op codes: occurrence pairs of equally frequent ids; if they cover
-        less than half of the shorter side, nearest-to-the-diagonal pairs of k-gram ids (a
-        repeated layer's k-grams recur only once per layer, so drift rarely confuses them),
-        then up to REFINE_ROUNDS re-pairings of single ids guided by the best anchors so far.
-        Each candidate set is thinned to a longest increasing subsequence; the largest wins.
-        """
-        empty = np.zeros(0, np.int64)
-        best: tuple[np.ndarray, np.ndarray] = (empty, empty)
-        enough = min(a1 - a0, b1 - b0) // 2
-
-        def consider(pa: np.ndarray, pb: np.ndarray) -> bool:
-            nonlocal best
-            if len(pa) <= len(best[0]):
-                return False
-            keep = _lis(pb)
-            if len(keep) <= len(best[0]):
-                return False
-            best = (pa[keep], pb[keep])
-            return True
-
-        for level, ids_a, ids_b in (("sig", self.a_sig, self.b_sig),
-                                    ("code", self.a_code, self.b_code)):
-            xa, xb = ids_a[a0:a1], ids_b[b0:b1]
-            consider(*_occurrence_pairs(xa, xb))
-            if len(best[0]) >= enough:
-                break
-            ka, kb = self._kgram(level)
-            consider(*_nearest_pairs(ka[a0:a1], kb[b0:b1]))
-            for _ in range(REFINE_ROUNDS):
-                if not consider(*_nearest_pairs(xa, xb, best)):
-                    break
-            if len(best[0]) >= enough:
-                break
-        return best
-
-    def _gaps(self, pa: np.ndarray, pb: np.ndarray, a0: int, a1: int, b0: int,
-              b1: int) -> list[tuple[int, int, int, int]]:
-        """The gaps between anchors where both sides have ops; 1-by-1 gaps matched here."""
-        ga0 = np.concatenate([[a0], pa + 1])
-        ga1 = np.concatenate([pa, [a1]])
-        gb0 = np.concatenate([[b0], pb + 1])
-        gb1 = np.concatenate([pb, [b1]])
-        la, lb = ga1 - ga0, gb1 - gb0
-        one = (la == 1) & (lb == 1)
-        if one.any():
-            same = self.a_code[ga0[one]] == self.b_code[gb0[one]]
-            self._emit(ga0[one][same], gb0[one][same])
-        rest = (la > 0) & (lb > 0) & ~one
-        return list(zip(ga0[rest].tolist(), ga1[rest].tolist(), gb0[rest].tolist(),
-                        gb1[rest].tolist()))
-
-    def _dp(self, a0: int, a1: int, b0: int, b1: int) -> None:
-        ia, ib, _ = weighted_lcs(self.a_sig[a0:a1], self.a_code[a0:a1], self.b_sig[b0:b1],
-                                 self.b_code[b0:b1])
-        self._emit(ia + a0, ib + b0)
-
-    # ------------------------------------------------------------ polish
-    def polish(self, ma: np.ndarray, mb: np.ndarray,
-               segments: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """Re-solve, with the exact DP, a window of POLISH_WINDOW matched ops on each side of
-        every imperfection (a gap, an op-code-only match) and keep the better answer.
-
-        Anchors are fixed once chosen; inside runs of identical ops an anchor can sit one op
-        off, costing a same-signature match. Windows never cross a segment's edges.
-        """
-        if not len(ma):
-            return ma, mb
-        keep = np.ones(len(ma), dtype=bool)
-        add_a: list[np.ndarray] = []
-        add_b: list[np.ndarray] = []
-        starts = np.searchsorted(ma, [s[0] for s in segments])
-        ends = np.searchsorted(ma, [s[1] for s in segments])
-        for (a0, a1, b0, b1), i0, i1 in zip(segments, starts.tolist(), ends.tolist()):
-            # The segment's matches with sentinels at its edges.
-            ea = np.concatenate([[a0 - 1], ma[i0:i1], [a1]])
-            eb = np.concatenate([[b0 - 1], mb[i0:i1], [b1]])
-            w = np.zeros(len(ea), dtype=np.int64)
-            inner = slice(1, len(ea) - 1)
-            same = self.a_sig[ea[inner]] == self.b_sig[eb[inner]]
-            w[inner] = np.where(same, SIG_WEIGHT, 1)
-            gap = np.flatnonzero((np.diff(ea) > 1) | (np.diff(eb) > 1))  # between k and k+1
-            weak = np.flatnonzero(w[inner] != SIG_WEIGHT) + 1
-            if not len(gap) and not len(weak):
-                continue
-            lo = np.concatenate([gap - POLISH_WINDOW + 1, weak - POLISH_WINDOW])
-            hi = np.concatenate([gap + POLISH_WINDOW, weak + POLISH_WINDOW])
-            lo, hi = np.clip(lo, 0, len(ea) - 1), np.clip(hi, 0, len(ea) - 1)
-            order = np.argsort(lo, kind="stable")
-            lo, hi = lo[order], hi[order]
-            reach = np.maximum.accumulate(hi)
-            new = np.concatenate([[True], lo[1:] >= reach[:-1]])  # interiors do not overlap
-            glo = lo[new]
-            ghi = np.maximum.reduceat(hi, np.flatnonzero(new))
-            cum = np.concatenate([[0], np.cumsum(w)])
-            for lo_k, h in zip(glo.tolist(), ghi.tolist()):
-                ra0, ra1 = int(ea[lo_k]) + 1, int(ea[h])
-                rb0, rb1 = int(eb[lo_k]) + 1, int(eb[h])
-                if (ra1 - ra0) * (rb1 - rb0) > DP_CELLS or ra1 <= ra0 or rb1 <= rb0:
-                    continue
-                current = int(cum[h] - cum[lo_k + 1])  # matches strictly inside (lo_k, h)
-                ia, ib, score = weighted_lcs(self.a_sig[ra0:ra1], self.a_code[ra0:ra1],
-                                             self.b_sig[rb0:rb1], self.b_code[rb0:rb1])
-                if score > current:
-                    keep[i0 + lo_k:i0 + h - 1] = False  # ea index k = match index i0 + k - 1
-                    add_a.append(ia + ra0)
-                    add_b.append(ib + rb0)
-        if not add_a:
-            return ma, mb
-        ma = np.concatenate([ma[keep], *add_a])
-        mb = np.concatenate([mb[keep], *add_b])
-        order = np.argsort(ma, kind="stable")
-        return ma[order], mb[order]
-
-
-def weighted_lcs(asig: np.ndarray, acode: np.ndarray, bsig: np.ndarray, bcode: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Exact weighted LCS: pairs need the same op code; the same signature scores SIG_WEIGHT,
-    the op code alone 1. Returns matched positions (increasing) and the score. O(n * m) cells,
-    one numpy pass per row of A: for small segments only.
-
-    Computed on the reversed sequences so that the traceback, which keeps the first match it
-    can, prefers early positions: among equally good alignments, the k-th repeated op of A goes
-    with the k-th of B, as the prefix trimming and the anchors do.
-    """
-    n, m = len(asig), len(bsig)
-    empty = np.zeros(0, np.int64)
-    if n == 0 or m == 0:
-        return empty, empty, 0
-    if n == 1 or m == 1:  # one op on one side: its best partner, first on ties
-        if n == 1:
-            hits = np.flatnonzero(bcode == acode[0])
-            if not len(hits):
-                return empty, empty, 0
-            best = int(hits[np.argmax(bsig[hits] == asig[0])])
-            return np.array([0]), np.array([best]), SIG_WEIGHT if bsig[best] == asig[0] else 1
-        hits = np.flatnonzero(acode == bcode[0])
-        if not len(hits):
-            return empty, empty, 0
-        best = int(hits[np.argmax(asig[hits] == bsig[0])])
-        return np.array([best]), np.array([0]), SIG_WEIGHT if asig[best] == bsig[0] else 1
-    rs, rc = asig[::-1], acode[::-1]
-    qs, qc = bsig[::-1], bcode[::-1]
-    score = np.zeros((n + 1, m + 1), dtype=np.int32)
-    hit_cache: dict[int, np.ndarray] = {}
-    w_cache: dict[tuple[int, int], np.ndarray] = {}
-    rc_l, rs_l = rc.tolist(), rs.tolist()
-    for i in range(n):
-        c, sg = rc_l[i], rs_l[i]
-        hits = hit_cache.get(c)
-        if hits is None:
-            hits = hit_cache[c] = np.flatnonzero(qc == c)
-        prev, row = score[i], score[i + 1]
-        row[:] = prev
-        if len(hits):
-            w = w_cache.get((c, sg))
-            if w is None:
-                w = w_cache[(c, sg)] = np.where(qs[hits] == sg, SIG_WEIGHT, 1).astype(np.int32)
-            row[hits + 1] = np.maximum(prev[hits + 1], prev[hits] + w)
-            np.maximum.accumulate(row, out=row)
-    # Traceback from the end: a diagonal step when it explains the score, else up, else left.
-    qc_l, qs_l = qc.tolist(), qs.tolist()
-    out_a, out_b = [], []
-    i, j = n, m
-    while i > 0 and j > 0:
-        v = score.item(i, j)
-        if v == 0:
-            break
-        if rc_l[i - 1] == qc_l[j - 1]:
-            w = SIG_WEIGHT if rs_l[i - 1] == qs_l[j - 1] else 1
-            if v == score.item(i - 1, j - 1) + w:
-                out_a.append(n - i)  # reversed position i - 1 is n - i in A
-                out_b.append(m - j)
-                i, j = i - 1, j - 1
-                continue
-        if v == score.item(i - 1, j):
-            i -= 1
-        else:
-            j -= 1
-    return (np.array(out_a, dtype=np.int64), np.array(out_b, dtype=np.int64),
-            int(score.item(n, m)))
-
-
-def kgram_ids(a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Ids of the k consecutive ids starting at each position (shared id space for a and b).
-
-    The last k - 1 positions of each side use a shorter window (padded with a sentinel)."""
-    cols = []
-    for s in range(k):
-        pa = np.concatenate([a[s:], np.full(min(s, len(a)), -1, np.int64)])
-        pb = np.concatenate([b[s:], np.full(min(s, len(b)), -1, np.int64)])
-        cols.append(np.concatenate([pa, pb]))
-    ids = _factorize_rows(cols)
-    return ids[:len(a)], ids[len(a):]
-
-
-def _segment_ids(segments: list[tuple[int, int, int, int]], la: int, lb: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per op, the index of its segment (-1 / -2 for ops of A / B outside every segment)."""
-    sa, sb = np.full(la, -1, np.int64), np.full(lb, -2, np.int64)
-    for k, (a0, a1, b0, b1) in enumerate(segments):
-        sa[a0:a1] = k
-        sb[b0:b1] = k
-    return sa, sb
-
-
-def _find_moves(a_sig: np.ndarray, b_sig: np.ndarray, ma: np.ndarray, mb: np.ndarray,
-                a_seg: np.ndarray, b_seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pair leftover removed/added ops of one signature close to where the alignment puts them
-    (inside one segment: a move never crosses a signpost region boundary)."""
-    la, lb = len(a_sig), len(b_sig)
-    rem = np.setdiff1d(np.arange(la), ma, assume_unique=True)
-    add = np.setdiff1d(np.arange(lb), mb, assume_unique=True)
-    if not len(rem) or not len(add):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if len(ma):
-        k = np.searchsorted(ma, rem) - 1  # last match before each removed op
-        expected = np.where(k >= 0, mb[np.maximum(k, 0)] + (rem - ma[np.maximum(k, 0)]), rem)
-    else:
-        expected = rem
-    key_a = _factorize_rows([np.concatenate([a_sig[rem], b_sig[add]]),
-                             np.concatenate([a_seg[rem], b_seg[add]])])
-    left = pd.DataFrame({"key": key_a[:len(rem)], "expected": expected.astype(np.int64),
-                         "a": rem})
-    right = pd.DataFrame({"key": key_a[len(rem):], "pos": add.astype(np.int64)})
-    left = left.sort_values("expected", kind="stable")
-    right = right.sort_values("pos", kind="stable")
-    m = pd.merge_asof(left, right, left_on="expected", right_on="pos", by="key",
-                      tolerance=MOVE_WINDOW, direction="nearest")
-    m = m.dropna(subset=["pos"])
-    m = m.drop_duplicates(subset=["pos"], keep="first")
-    return m["a"].to_numpy(np.int64), m["pos"].to_numpy(np.int64)
-
-
-def align_sequences(a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray | None = None,
-                    b_code: np.ndarray | None = None, a_region: np.ndarray | None = None,
-                    b_region: np.ndarray | None = None, moves: bool = True) -> Alignment:
-    """Align two op sequences given as integer ids.
-
-    ``a_sig``/``b_sig``: signature ids (equal ids = same op); ``a_code``/``b_code``: coarser op
-    code ids for the fallback (default: the signatures); ``a_region``/``b_region``: region key ids
-    (equal ids = the same signpost region on both sides; default: no region anchoring).
-    """
-    a_sig = np.asarray(a_sig, dtype=np.int64)
-    b_sig = np.asarray(b_sig, dtype=np.int64)
-    a_code = a_sig if a_code is None else np.asarray(a_code, dtype=np.int64)
-    b_code = b_sig if b_code is None else np.asarray(b_code, dtype=np.int64)
-    la, lb = len(a_sig), len(b_sig)
-    segments = [(0, la, 0, lb)]
-    if a_region is not None and b_region is not None and la and lb:
-        segments = _region_segments(np.asarray(a_region, np.int64), np.asarray(b_region, np.int64))
-    aligner = _Aligner(a_sig, b_sig, a_code, b_code)
-    aligner.run(segments)
-    ma, mb = aligner.result()
-    ma, mb = aligner.polish(ma, mb, segments)
-    moved = np.zeros(len(ma), dtype=bool)
-    if moves:
-        a_seg, b_seg = _segment_ids(segments, la, lb)
-        xa, xb = _find_moves(a_sig, b_sig, ma, mb, a_seg, b_seg)
-        if len(xa):
-            ma = np.concatenate([ma, xa])
-            mb = np.concatenate([mb, xb])
-            moved = np.concatenate([moved, np.ones(len(xa), dtype=bool)])
-            order = np.argsort(ma, kind="stable")
-            ma, mb, moved = ma[order], mb[order], moved[order]
-    return Alignment(ma, mb, moved)
-
-
-def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Run starts, ends and keys of a key array."""
-    if not len(keys):
-        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
-    change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    starts = np.concatenate([[0], change])
-    ends = np.concatenate([change, [len(keys)]])
-    return starts, ends, keys[starts]
-
-
-def _region_segments(a_region: np.ndarray, b_region: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Segments from paired region runs and the stretches between pairs."""
-    sa, ea, ka = _runs(a_region)
-    sb, eb, kb = _runs(b_region)
-    runs = _Aligner(ka, kb, ka, kb)
-    runs.run([(0, len(ka), 0, len(kb))])
-    ra, rb = runs.result()
-    segments: list[tuple[int, int, int, int]] = []
-    pa_end, pb_end = 0, 0
-    for i, j in zip(ra.tolist(), rb.tolist()):
-        if sa[i] > pa_end and sb[j] > pb_end:
-            segments.append((pa_end, int(sa[i]), pb_end, int(sb[j])))
-        segments.append((int(sa[i]), int(ea[i]), int(sb[j]), int(eb[j])))
-        pa_end, pb_end = int(ea[i]), int(eb[j])
-    segments.append((pa_end, len(a_region), pb_end, len(b_region)))
-    return segments
 
 
 # ==================================================================== op signatures
@@ -774,17 +281,50 @@ class DiffResult:
     seconds: dict[str, float] = field(default_factory=dict)  # signatures, align, frame
     top: int = 10
 
-    # ------------------------------------------------------------ top lists
+    # ------------------------------------------------------------ regressions and top lists
+    def _matched_mask(self, include_noise: bool = False) -> np.ndarray:
+        """Per row of ``pairs``: a matched pair (moved ones included), and, unless
+        ``include_noise``, not labelled within noise (an unknown label counts as not within)."""
+        p = self.pairs
+        mask = (p["status"] == STATUS_MATCHED).to_numpy(dtype=bool)
+        if not include_noise:
+            mask = mask & ~p["within_noise"].fillna(False).to_numpy(dtype=bool)
+        return mask
+
+    def regression_mask(self, threshold_pct: float) -> np.ndarray:
+        """The definition of "a regression above a threshold": a bool array over ``pairs`` rows.
+
+        True for
+          * matched pairs (moved ones included) with ``delta_pct >= threshold_pct`` that are not
+            within noise (``within_noise`` False or unknown), and
+          * added ops (only in the candidate: new device time), whatever the threshold.
+
+        Removed ops and matched pairs without a ``delta_pct`` (baseline time 0 or missing) are
+        never regressions. This is what the diff screen's next/previous-regression keys step
+        through.
+        """
+        with np.errstate(invalid="ignore"):
+            slower = self.pairs["delta_pct"].to_numpy(dtype="float64") >= threshold_pct
+        added = (self.pairs["status"] == STATUS_ADDED).to_numpy(dtype=bool)
+        return (self._matched_mask() & slower) | added
+
     def regressions(self, n: int | None = None, include_noise: bool = False) -> pd.DataFrame:
-        """Matched ops that got slower, largest delta first (ops within noise left out)."""
-        p = self._matched(include_noise)
-        p = p[p["delta_us"] > 0]
+        """The top regressions: matched ops that got slower (``delta_us > 0``), not within noise
+        (unless ``include_noise``), largest ``delta_us`` first; ``n`` rows (default ``top``).
+
+        Relative to :meth:`regression_mask`: the same matched, not-within-noise pairs, with no
+        percentage threshold (any slowdown counts; every matched row of ``regression_mask(t)``
+        for a ``t > 0`` is in the full list), ranked by absolute time, and without added ops
+        (see :meth:`added`).
+        """
+        p = self.pairs
+        p = p[self._matched_mask(include_noise) & (p["delta_us"] > 0).to_numpy(dtype=bool)]
         return p.sort_values("delta_us", ascending=False, kind="stable").head(n or self.top)
 
     def improvements(self, n: int | None = None, include_noise: bool = False) -> pd.DataFrame:
         """Matched ops that got faster, largest gain first (ops within noise left out)."""
-        p = self._matched(include_noise)
-        p = p[p["delta_us"] < 0]
+        p = self.pairs
+        p = p[self._matched_mask(include_noise) & (p["delta_us"] < 0).to_numpy(dtype=bool)]
         return p.sort_values("delta_us", ascending=True, kind="stable").head(n or self.top)
 
     def added(self, n: int | None = None) -> pd.DataFrame:
@@ -807,11 +347,51 @@ class DiffResult:
     def top_improvements(self) -> pd.DataFrame:
         return self.improvements()
 
-    def _matched(self, include_noise: bool) -> pd.DataFrame:
-        p = self.pairs[self.pairs["status"] == STATUS_MATCHED]
-        if not include_noise:
-            p = p[~p["within_noise"].fillna(False).astype(bool)]
-        return p
+    # ------------------------------------------------------------ display
+    def display_frame(self) -> pd.DataFrame:
+        """The pairs as the diff table shows them, with the columns the shared op-table widgets
+        expect: ``id`` (candidate id, else baseline id), ``status`` ("moved" for moved matched
+        pairs), ``bounds`` ("A→B" when the bound changed), ``delta_bar``, ``within_noise``
+        (unknown = False), ``region`` (1-based region number, 0 for none), ``region_label``,
+        ``signpost``, ``is_signpost`` (all False) and the pair columns; ids and positions as
+        float64 (NaN = none).
+        """
+        p = self.pairs.reset_index(drop=True)
+        codes, _ = pd.factorize(p["region"].astype(object).where(p["region"].notna(), None),
+                                use_na_sentinel=True)
+        region = np.where(codes >= 0, codes + 1, 0)
+        ba = p["baseline_bound"].astype(object).where(p["baseline_bound"].notna(), "")
+        bb = p["candidate_bound"].astype(object).where(p["candidate_bound"].notna(), "")
+        bounds = np.where((ba == "") & (bb == ""), "",
+                          np.where(ba == bb, ba, ba.astype(str) + "→" + bb.astype(str)))
+        status = p["status"].astype(object).to_numpy()
+        status = np.where(p["moved"].to_numpy(dtype=bool) & (status == STATUS_MATCHED), "moved",
+                          status)
+        return pd.DataFrame({
+            "id": p["candidate_id"].fillna(p["baseline_id"]).astype("float64").to_numpy(),
+            "baseline_id": p["baseline_id"].astype("float64").to_numpy(),
+            "candidate_id": p["candidate_id"].astype("float64").to_numpy(),
+            "status": pd.Series(status, dtype=object),
+            "op_code": pd.Series(p["op_code"].astype(object).to_numpy(), dtype=object),
+            "size": pd.Series(p["size"].astype(object).where(p["size"].notna(), "").to_numpy(),
+                              dtype=object),
+            "baseline_us": p["baseline_us"].to_numpy(dtype="float64"),
+            "candidate_us": p["candidate_us"].to_numpy(dtype="float64"),
+            "delta_us": p["delta_us"].to_numpy(dtype="float64"),
+            "delta_pct": p["delta_pct"].to_numpy(dtype="float64"),
+            "delta_bar": p["delta_pct"].to_numpy(dtype="float64"),
+            "within_noise": p["within_noise"].fillna(False).to_numpy(dtype=bool),
+            "bounds": pd.Series(bounds, dtype=object),
+            "baseline_gap_us": p["baseline_gap_us"].to_numpy(dtype="float64"),
+            "candidate_gap_us": p["candidate_gap_us"].to_numpy(dtype="float64"),
+            "region": region,
+            "region_label": pd.Series(p["region"].astype(object).where(p["region"].notna(), "")
+                                      .to_numpy(), dtype=object),
+            "signpost": pd.Series(p["region"].astype(object).to_numpy(), dtype=object),
+            "baseline_pos": p["baseline_pos"].astype("float64").to_numpy(),
+            "candidate_pos": p["candidate_pos"].astype("float64").to_numpy(),
+            "is_signpost": np.zeros(len(p), dtype=bool),
+        })
 
     # ------------------------------------------------------------ verdict
     def slower_pct(self, metric: str = "wall") -> float | None:

@@ -225,6 +225,16 @@ def _empty_ops() -> pd.DataFrame:
 
 
 LIVE_KEY = "DEVICE KERNEL DURATION [ns]"
+#: A `.logs/*.csv` is tailed when its header names one of these (profile_log_device.csv does not).
+TAIL_KEY_COLUMNS = ("GLOBAL CALL COUNT", "DEVICE ID")
+
+
+def is_live_header(header: list[str]) -> bool:
+    """The one rule for which `.logs/*.csv` is a live source of ops: a header with a device
+    kernel duration and a call count or device id (cpp_device_perf_report.csv, the realtime
+    hook's CSV); other logs (profile_log_device.csv, ...) are not."""
+    names = {h.strip() for h in header}
+    return LIVE_KEY in names and any(k in names for k in TAIL_KEY_COLUMNS)
 
 
 class LiveSources:
@@ -244,7 +254,7 @@ class LiveSources:
 
     def filter(self, source: Path, header: list[str], rows: list[list[str]],
                lines: list[int]) -> tuple[list[list[str]], list[int]]:
-        if LIVE_KEY not in (h.strip() for h in header):
+        if not is_live_header(header):
             return [], []
         before = self.snapshot.lines_before(source) if self.snapshot is not None else None
         if before:

@@ -6,6 +6,7 @@ device-merged. Output: a DataFrame with one row per input row and the derived co
 
 from __future__ import annotations
 
+import re
 import sys
 from functools import lru_cache
 from importlib import resources
@@ -211,8 +212,8 @@ OUTPUT_COLUMNS = (
     "device_time_us", "op_to_op_us", "total_pct", "cores", "available_cores", "dram_gbps",
     "dram_pct", "flops", "flops_pct", "bound", "math_fidelity", "fidelity_desc", "category",
     "size", "analysis", "is_signpost", "is_host", "corrupt", "dram_sharded", "io_dram_gbps",
-    "io_dram_pct", "in0_dtype", "in1_dtype", "out_dtype", "in0_memory", "raw_kernel_ns",
-    "pm_ideal_ns",
+    "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
+    "in0_memory", "raw_kernel_ns", "pm_ideal_ns",
 )
 
 SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
@@ -319,18 +320,7 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     bound[is_host & ~is_matmul] = "HOST"
 
     # --- beyond tt-perf-report: DRAM traffic estimate for every op with shapes
-    io_bytes = np.zeros(n)
-    any_tensor = np.zeros(n, dtype=bool)
-    for t in tensor_names(rows):
-        v = vol[t] if t in vol else (tensor_dim(rows, t, "W") * tensor_dim(rows, t, "Z")
-                                     * tensor_dim(rows, t, "Y") * tensor_dim(rows, t, "X"))
-        in_dram = contains(text(rows, f"{t}_MEMORY"), "DRAM") & ~np.isnan(v)
-        io_bytes += np.where(in_dram, v * dtype_bytes(text(rows, f"{t}_DATATYPE")), 0.0)
-        any_tensor |= ~np.isnan(v)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        io_gbps = np.where(any_tensor & (io_bytes > 0) & ~np.isnan(dur_s) & ~is_signpost,
-                           io_bytes / dur_s / 1e9, np.nan)
-    io_pct = io_gbps / arch.dram_gbps * 100
+    io_gbps, io_pct, io_capped, io_basis = _io_dram(rows, op_code, dur_s, is_signpost, arch)
 
     size = _size_strings(is_matmul & all_dims, is_conv, M, K, N, W * Z, rows, wh, ww)
     analysis = np.where(is_matmul, "full", np.where(is_conv, "flops_only", "none"))
@@ -364,6 +354,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "dram_sharded": dram_sharded,
         "io_dram_gbps": io_gbps,
         "io_dram_pct": io_pct,
+        "io_dram_capped": io_capped,
+        "io_dram_basis": text_column(io_basis),
         "in0_dtype": text_column(interned(dts["INPUT_0"])),
         "in1_dtype": text_column(interned(dts["INPUT_1"])),
         "out_dtype": text_column(interned(dts["OUTPUT_0"])),
@@ -372,6 +364,137 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "pm_ideal_ns": num(rows, "PM IDEAL [ns]"),
     })
     return out
+
+
+# ---------------------------------------------------------------- DRAM traffic (ttdash's own)
+#
+# io_dram_gbps / io_dram_pct: an ESTIMATE of the bytes an op moves to and from DRAM over its device
+# time, against the arch's DRAM peak. Not tt-perf-report's DRAM figure (dram_gbps / dram_pct, matmuls
+# only, left exactly as tt-perf-report computes it).
+#
+# Bytes counted (io_dram_basis says which rule applied):
+# - only tensors whose buffer is DRAM (`DEV_<n>_DRAM_*` in INPUT_n/OUTPUT_n_MEMORY); L1 tensors
+#   are never counted; padded sizes; block floats at their real tile size (BFLOAT8_B 1088 B per
+#   1024 elements, BFLOAT4_B 576, BFLOAT2_B 320), other dtypes as tt-perf-report sizes them;
+# - "whole": every DRAM tensor counted whole, once (inputs read, outputs written);
+# - "read_part" (Slice, PaddedSlice, InterleavedToShardedPartial, ...): the op reads only the part
+#   of INPUT_0 it outputs, so INPUT_0 counts as min(its elements, OUTPUT_0's elements);
+# - "write_part" (SliceWrite, ShardedToInterleavedPartial): INPUT_0 is written into a region of a
+#   destination tensor that is both INPUT_1 and OUTPUT_0; the destination counts once, as
+#   min(its elements, INPUT_0's elements);
+# - "gather" (Embeddings): only the table rows gathered are read: INPUT_1 counts as
+#   min(its elements, OUTPUT_0's elements);
+# - "cache_update" (UpdateCache, PagedUpdateCache, (Paged)FillCache, UpdateKVCache): the cache
+#   (INPUT_0, returned again as OUTPUT_0) is written only where the update (INPUT_1) goes: it
+#   counts once, as min(its elements, INPUT_1's elements).
+#
+# Physical bound: no op moves DRAM data faster than the peak. An estimate above it (the model
+# over-counts, e.g. SdpaDecode reading a KV cache only up to the current position, or the timing
+# is off) is NOT shown as a fact: io_dram_gbps is clipped to the arch peak, io_dram_pct to 100.0,
+# and io_dram_capped is True. So io_dram_pct is always NaN or in [0, 100], and
+# io_dram_pct == io_dram_gbps / peak * 100 on every row.
+
+IO_READ_PART = ("Slice", "PaddedSlice", "StridedSlice", "InterleavedToShardedPartial",
+                "NlpKVCacheLoadSlice")
+IO_WRITE_PART = ("SliceWrite", "ShardedToInterleavedPartial")
+IO_GATHER = ("Embeddings", "Embedding")
+IO_CACHE_UPDATE = ("UpdateCache", "PagedUpdateCache", "FillCache", "PagedFillCache",
+                   "UpdateKVCache")
+IO_BASIS = ("whole", "read_part", "write_part", "gather", "cache_update")
+BLOCK_FLOAT_BYTES = {"BFLOAT8_B": 1088 / 1024, "BFLOAT4_B": 576 / 1024, "BFLOAT2_B": 320 / 1024}
+_DRAM_BUFFER = re.compile(r"(?:DEV_\d+_)?DRAM(?:_|$)")
+_OP_SUFFIXES = ("DeviceOperation", "Operation", "Op")
+
+
+def _io_rule(op: object) -> float:
+    """Index into IO_BASIS for an op code (first word, without a DeviceOperation suffix)."""
+    base = (str(op).split(maxsplit=1) or [""])[0]
+    for suffix in _OP_SUFFIXES:
+        if base.endswith(suffix) and len(base) > len(suffix):
+            base = base[: -len(suffix)]
+            break
+    for i, names in enumerate((IO_READ_PART, IO_WRITE_PART, IO_GATHER, IO_CACHE_UPDATE), 1):
+        if base in names:
+            return float(i)
+    return 0.0
+
+
+def _is_dram_buffer(memory: object) -> float:
+    return float(bool(_DRAM_BUFFER.match(str(memory).strip().upper())))
+
+
+def _io_dtype_size(dtype: object) -> float:
+    name = str(dtype).strip().upper()
+    for key, size in BLOCK_FLOAT_BYTES.items():
+        if key in name:
+            return size
+    return dtype_size(dtype)
+
+
+def _io_dram(rows: pd.DataFrame, op_code: pd.Series, dur_s: np.ndarray, is_signpost: np.ndarray,
+             arch: ArchSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(io_dram_gbps, io_dram_pct, io_dram_capped, io_dram_basis); see the comment above."""
+    n = len(rows)
+    rule = by_unique(op_code, _io_rule, 0.0).astype(np.int64)
+    names = tensor_names(rows)
+    dims = {t: [tensor_dim(rows, t, d) for d in "WZYX"] for t in names}
+    elems = {t: dims[t][0] * dims[t][1] * dims[t][2] * dims[t][3] for t in names}
+    nan = np.full(n, np.nan)
+
+    def el(t: str) -> np.ndarray:
+        return elems.get(t, nan)
+
+    def same_shape(a: str, b: str) -> np.ndarray:
+        if a not in dims or b not in dims:
+            return np.zeros(n, dtype=bool)
+        return np.all([x == y for x, y in zip(dims[a], dims[b])], axis=0)
+
+    # Elements of each tensor the op moves (NaN = not counted); np.fmin ignores a missing bound.
+    moved = dict(elems)
+    read_part, write_part, gather, cache = (rule == i for i in range(1, 5))
+    if "INPUT_0" in moved:
+        moved["INPUT_0"] = np.where(read_part, np.fmin(el("INPUT_0"), el("OUTPUT_0")),
+                                    moved["INPUT_0"])
+        moved["INPUT_0"] = np.where(cache, np.fmin(el("INPUT_0"), el("INPUT_1")),
+                                    moved["INPUT_0"])
+    if "INPUT_1" in moved:
+        moved["INPUT_1"] = np.where(gather, np.fmin(el("INPUT_1"), el("OUTPUT_0")),
+                                    moved["INPUT_1"])
+        moved["INPUT_1"] = np.where(write_part, np.fmin(el("INPUT_1"), el("INPUT_0")),
+                                    moved["INPUT_1"])
+        # the destination passed in as INPUT_1 is OUTPUT_0 itself: count it once, as the output
+        moved["INPUT_1"] = np.where(write_part & same_shape("INPUT_1", "OUTPUT_0"), np.nan,
+                                    moved["INPUT_1"])
+    if "OUTPUT_0" in moved:
+        moved["OUTPUT_0"] = np.where(write_part, np.fmin(el("OUTPUT_0"), el("INPUT_0")),
+                                     moved["OUTPUT_0"])
+        # the updated cache comes back as OUTPUT_0: counted once, as INPUT_0
+        moved["OUTPUT_0"] = np.where(cache & same_shape("OUTPUT_0", "INPUT_0"), np.nan,
+                                     np.where(cache, np.fmin(el("OUTPUT_0"), el("INPUT_1")),
+                                              moved["OUTPUT_0"]))
+
+    io_bytes = np.zeros(n)
+    any_tensor = np.zeros(n, dtype=bool)
+    for t in names:
+        in_dram = by_unique(text(rows, f"{t}_MEMORY"), _is_dram_buffer, 0.0).astype(bool)
+        size = by_unique(text(rows, f"{t}_DATATYPE"), _io_dtype_size, 4.0)
+        counted = in_dram & ~np.isnan(moved[t])
+        io_bytes += np.where(counted, moved[t] * size, 0.0)
+        any_tensor |= ~np.isnan(elems[t])
+
+    has = any_tensor & (io_bytes > 0) & ~np.isnan(dur_s) & ~is_signpost
+    raw = np.where(has, io_bytes / dur_s / 1e9, np.nan)
+    peak = float(arch.dram_gbps)
+    if np.isfinite(peak) and peak > 0:
+        capped = raw > peak  # NaN compares False
+        gbps = np.where(capped, peak, raw)
+        pct = gbps / peak * 100
+    else:  # no usable peak: nothing to compare with, so no percentage either
+        capped = np.zeros(n, dtype=bool)
+        gbps, pct = raw, np.full(n, np.nan)
+    basis = np.array(IO_BASIS, dtype=object)[rule]
+    basis[np.isnan(gbps)] = None
+    return gbps, pct, capped, basis
 
 
 def text_column(values: np.ndarray) -> pd.Series:

@@ -6,42 +6,97 @@ The TUI keeps only the resulting index arrays; every computation is vectorised h
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-# Filter keys a user can type: `bound:DRAM cat:TM dev:1 sp:decode` plus free text (op code).
+# Filter keys a user can type: `bound:DRAM cat:TM dev:1 sp:decode fid:LoFi` plus free text (op
+# code). A leading `-` or `!` negates a term; `key:=VALUE` matches exactly; "quotes" keep spaces.
 FILTER_KEYS = {"bound": "bound", "cat": "category", "category": "category", "dev": "device",
                "device": "device", "sp": "signpost", "signpost": "signpost", "op": "op_code",
                "fid": "math_fidelity"}
+#: The diff table's extra key (`status:added`, `status:removed`, `status:matched`, `status:moved`).
+DIFF_FILTER_KEYS = {k: v for k, v in FILTER_KEYS.items()
+                    if v not in ("category", "device", "math_fidelity")} | {"status": "status"}
+
+
+class FilterError(ValueError):
+    """A filter the user typed that cannot mean anything (unknown key, bad value)."""
+
+
+@dataclass(frozen=True)
+class Term:
+    field: str
+    value: str
+    negate: bool = False
 
 
 @dataclass(frozen=True)
 class Filter:
     text: str = ""
+    keys: tuple[tuple[str, str], ...] = tuple(FILTER_KEYS.items())
+
+    @classmethod
+    def for_keys(cls, text: str, keys: dict[str, str]) -> "Filter":
+        return cls(text, tuple(keys.items()))
+
+    def terms(self) -> list[Term]:
+        """The parsed terms; FilterError names the valid keys when one is unknown."""
+        keys = dict(self.keys)
+        out = []
+        try:  # "quoted terms" may hold spaces
+            words = shlex.split(self.text)
+        except ValueError:
+            words = self.text.split()
+        for raw in words:
+            negate = raw[:1] in ("-", "!") and len(raw) > 1
+            term = raw[1:] if negate else raw
+            key, sep, value = term.partition(":")
+            if sep and key and not value.startswith(":"):  # "ttnn::add" is text, not a key
+                field = keys.get(key.lower())
+                if field is None:
+                    first: dict[str, str] = {}
+                    for k, f in keys.items():
+                        first.setdefault(f, k)
+                    valid = ", ".join(f"{k}:" for k in first.values())
+                    raise FilterError(f"unknown filter key {key + ':'!r}; valid keys: {valid} "
+                                      "(or plain text for the op code; - or ! negates)")
+                if not value:
+                    raise FilterError(f"{term!r} needs a value after the colon")
+                out.append(Term(field, value, negate))
+            else:
+                out.append(Term("op_code", term, negate))
+        return out
 
     def mask(self, ops: pd.DataFrame) -> np.ndarray:
         """Rows matching every term (case-insensitive); signpost rows are kept only when the
         filter is empty, so a filtered table lists ops alone."""
-        terms = self.text.split()
+        terms = self.terms()
         if not terms:
             return np.ones(len(ops), dtype=bool)
         keep = ~ops["is_signpost"].to_numpy(dtype=bool)
-        for term in terms:
-            key, sep, value = term.partition(":")
-            field = FILTER_KEYS.get(key.lower()) if sep else None
-            if field is None:
-                field, value = "op_code", term
-            col = ops[field]
-            if field == "device":
+        for t in terms:
+            if t.field not in ops.columns:
+                hit = np.zeros(len(ops), dtype=bool)
+            elif t.field == "device":
                 try:
-                    keep &= (col.to_numpy(dtype="float64") == float(value))
+                    hit = ops[t.field].to_numpy(dtype="float64") == float(t.value)
                 except ValueError:
-                    keep &= False
-                continue
-            s = col.astype("string").fillna("")
-            keep &= s.str.contains(re.escape(value), case=False, regex=True).to_numpy(dtype=bool)
+                    raise FilterError(f"dev: takes a device number, not {t.value!r}") from None
+            elif t.field == "status":
+                st = ops["status"].to_numpy(dtype=object)
+                want = t.value.lower()
+                hit = (st == want) | ((want == "matched") & (st == "moved"))
+            elif t.value.startswith("=") and len(t.value) > 1:  # key:=VALUE, exact
+                s = ops[t.field].astype("string").fillna("").str.lower()
+                hit = (s == t.value[1:].lower()).to_numpy(dtype=bool)
+            else:
+                s = ops[t.field].astype("string").fillna("")
+                hit = s.str.contains(re.escape(t.value), case=False, regex=True) \
+                    .to_numpy(dtype=bool)
+            keep &= ~hit if t.negate else hit
         return keep
 
 
@@ -96,3 +151,51 @@ def downsample_sum(values: np.ndarray, points: int) -> tuple[np.ndarray, np.ndar
     size = int(np.ceil(n / points))
     starts = np.arange(0, n, size)
     return starts, np.add.reduceat(v, starts), size
+
+
+#: Columns sorted ascending when first chosen (text and ids); numbers sort largest first.
+ASCENDING_KEYS = frozenset({"id", "op_code", "signpost", "category", "math_fidelity", "bound",
+                            "baseline_id", "candidate_id", "region_label", "status", "bounds"})
+
+
+@dataclass
+class TableState:
+    """What a table shows of a frame: filter, signpost region, sort. Pure: the TUI keeps one per
+    table and draws `rows()`."""
+
+    frame: pd.DataFrame
+    filter: Filter = Filter("")
+    sort_key: str | None = None
+    sort_desc: bool = True
+    narrowed: int = 0  # 0 = every region, k = signpost region k
+
+    def rows(self) -> np.ndarray:
+        f = self.frame
+        mask = self.filter.mask(f)
+        if self.narrowed:
+            mask &= f["region"].to_numpy() == self.narrowed
+            mask &= ~f["is_signpost"].to_numpy(dtype=bool)
+        return sort_order(f, np.flatnonzero(mask), self.sort_key, self.sort_desc)
+
+    def sort_step(self, keys: list[str], step: int) -> None:
+        """The previous/next of `keys` (the columns on screen)."""
+        i = keys.index(self.sort_key) if self.sort_key in keys else (-1 if step > 0 else 0)
+        self.sort_key = keys[(i + step) % len(keys)]
+        self.sort_desc = self.sort_key not in ASCENDING_KEYS
+
+    def sort_by(self, key: str | None, descending: bool | None = None) -> None:
+        self.sort_key = key
+        self.sort_desc = (key not in ASCENDING_KEYS) if descending is None else descending
+
+    def reverse(self, default_key: str = "id") -> None:
+        if self.sort_key is None:
+            self.sort_key, self.sort_desc = default_key, True
+        else:
+            self.sort_desc = not self.sort_desc
+
+    def clear(self) -> bool:
+        """Drop the filter and the region; True when something was cleared."""
+        if not (self.narrowed or self.filter.text):
+            return False
+        self.narrowed, self.filter = 0, Filter("", self.filter.keys)
+        return True

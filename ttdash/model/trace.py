@@ -36,6 +36,27 @@ class Window:
     end: str | None = None
 
 
+@dataclass(frozen=True)
+class Summary:
+    """The facts every front end's header shows about a view, computed once here."""
+
+    file: str
+    arch: str | None  # None: not detected (Wormhole peaks assumed)
+    arch_source: str
+    clock_mhz: float | None
+    devices: list[int]
+    per_device: bool
+    window: str
+    window_note: str
+    ops: int
+    device_time_us: float
+    op_to_op_us: float
+    corrupt_rows: int
+    host_ops: int
+    bound_shares: dict[str, float]
+    signposts: list[str]
+
+
 @dataclass
 class View:
     trace: "Trace"
@@ -43,6 +64,7 @@ class View:
     description: str
     ops: pd.DataFrame  # derived metrics, report order; signpost rows only in the "all" window
     merged: bool
+    window_rows: int = -1  # op rows (all devices, before the merge) in the window; -1 unknown
 
     @property
     def op_rows(self) -> pd.DataFrame:
@@ -58,6 +80,34 @@ class View:
             "corrupt_rows": int(ops["corrupt"].sum()),
             "host_ops": int(ops["is_host"].sum()),
         }
+
+    def summary(self) -> Summary:
+        t, tot = self.trace, self.totals()
+        return Summary(
+            file=str(t.path), arch=t.arch.name if t.arch_detected else None,
+            arch_source=t.arch_source, clock_mhz=t.clock_mhz, devices=list(t.devices),
+            per_device=not self.merged and len(t.devices) > 1, window=self.description,
+            window_note=self.window_note(), ops=tot["ops"],
+            device_time_us=tot["device_time_us"], op_to_op_us=tot["op_to_op_us"],
+            corrupt_rows=tot["corrupt_rows"], host_ops=tot["host_ops"],
+            bound_shares=self.bound_shares(), signposts=t.signposts["label"].tolist())
+
+    def window_note(self) -> str:
+        """When the window leaves ops of the file out: how many, and how to see them ("" when it
+        holds every op). One wording for every front end."""
+        if self.window.mode == "all" or self.window_rows < 0:
+            return ""
+        total, shown = self.trace.op_count, self.window_rows
+        if shown == 0:
+            why = (f"the window ({self.description}) is empty" if self.window.mode != "default"
+                   else f"tt-perf-report's window ({self.description}, the first signpost "
+                   "named like the last one) holds no op")
+            return (f"{why}; the file has {total:,} ops: drop the window option "
+                    "(--perf-report-window, --signpost, --start/--end-signpost) for all of them")
+        if shown < total:
+            return (f"{shown:,} of the file's {total:,} op rows are in this window; without "
+                    "window options every op is shown")
+        return ""
 
     def bound_shares(self) -> dict[str, float]:
         """Share of device time by bound class ("" = not modelled)."""
@@ -116,6 +166,18 @@ class Trace:
         return trace
 
     @property
+    def arch_detected(self) -> bool:
+        """False when nothing told the arch (no rows yet, or no arch column, log or clock): the
+        Wormhole peaks are then an assumption, not a fact to show."""
+        return not self.arch_source.startswith(("default", "no rows"))
+
+    @property
+    def op_count(self) -> int:
+        """Rows of the file that are ops (not signposts), all devices."""
+        is_sp = (text(self.ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+        return int(len(self.ordered) - is_sp.sum())
+
+    @property
     def raw(self) -> pd.DataFrame:
         """The rows in file order."""
         return self.ordered.sort_values("ID", kind="stable")
@@ -130,6 +192,8 @@ class Trace:
     # ------------------------------------------------------------ views
     def view(self, window: Window = Window(), merge: bool = True) -> View:
         rows, desc = self._window_rows(window)
+        is_sp = (text(rows, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+        window_rows = int(len(rows) - is_sp.sum())
         if merge:
             rows = merge_devices(rows)
         ops = analyze(rows, self.arch)
@@ -137,7 +201,8 @@ class Trace:
         labels = self.signposts.set_index("index")["label"] if len(self.signposts) else None
         ops["signpost"] = ops["region"].map(labels) if labels is not None else None
         ops["signpost"] = ops["signpost"].where(ops["region"] > 0, None)
-        return View(trace=self, window=window, description=desc, ops=ops, merged=merge)
+        return View(trace=self, window=window, description=desc, ops=ops, merged=merge,
+                    window_rows=window_rows)
 
     def _window_rows(self, w: Window) -> tuple[pd.DataFrame, str]:
         o = self.ordered
@@ -197,12 +262,12 @@ class Trace:
             name = selector
         hits = sp[(sp["name"] == name) | (sp["raw_name"] == name)]
         if len(hits):
-            k = int(occ) if occ.isdigit() else 1
+            k = int(occ) if occ.isascii() and occ.isdigit() else 1
             if not 1 <= k <= len(hits):
                 raise TraceError(self.path, f"signpost {name!r} occurs {len(hits)} time(s), "
                                  f"not {k}")
             return int(hits.iloc[k - 1]["index"])
-        if selector.isdigit() and 1 <= int(selector) <= len(sp):
+        if selector.isascii() and selector.isdigit() and 1 <= int(selector) <= len(sp):
             return int(selector)
         names = ", ".join(dict.fromkeys(sp["name"].tolist())) or "none"
         raise TraceError(self.path, f"no signpost {selector!r} (signposts: {names[:200]})")

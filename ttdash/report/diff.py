@@ -1,29 +1,17 @@
-"""`ttdash diff`: compare a baseline and a candidate trace (table, json, markdown, csv, tui).
-
-Exit codes: 0 ok; 1 when ``--fail-above PCT`` finds the candidate slower than the baseline by
-more than PCT percent on ``--metric`` (wall = device + gaps, or device); 2 bad input (raised as
-TraceError, printed by the CLI as one line).
-"""
+"""The text outputs of a diff (table, json, markdown, csv). The command is commands/diff.py."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import os
-import sys
 from typing import TextIO
 
 import pandas as pd
 
 from ..format import fmt_int, fmt_us, is_missing
-from ..model.diff import (STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult,
-                          diff_traces)
-from ..model.errors import TraceError
+from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from .safe import md_cell, write_csv
 from .single import export_frame
-
-EXIT_OK, EXIT_REGRESSION = 0, 1
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
                   "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
@@ -343,69 +331,5 @@ def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10, metric
         to_table(result, out, top=top, metric=metric, color=color)
 
 
-def gate(result: DiffResult, fail_above: float | None, metric: str,
-         err: TextIO | None = None) -> int:
-    """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
-    more than `fail_above` percent on `metric`, else 0."""
-    if fail_above is None:
-        return EXIT_OK
-    pct = result.slower_pct(metric)
-    if pct is None:
-        raise TraceError(result.baseline_totals.file, f"--fail-above: the baseline's {metric} "
-                         "total is zero, so no percentage can be computed")
-    if pct > fail_above:
-        (err or sys.stderr).write(
-            f"ttdash: regression: candidate is {pct:.2f}% slower than baseline on "
-            f"{METRIC_NAMES[metric]}, above --fail-above {fail_above:g}%\n")
-        return EXIT_REGRESSION
-    return EXIT_OK
-
-
-def _check_args(args: argparse.Namespace) -> None:
-    if args.top is not None and args.top <= 0:
-        raise TraceError(None, "--top must be a positive number")
-    if args.fail_above is not None and not math.isfinite(args.fail_above):
-        raise TraceError(None, "--fail-above must be a finite number of percent")
-
-
-def run_diff(args: argparse.Namespace) -> int:
-    """The `ttdash diff` command (see the module docstring for exit codes)."""
-    from ..cli import load_view
-
-    _check_args(args)
-    top = args.top or 10
-    metric = getattr(args, "metric", None) or "wall"
-    fmt = args.format
-    if fmt in (None, "tui") and getattr(args, "output", None):
-        fmt = "markdown"  # --output without --format: the pull-request summary
-    interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
-    columns = "all" if interactive else "analysis"  # the TUI's details show every column
-    baseline = load_view(args.baseline, args, columns=columns)
-    candidate = load_view(args.candidate, args, columns=columns)
-    result = diff_traces(baseline, candidate, top=top)
-
-    if fmt is None or fmt == "tui":
-        fmt = "table"
-        if args.format == "tui" or sys.stdout.isatty():
-            try:
-                from ..tui.diffview import run_diff_tui  # type: ignore[import-not-found]
-            except ImportError:
-                pass
-            else:
-                rc = run_diff_tui(result, theme=args.theme)
-                if isinstance(rc, int) and rc not in (EXIT_OK, EXIT_REGRESSION):
-                    return rc
-                fmt = None
-    if fmt is not None:
-        from ..cli import write_output
-
-        color = (fmt == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-                 and not getattr(args, "output", None))
-        write_output(args, lambda out: render_diff(result, fmt, out, top=top, metric=metric,
-                                                   color=color))
-        sys.stdout.flush()
-    return gate(result, args.fail_above, metric)
-
-
-__all__ = ["run_diff", "render_diff", "gate", "to_json", "to_csv", "to_markdown", "to_table",
-           "verdict", "STATUS_ADDED", "STATUS_MATCHED", "STATUS_REMOVED"]
+__all__ = ["render_diff", "to_json", "to_csv", "to_markdown", "to_table", "verdict",
+           "STATUS_ADDED", "STATUS_MATCHED", "STATUS_REMOVED"]

@@ -3,7 +3,9 @@ directory."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -33,14 +35,54 @@ def check_target(path: str | Path, protected: tuple[Path, ...] = ()) -> Path:
     return p
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write_in_place(p: Path, text: str) -> Path:
+    """A FIFO or a device (`-o /dev/stdout`, a named pipe): written into, never replaced (a
+    rename would put a regular file where the device was). A FIFO with no reader is an error,
+    not a hang."""
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(p, flags | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise TraceError(p, "is a FIFO with no reader") from None
+        raise TraceError(p, exc.strerror or str(exc)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise TraceError(p, exc.strerror or str(exc)) from None
+    return p
+
+
 def write_atomic(path: str | Path, text: str, *, force: bool = False,
                  protected: tuple[Path, ...] = ()) -> Path:
-    """Write `text` to a temp file beside `path`, then rename it into place."""
+    """Write `text` to a temp file beside `path`, then rename it into place (regular files);
+    FIFOs and character devices are written in place. A new file gets the usual mode (0666 less
+    the umask); a replaced file keeps its mode."""
     p = check_target(path, protected)
-    if p.exists() and not force:
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise TraceError(p, exc.strerror or str(exc)) from None
+    if st is not None and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
+        return _write_in_place(p, text)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise TraceError(p, "is not a regular file, a FIFO or a device; not writing to it")
+    if st is not None and not force:
         raise TraceError(p, "exists; not overwriting without confirmation (--force)")
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_current_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         os.replace(tmp, p)

@@ -28,7 +28,9 @@ def neutralise_series(s: pd.Series) -> pd.Series:
 def md_cell(v: object) -> str:
     """Text for a markdown table cell: pipes, backslashes, HTML and newlines made inert."""
     s = "" if v is None else str(v)
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    # Backslash escapes (not entities): "BF16 => BF16" stays readable in the raw text, and an
+    # escaped "<" can never open an HTML tag.
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
     s = s.replace("`", "\\`").replace("\n", " ").replace("\r", " ")
     return str(neutralise_formula(s)) if s[:1] in "=+@" else s
 

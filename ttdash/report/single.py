@@ -4,32 +4,35 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from typing import TextIO
 
+import numpy as np
 import pandas as pd
 
-from ..format import fmt_int, fmt_num, fmt_pct, fmt_us
+from ..format import fmt_us
 from ..model import View
+from ..model.columns import (BY_KEY, CSV_FIELDS as COLUMN_CSV_FIELDS, INT_FIELDS, JSON_FIELDS,
+                             TABLE_FIELDS, TEXT_FIELDS, Severity)
+from ..model.text import clean_text
 from .safe import md_cell, write_csv
 
-JSON_OP_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us",
-                  "total_pct", "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound",
-                  "math_fidelity", "signpost")
-CSV_FIELDS = JSON_OP_FIELDS + ("category", "size", "io_dram_gbps", "io_dram_pct", "corrupt",
-                               "global_call_count")
-INT_FIELDS = {"id", "device", "cores", "global_call_count"}
+JSON_OP_FIELDS = JSON_FIELDS
+CSV_FIELDS = COLUMN_CSV_FIELDS
+CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
 
 
-def select(view: View, top: int | None, rows=None) -> pd.DataFrame:
-    """The ops to print: all in report order, or the `top` ones by share of total time, or the
-    given positions (`rows`: what a TUI view shows, in its order)."""
+RANK_FIELDS = {"share": "total_pct", "device": "device_time_us", "gap": "op_to_op_us"}
+
+
+def select(view: View, top: int | None, rows=None, rank_by: str = "share") -> pd.DataFrame:
+    """The ops to print: all in report order, or the `top` ones by share of total time (or by
+    device time / gap: `rank_by`), or the given positions (`rows`: what a TUI view shows)."""
     if rows is not None:
         ops = view.ops.iloc[rows]
         return ops[~ops["is_signpost"].to_numpy(dtype=bool)]
     ops = view.op_rows
     if top:
-        ops = ops.sort_values("total_pct", ascending=False, na_position="last",
+        ops = ops.sort_values(RANK_FIELDS[rank_by], ascending=False, na_position="last",
                               kind="stable").head(top)
     return ops
 
@@ -38,6 +41,8 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     """The ops with machine-friendly types: ints as Int64, "" bound as missing."""
     out = ops[list(fields)].copy()
     for f in fields:
+        if f == "corrupt":
+            continue
         if f in INT_FIELDS:
             out[f] = out[f].astype("Float64").round().astype("Int64")
         elif f == "bound":
@@ -53,9 +58,11 @@ def summary_dict(view: View) -> dict:
         "file": str(t.path),
         "arch": t.arch.name,
         "arch_source": t.arch_source,
+        "arch_detected": t.arch_detected,
         "clock_mhz": t.clock_mhz,
         "devices": len(t.devices) or None,
         "window": view.description,
+        "window_note": view.window_note() or None,
         "merged_devices": view.merged,
         "signposts": [
             {"index": int(r.index), "name": r.name, "occurrence": int(r.occurrence),
@@ -68,135 +75,211 @@ def summary_dict(view: View) -> dict:
     }
 
 
-def to_json(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
+def to_json(view: View, out: TextIO, top: int | None = None, rows=None,
+            rank_by: str = "share") -> None:
     doc = summary_dict(view)
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    ops = export_frame(select(view, top, rows), JSON_OP_FIELDS)
+    ops = select(view, top, rows, rank_by)
     out.write(head[:-1] + ',"ops":[')
-    step = 20_000  # bounded memory for 100k+ ops
-    for start in range(0, len(ops), step):
-        chunk = ops.iloc[start:start + step].to_json(orient="records", double_precision=6,
-                                                     force_ascii=False)
-        out.write(("," if start else "") + chunk[1:-1])
+    for start in range(0, len(ops), CHUNK):
+        chunk = export_frame(ops.iloc[start:start + CHUNK], JSON_OP_FIELDS)
+        text = chunk.to_json(orient="records", double_precision=6, force_ascii=False)
+        out.write(("," if start else "") + text[1:-1])
     out.write("]}\n")
 
 
-def to_csv(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
-    write_csv(export_frame(select(view, top, rows), CSV_FIELDS),
-              ("op_code", "signpost", "op_type", "math_fidelity", "category", "size"), out)
+def to_csv(view: View, out: TextIO, top: int | None = None, rows=None,
+           rank_by: str = "share") -> None:
+    write_csv(export_frame(select(view, top, rows, rank_by), CSV_FIELDS), TEXT_FIELDS, out)
 
 
-MD_COLUMNS = (("ID", "id"), ("Total %", "total_pct"), ("Bound", "bound"), ("Op code", "op_code"),
-              ("Dev", "device"), ("Device time", "device_time_us"), ("Op-to-op gap", "op_to_op_us"),
-              ("Cores", "cores"), ("DRAM GB/s", "dram_gbps"), ("DRAM %", "dram_pct"),
-              ("TFLOP/s", "flops"), ("FLOPs %", "flops_pct"), ("Fidelity", "fidelity_desc"))
+def _op_labels(ops: pd.DataFrame, limit: int = 60) -> list[str]:
+    """Op code and size ("MatmulDeviceOperation 1024x512x2048"), cut to `limit` cells; "! " marks
+    a row with corrupt timing, as the TUI does."""
+    codes = ops["op_code"].astype(object).to_numpy()
+    sizes = ops["size"].astype(object).to_numpy() if "size" in ops else [None] * len(ops)
+    corrupt = ops["corrupt"].to_numpy(dtype=bool) if "corrupt" in ops else np.zeros(len(ops), bool)
+    out = []
+    for code, size, bad in zip(codes, sizes, corrupt):
+        s = "" if code is None or code is pd.NA else str(code)
+        if isinstance(size, str) and size:
+            s = f"{s} {size}"
+        if bad:
+            s = "! " + s
+        out.append(s if len(s) <= limit else s[:limit - 1] + "…")
+    return out
 
 
-def _cell(field: str, v: object) -> str:
-    if field in ("device_time_us", "op_to_op_us"):
-        return fmt_us(v)
-    if field in ("total_pct", "dram_pct", "flops_pct"):
-        return fmt_pct(v)
-    if field in ("id", "device", "cores"):
-        return fmt_int(v)
-    if field == "dram_gbps":
-        return fmt_num(v, 0)
-    if field == "flops":
-        return fmt_num(v, 1)
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
-
-
-def _op_label(row: dict) -> str:
-    return f"{row['op_code']} {row['size']}".strip() if row.get("size") else str(row["op_code"])
+def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...]) -> dict[str, list[str]]:
+    cells: dict[str, list[str]] = {}
+    for f in fields:
+        if f == "op_code":
+            cells[f] = _op_labels(ops)
+            continue
+        cells[f] = BY_KEY[f].fmt_array(ops[f].to_numpy())
+    if "device_time_us" in cells and "corrupt" in ops:
+        dt = cells["device_time_us"]
+        for i in np.flatnonzero(ops["corrupt"].to_numpy(dtype=bool)):
+            if not dt[i]:
+                dt[i] = "corrupt"
+    return cells
 
 
 def summary_lines(view: View) -> list[str]:
-    t, tot = view.trace, view.totals()
-    dev = f"{len(t.devices)} ({', '.join(str(d) for d in t.devices)})" if t.devices else "none"
-    clock = f"{t.clock_mhz:g} MHz" if t.clock_mhz else "unknown clock"
+    sm = view.summary()
+    dev = f"{len(sm.devices)} ({', '.join(str(d) for d in sm.devices)})" if sm.devices else "none"
+    clock = f"{sm.clock_mhz:g} MHz" if sm.clock_mhz else "unknown clock"
+    arch = sm.arch or f"not detected, Wormhole peaks assumed: {view.trace.arch.name}"
     lines = [
-        f"File: {t.path}",
-        f"Arch: {t.arch.name} ({t.arch_source}), {clock}; devices: {dev}"
-        + ("" if view.merged or len(t.devices) < 2 else " (per device)"),
-        f"Window: {view.description}; {tot['ops']} ops, device time {fmt_us(tot['device_time_us'])}"
-        f", op-to-op gaps {fmt_us(tot['op_to_op_us'])}",
+        f"File: {sm.file}",
+        f"Arch: {arch} ({sm.arch_source}), {clock}; devices: {dev}"
+        + (" (per device)" if sm.per_device else ""),
+        f"Window: {sm.window}; {sm.ops} ops, device time {fmt_us(sm.device_time_us)}"
+        f", op-to-op gaps {fmt_us(sm.op_to_op_us)}",
     ]
-    shares = view.bound_shares()
-    if shares:
+    if sm.window_note:
+        lines.append(f"Note: {sm.window_note}")
+    if sm.bound_shares:
         lines.append("Device time by bound: " + ", ".join(
-            f"{k} {v:.1f}%" for k, v in shares.items()))
+            f"{k} {v:.1f}%" for k, v in sm.bound_shares.items()))
+    if sm.corrupt_rows:
+        lines.append(f"Corrupt timing: {sm.corrupt_rows} rows flagged and left out of totals")
+    if sm.host_ops:
+        lines.append(f"Host fallback ops: {sm.host_ops}")
+    if sm.signposts:
+        more = len(sm.signposts) - 6
+        lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(sm.signposts[:6])}"
+                     + (f", +{more} more" if more > 0 else ""))
+    return [str(clean_text(line)) for line in lines]
+
+
+LEFT = frozenset(c for c in TABLE_FIELDS if BY_KEY[c].kind in ("op", "text", "bound"))
+
+
+def totals_line(view: View) -> str:
+    tot = view.totals()
+    parts = [f"{tot['ops']:,} ops", f"device time {fmt_us(tot['device_time_us'])}",
+             f"op-to-op gaps {fmt_us(tot['op_to_op_us'])}"]
     if tot["corrupt_rows"]:
-        lines.append(f"Corrupt timing: {tot['corrupt_rows']} rows flagged and left out of totals")
-    if tot["host_ops"]:
-        lines.append(f"Host fallback ops: {tot['host_ops']}")
-    if len(t.signposts):
-        labels = ", ".join(t.signposts["label"].head(6).tolist())
-        more = len(t.signposts) - 6
-        lines.append(f"Signposts ({len(t.signposts)}): {labels}" + (f", +{more} more" if more > 0
-                                                                      else ""))
-    return lines
+        parts.append(f"{tot['corrupt_rows']:,} corrupt rows left out")
+    return "Total: " + ", ".join(parts)
 
 
-def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None) -> None:
+def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None,
+                rank_by: str = "share") -> None:
     out.write("## ttdash report\n\n")
     for line in summary_lines(view):
         key, _, rest = line.partition(": ")
         out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
-    out.write("\n| " + " | ".join(h for h, _ in MD_COLUMNS) + " |\n")
-    out.write("|" + "|".join("---:" if f not in ("op_code", "bound", "fidelity_desc") else "---"
-                             for _, f in MD_COLUMNS) + "|\n")
-    for row in select(view, top, rows).to_dict(orient="records"):
-        cells = [md_cell(_op_label(row)) if f == "op_code" else md_cell(_cell(f, row[f]))
-                 for _, f in MD_COLUMNS]
-        out.write("| " + " | ".join(cells) + " |\n")
+    fields = TABLE_FIELDS
+    out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
+    out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
+    ops = select(view, top, rows, rank_by)
+    for start in range(0, len(ops), CHUNK):
+        cells = _table_cells(ops.iloc[start:start + CHUNK], fields)
+        for i in range(len(cells[fields[0]])):
+            out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
+    out.write("\n" + md_cell(totals_line(view)) + "\n")
 
 
-BOUND_STYLE = {"DRAM": "green", "FLOP": "green", "BOTH": "green", "SLOW": "yellow", "HOST": "red"}
+SGR = {Severity.GOOD: "\x1b[32m", Severity.WARN: "\x1b[33m", Severity.BAD: "\x1b[31m"}
+BOLD, RESET = "\x1b[1m", "\x1b[0m"
+#: Dropped first when a terminal is too narrow for every column.
+DROP_ORDER = ("fidelity_desc", "dram_gbps", "flops", "device", "cores", "flops_pct", "id",
+              "dram_pct", "op_to_op_us")
 
 
 def to_table(view: View, out: TextIO, top: int | None = None, color: bool = False,
-             width: int | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200,
-                      highlight=False, emoji=False, markup=False, soft_wrap=False)
+             width: int | None = None, rank_by: str = "share") -> None:
+    """A plain-text table streamed row by row (no layout pass over the whole table): columns
+    sized from their formatted cells, never wrapped; on a terminal (`width`), columns that do not
+    fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
+    it. `color`: bound, gap and core-count colours (ANSI)."""
     for line in summary_lines(view):
-        console.print(Text(line))
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", box=None)
-    for h, f in MD_COLUMNS:
-        table.add_column(h, justify="left" if f in ("op_code", "bound", "fidelity_desc")
-                         else "right", no_wrap=True, overflow="ellipsis",
-                         max_width=60 if f == "op_code" else None)
-    for row in select(view, top).to_dict(orient="records"):
-        cells = []
-        for _, f in MD_COLUMNS:
-            s = _op_label(row) if f == "op_code" else _cell(f, row[f])
-            style = ""
-            if f == "bound":
-                style = BOUND_STYLE.get(s, "")
-            elif f == "op_to_op_us" and (row[f] or 0) > 6.5:
-                style = "red"
-            elif f == "cores" and row[f] == row[f] and row[f] is not None and row[f] < 10:
-                style = "red"
-            cells.append(Text(s, style=style))  # Text: never parsed as markup
-        table.add_row(*cells)
-    console.print(table)
+        out.write(line + "\n")
+    ops = select(view, top, rank_by=rank_by)
+    fields = [f for f in TABLE_FIELDS
+              if f in ("op_code", "device_time_us") or ops[f].notna().any()
+              and (f != "device" or len(view.trace.devices) > 1)
+              and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]
+    cells = _table_cells(ops, tuple(fields))
+    widths = {f: max([len(BY_KEY[f].title)] + [len(c) for c in cells[f]]) for f in fields}
+    if width:
+        for f in DROP_ORDER:
+            if sum(widths[k] for k in fields) + 2 * (len(fields) - 1) <= width:
+                break
+            if f in fields:
+                fields.remove(f)
+        spare = width - (sum(widths[k] for k in fields) + 2 * (len(fields) - 1))
+        if spare < 0 and "op_code" in fields:
+            widths["op_code"] = max(12, widths["op_code"] + spare)
+    severity = {f: BY_KEY[f].severity for f in fields if f in ("bound", "op_to_op_us", "cores")}
+    raw = {f: ops[f].to_numpy() for f in severity}
+    host = ops["is_host"].to_numpy(dtype=bool) if "is_host" in ops else None
+
+    def cell(f: str, text: str) -> str:
+        w = widths[f]
+        if len(text) > w:
+            text = text[:w - 1] + "…"
+        return text.ljust(w) if f in LEFT else text.rjust(w)
+
+    head = "  ".join(cell(f, BY_KEY[f].title) for f in fields).rstrip()
+    out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
+    n = len(ops)
+    for start in range(0, n, CHUNK):
+        lines = []
+        for i in range(start, min(n, start + CHUNK)):
+            parts = []
+            for f in fields:
+                text = cell(f, cells[f][i])
+                if color:
+                    sev = severity[f](raw[f][i]) if f in severity else None
+                    if f == "op_code" and host is not None and host[i]:
+                        sev = Severity.BAD
+                    if f in ("op_code", "device_time_us") and cells[f][i].startswith(
+                            ("! ", "corrupt")):
+                        sev = Severity.WARN
+                    if sev is not None:
+                        text = SGR[sev] + text + RESET
+                parts.append(text)
+            lines.append("  ".join(parts).rstrip())
+        out.write("\n".join(lines) + "\n")
+    out.write("\n" + totals_line(view) + "\n")
 
 
-def render(view: View, fmt: str, out: TextIO, top: int | None = None, color: bool = False) -> None:
+def render(view: View, fmt: str, out: TextIO, top: int | None = None, color: bool = False,
+           rank_by: str = "share", width: int | None = None) -> None:
     if fmt == "json":
-        to_json(view, out, top)
+        to_json(view, out, top, rank_by=rank_by)
     elif fmt == "csv":
-        to_csv(view, out, top)
+        to_csv(view, out, top, rank_by=rank_by)
     elif fmt == "markdown":
-        to_markdown(view, out, top)
+        to_markdown(view, out, top, rank_by=rank_by)
     else:
-        to_table(view, out, top, color=color)
+        to_table(view, out, top, color=color, width=width, rank_by=rank_by)
 
 
 def render_to_string(view: View, fmt: str, top: int | None = None) -> str:
     buf = io.StringIO()
     render(view, fmt, buf, top)
     return buf.getvalue()
+
+
+GROUP_FIELDS = ("count", "total_us", "mean_us", "max_us", "share_pct")
+
+
+def groups_csv(groups: pd.DataFrame, by: str, out: TextIO) -> None:
+    """The grouped view's table (model.query.group_ops) as CSV."""
+    frame = groups[[by, *GROUP_FIELDS]].copy()
+    frame["count"] = frame["count"].astype("Int64")
+    write_csv(frame, (by,), out)
+
+
+def groups_markdown(groups: pd.DataFrame, by: str, out: TextIO) -> None:
+    title = BY_KEY[by].title if by in BY_KEY else by
+    out.write(f"| {md_cell(title)} | Ops | Device time | Mean | Max | Share |\n")
+    out.write("|---|---:|---:|---:|---:|---:|\n")
+    share = BY_KEY["total_pct"]
+    for r in groups.itertuples(index=False):
+        out.write(f"| {md_cell(getattr(r, by))} | {int(r.count)} | {fmt_us(r.total_us)} | "
+                  f"{fmt_us(r.mean_us)} | {fmt_us(r.max_us)} | {share.fmt(r.share_pct)} |\n")

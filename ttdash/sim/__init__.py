@@ -10,10 +10,11 @@ Public API:
 """
 
 from .archspec import ARCHS, SimArch, get_arch
-from .generator import (
-    CORRUPT_OFFSET_NS,
+from .generator import CORRUPT_OFFSET_NS, generate_ops
+from .model import ModelConfig
+from .run import simulate_run
+from .writers import (
     cpp_device_rows,
-    generate_ops,
     infer_arch_from_clock,
     profile_log_device_header,
     profile_log_device_lines,
@@ -21,8 +22,6 @@ from .generator import (
     write_cpp_device_csv,
     write_report_csv,
 )
-from .model import ModelConfig
-from .run import simulate_run
 
 __all__ = [
     "ARCHS",

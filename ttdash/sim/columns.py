@@ -1,4 +1,4 @@
-"""Column layouts of the files the Tenstorrent profiler writes (names only).
+"""Column layouts of the files the Tenstorrent profiler writes (names, and which hold integers).
 
 The report header is built the way the profiler builds it: a fixed head, then
 ``INPUT_n_*`` / ``OUTPUT_n_*`` blocks sized to the largest tensor count of the
@@ -10,6 +10,8 @@ from __future__ import annotations
 __all__ = [
     "REPORT_HEAD",
     "REPORT_TAIL",
+    "KERNEL_SIZE_COLUMNS",
+    "INT_COLUMNS",
     "TENSOR_FIELDS",
     "report_columns",
     "tensor_columns",
@@ -56,6 +58,19 @@ REPORT_HEAD: tuple[str, ...] = (
     "DISPATCH GO SEND WAIT TIME [ns]",
 )
 
+#: Per-RISC kernel binary sizes (part of the report tail).
+KERNEL_SIZE_COLUMNS: tuple[str, ...] = (
+    "TENSIX DM 0 MAX KERNEL SIZE [B]",
+    "TENSIX DM 1 MAX KERNEL SIZE [B]",
+    "TENSIX COMPUTE 0 MAX KERNEL SIZE [B]",
+    "TENSIX COMPUTE 1 MAX KERNEL SIZE [B]",
+    "TENSIX COMPUTE 2 MAX KERNEL SIZE [B]",
+    "ACTIVE ETH DM 0 MAX KERNEL SIZE [B]",
+    "ACTIVE ETH DM 1 MAX KERNEL SIZE [B]",
+    "IDLE ETH DM 0 MAX KERNEL SIZE [B]",
+    "IDLE ETH DM 1 MAX KERNEL SIZE [B]",
+)
+
 #: Tail of the V2.1 header (the variant with program hash / cache hit columns).
 REPORT_TAIL: tuple[str, ...] = (
     "METAL TRACE ID",
@@ -66,15 +81,7 @@ REPORT_TAIL: tuple[str, ...] = (
     "DATA MOVEMENT KERNEL HASH",
     "PROGRAM HASH",
     "PROGRAM CACHE HIT",
-    "TENSIX DM 0 MAX KERNEL SIZE [B]",
-    "TENSIX DM 1 MAX KERNEL SIZE [B]",
-    "TENSIX COMPUTE 0 MAX KERNEL SIZE [B]",
-    "TENSIX COMPUTE 1 MAX KERNEL SIZE [B]",
-    "TENSIX COMPUTE 2 MAX KERNEL SIZE [B]",
-    "ACTIVE ETH DM 0 MAX KERNEL SIZE [B]",
-    "ACTIVE ETH DM 1 MAX KERNEL SIZE [B]",
-    "IDLE ETH DM 0 MAX KERNEL SIZE [B]",
-    "IDLE ETH DM 1 MAX KERNEL SIZE [B]",
+    *KERNEL_SIZE_COLUMNS,
     "PM IDEAL [ns]",
     "PM COMPUTE [ns]",
     "PM BANDWIDTH [ns]",
@@ -97,6 +104,39 @@ V21_ONLY_COLUMNS: frozenset[str] = frozenset(
         "PROGRAM CACHE HIT",
         "MULTICAST NOC UTIL (%)",
         "ETH BW UTIL (%)",
+    }
+)
+
+#: Report columns written as integers (nullable); the rest are text, except ``PM FPU UTIL (%)``.
+INT_COLUMNS: frozenset[str] = frozenset(
+    {
+        "GLOBAL CALL COUNT",
+        "DEVICE ID",
+        "CORE COUNT",
+        "AVAILABLE WORKER CORE COUNT",
+        "HOST START TS",
+        "HOST END TS",
+        "HOST DURATION [ns]",
+        "DEVICE FW START CYCLE",
+        "DEVICE FW END CYCLE",
+        "OP TO OP LATENCY [ns]",
+        "OP TO OP LATENCY BR/NRISC START [ns]",
+        "DEVICE FW DURATION [ns]",
+        "DEVICE KERNEL DURATION [ns]",
+        "DEVICE KERNEL DURATION DM START [ns]",
+        "DEVICE KERNEL FIRST TO LAST START [ns]",
+        "DEVICE BRISC KERNEL DURATION [ns]",
+        "DEVICE NCRISC KERNEL DURATION [ns]",
+        "DEVICE TRISC0 KERNEL DURATION [ns]",
+        "DEVICE TRISC1 KERNEL DURATION [ns]",
+        "DEVICE TRISC2 KERNEL DURATION [ns]",
+        "METAL TRACE ID",
+        "METAL TRACE REPLAY SESSION ID",
+        "PROGRAM HASH",
+        "PM IDEAL [ns]",
+        "PM COMPUTE [ns]",
+        "PM BANDWIDTH [ns]",
+        *KERNEL_SIZE_COLUMNS,
     }
 )
 

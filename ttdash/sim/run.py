@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from .archspec import get_arch
-from .generator import (
+from .generator import generate_ops
+from .writers import (
     cpp_device_rows,
-    generate_ops,
     profile_log_device_header,
     profile_log_device_lines,
     report_csv_text,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 import os
 import signal
 import threading
@@ -10,74 +11,69 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, OptionList, Static
+from textual.widgets import ContentSwitcher, DataTable, Footer, OptionList, Static
 
 from ..format import fmt_us
-from ..model import View
+from ..model import View, Window
+from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
-from ..model.query import Filter, signpost_positions, sort_order
-from ..report.single import to_csv, to_markdown
+from ..model.query import FILTER_KEYS, Filter, group_ops
+from ..report.single import groups_csv, groups_markdown, to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .optable import SORTABLE, OpTable
-from .widgets import (DetailScreen, GroupedView, HelpScreen, PromptScreen, SignpostList,
-                      ask_and_export, help_rows, plain)
+from .tableview import TABLE_BINDINGS, TableViewMixin
+from .widgets import (DetailScreen, GroupedView, HelpScreen, SignpostList, ask_and_export,
+                      help_rows, plain)
 
-FILTER_HINT = ("text matches the op code; also bound:DRAM cat:TM dev:1 sp:decode fid:LoFi; "
-               "terms are ANDed; empty clears")
+FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 sp:decode fid:LoFi "
+               "op:Matmul; -term or !term excludes; terms are ANDed; empty clears")
 
 
 def summary_text(view: View, extra: str = "") -> Text:
     """Two lines, each kept to one line (the widget crops them)."""
-    t, tot = view.trace, view.totals()
-    devices = f"{len(t.devices)} dev" if t.devices else "no dev"
-    clock = f"{t.clock_mhz:g} MHz" if t.clock_mhz else "? MHz"
-    line1 = Text.assemble((f"{tot['ops']:,} ops", "bold"), " · ",
-                          (f"{t.arch.name} {clock}", "bold"), f" · {devices} · ",
-                          plain(t.path.name))
-    shares = view.bound_shares()
-    line2 = Text.assemble("device ", (fmt_us(tot["device_time_us"]), "bold"), " · gaps ",
-                          (fmt_us(tot["op_to_op_us"]), "bold"))
-    if tot["corrupt_rows"]:
-        line2.append(f" · {tot['corrupt_rows']} corrupt", style="bold")
+    sm = view.summary()
+    devices = f"{len(sm.devices)} dev" if sm.devices else "no dev"
+    arch = sm.arch or "arch not detected"
+    clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
+    line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ", (f"{arch}{clock}", "bold"),
+                          f" · {devices} · ", plain(view.trace.path.name))
+    line2 = Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"), " · gaps ",
+                          (fmt_us(sm.op_to_op_us), "bold"))
+    if sm.corrupt_rows:
+        line2.append(f" · {sm.corrupt_rows} corrupt", style="bold")
     if extra:
         line2.append(" · ")
         line2.append_text(plain(extra))
-    if shares:
-        line2.append(" · " + " ".join(f"{k} {v:.0f}%" for k, v in list(shares.items())[:5]))
+    if sm.bound_shares:
+        line2.append(" · " + " ".join(f"{k} {v:.0f}%"
+                                      for k, v in list(sm.bound_shares.items())[:5]))
     line2.append(" · ")
-    line2.append_text(plain(view.description))
+    line2.append_text(plain(sm.window))
     for line in (line1, line2):
         line.no_wrap, line.overflow = True, "ellipsis"
     return Text("\n", no_wrap=True).join([line1, line2])
 
 
-class TraceScreen(Screen):
+class TraceScreen(TableViewMixin, Screen):
     """Op table + signposts + grouped view of one View."""
 
     BINDINGS = [
         Binding("question_mark,h", "help", "Help", id="ttdash.help"),
-        Binding("slash", "filter", "Filter", id="ttdash.filter"),
-        Binding("less_than_sign", "sort(-1)", "Sort ←", id="ttdash.sort_prev"),
-        Binding("greater_than_sign", "sort(1)", "Sort →", id="ttdash.sort_next"),
-        Binding("r", "reverse", "Reverse", id="ttdash.reverse"),
-        Binding("o", "original_order", "Orig order", show=False, id="ttdash.original_order"),
-        Binding("left_square_bracket", "signpost(-1)", "◆ prev", id="ttdash.signpost_prev"),
-        Binding("right_square_bracket", "signpost(1)", "◆ next", id="ttdash.signpost_next"),
+        *TABLE_BINDINGS,
         Binding("enter", "details", "Details", id="ttdash.details"),
-        Binding("escape", "widen", "Clear", show=False, id="ttdash.widen"),
-        Binding("s", "toggle_signposts", "Signposts", id="ttdash.toggle_signposts"),
+        Binding("s", "toggle_signposts", "Signposts", show=False, id="ttdash.toggle_signposts"),
         Binding("1", "show('ops')", "Ops", show=False, id="ttdash.view_ops"),
-        Binding("2", "show('grouped')", "Grouped", id="ttdash.view_grouped"),
+        Binding("2", "show('grouped')", "Group", id="ttdash.view_grouped"),
         Binding("c", "group_by", "By code/cat", show=False, id="ttdash.group_by"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
         Binding("e", "export", "Export", id="ttdash.export"),
+        Binding("w", "whole_trace", "Whole trace", show=False, id="ttdash.whole_trace"),
         Binding("tab", "focus_next", "Focus", show=False, id="ttdash.focus_next"),
         Binding("q", "app.quit", "Quit", id="ttdash.quit"),
     ]
@@ -88,16 +84,14 @@ class TraceScreen(Screen):
     TraceScreen #body { height: 1fr; }
     TraceScreen SignpostList { border-right: vkey $panel; }
     """
+    filter_keys = FILTER_KEYS
+    filter_hint = FILTER_HINT
 
     def __init__(self, view: View, *, protected: tuple[Path, ...] = ()) -> None:
         super().__init__()
         self.view = view
         self.protected = protected
-        self.op_filter = Filter("")
-        self.narrowed = 0  # 0 = whole trace, k = signpost region k
-        self.sort_key: str | None = None
-        self.sort_desc = True
-        self.rows = np.zeros(0, dtype=np.int64)
+        self.state = self.new_state(view.ops)
         self.status_extra = ""
 
     def compose(self) -> ComposeResult:
@@ -107,12 +101,31 @@ class TraceScreen(Screen):
             with ContentSwitcher(initial="ops", id="switcher"):
                 yield OpTable(id="ops")
                 yield GroupedView(id="grouped")
+        yield from self.panels()
         yield Static(id="status")
         yield Footer()
 
+    def panels(self) -> ComposeResult:
+        """Extra panels between the table and the status line (the run screen's output)."""
+        yield from ()
+
+    # Textual calls an `on_mount` of every class in the MRO; subclasses extend these two hooks
+    # instead (explicit super() calls), so the order is the code's, not the dispatcher's.
     def on_mount(self) -> None:
+        self.mounted()
+
+    def on_unmount(self) -> None:
+        self.unmounted()
+
+    def mounted(self) -> None:
         self.set_view(self.view)
         self.query_one(OpTable).focus()
+        note = self.view.window_note()
+        if note:
+            self.notify(note + " (w: whole trace)", title="Window", timeout=10, markup=False)
+
+    def unmounted(self) -> None:
+        pass
 
     # ------------------------------------------------------------ state -> widgets
     def set_view(self, view: View, *, keep_state: bool = True) -> None:
@@ -120,24 +133,20 @@ class TraceScreen(Screen):
         sp = view.trace.signposts
         panel = self.query_one(SignpostList)
         panel.set_signposts(sp)
-        panel.display = bool(len(sp)) and self.app.size.width >= 100
-        if not keep_state:
-            self.op_filter, self.narrowed, self.sort_key = Filter(""), 0, None
+        panel.display = bool(len(sp)) and self.app.size.width >= 100 \
+            and not getattr(self, "_panel_hidden", False)
+        if keep_state:
+            self.state.frame = view.ops
+        else:
+            self.state = self.new_state(view.ops)
         self.recompute()
 
-    def recompute(self) -> None:
-        ops = self.view.ops
-        mask = self.op_filter.mask(ops)
-        if self.narrowed:
-            mask &= ops["region"].to_numpy() == self.narrowed
-            mask &= ~ops["is_signpost"].to_numpy(dtype=bool)
-        rows = np.flatnonzero(mask)
-        self.rows = sort_order(ops, rows, self.sort_key, self.sort_desc)
-        table = self.query_one(OpTable)
-        table.sort_key, table.sort_desc = self.sort_key, self.sort_desc
-        table.set_data(ops, self.rows, multi_device=len(self.view.trace.devices) > 1)
+    def recompute(self, *, top: bool = False) -> None:
+        self.refresh_table(top=top, multi_device=len(self.view.trace.devices) > 1)
+
+    def table_changed(self) -> None:
         if self.query_one(ContentSwitcher).current == "grouped":
-            self.query_one(GroupedView).show(ops, self.rows)
+            self.query_one(GroupedView).show(self.view.ops, self.table.rows)
         self.update_header()
 
     def update_header(self) -> None:
@@ -149,18 +158,13 @@ class TraceScreen(Screen):
         self.update_status()
 
     def update_status(self) -> None:
-        table = self.query_one(OpTable)
-        n_ops = int((~self.view.ops["is_signpost"]).sum())
-        shown = int((~self.view.ops["is_signpost"].to_numpy()[self.rows]).sum()) \
-            if len(self.rows) else 0
-        parts = [f"row {table.cursor + 1 if len(self.rows) else 0:,}/{len(self.rows):,}"]
+        is_sp = self.view.ops["is_signpost"].to_numpy(dtype=bool)
+        rows = self.table.rows
+        n_ops = int((~is_sp).sum())
+        shown = int((~is_sp[rows]).sum()) if len(rows) else 0
+        parts = self.status_parts()
         if shown != n_ops:
-            parts.append(f"showing {shown:,} of {n_ops:,} ops")
-        if self.op_filter.text:
-            parts.append(f"filter: {self.op_filter.text}")
-        if self.sort_key:
-            title = next(c.title for c in SORTABLE if c.key == self.sort_key)
-            parts.append(f"sort: {title} {'↓' if self.sort_desc else '↑'}")
+            parts.insert(1, f"showing {shown:,} of {n_ops:,} ops")
         if self.status_extra:
             parts.append(self.status_extra)
         self.query_one("#status", Static).update(plain(" · ".join(parts)))
@@ -173,6 +177,14 @@ class TraceScreen(Screen):
         panel.display = bool(len(self.view.trace.signposts)) and self.app.size.width >= 100 \
             and not getattr(self, "_panel_hidden", False)
 
+    def filter_applied(self, f) -> None:
+        if any(t.field == "device" for t in f.terms()) and self.view.merged \
+                and len(self.view.trace.devices) > 1:
+            self.notify("Devices are merged (one row per op: the slowest device, CCL ops "
+                        "averaged): dev:N matches ops whose shown row is device N. "
+                        "`ttdash open --per-device` has every device's row.",
+                        title="dev: on a merged view", timeout=10, markup=False)
+
     # ------------------------------------------------------------ actions
     def action_help(self) -> None:
         notes = ["ctrl+p: command palette (sort, views, themes, export).",
@@ -180,56 +192,23 @@ class TraceScreen(Screen):
                  "Remap keys in ~/.config/ttdash/keymap.toml: binding_id = \"key\"."]
         self.app.push_screen(HelpScreen("ttdash keys: trace view",
                                         help_rows(self.app, self, self.query_one(OpTable)),
-                                        notes))
+                                        notes, legend=legend()))
 
-    def action_filter(self) -> None:
-        def done(value: str | None) -> None:
-            if value is not None:
-                self.op_filter = Filter(value.strip())
-                self.recompute()
-        self.app.push_screen(PromptScreen("Filter ops:", self.op_filter.text, FILTER_HINT), done)
-
-    def action_sort(self, step: int) -> None:
-        """Sort by the next/previous column on screen."""
-        keys = [c.key for c in self.query_one(OpTable).visible_columns()]
-        i = keys.index(self.sort_key) if self.sort_key in keys else (-1 if step > 0 else 0)
-        self.sort_key = keys[(i + step) % len(keys)]
-        self.sort_desc = self.sort_key not in ("id", "op_code", "signpost", "category")
-        self.recompute()
-
-    def sort_by(self, key: str | None, descending: bool = True) -> None:
-        self.sort_key, self.sort_desc = key, descending
-        self.recompute()
-
-    def action_reverse(self) -> None:
-        if self.sort_key is None:
-            self.sort_key, self.sort_desc = "id", True
-        else:
-            self.sort_desc = not self.sort_desc
-        self.recompute()
-
-    def action_original_order(self) -> None:
-        self.sort_by(None)
-
-    def action_signpost(self, direction: int) -> None:
-        table = self.query_one(OpTable)
-        starts = signpost_positions(self.view.ops, self.rows)
-        if not len(starts):
-            self.notify("No signposts in this view", severity="warning")
+    def action_whole_trace(self) -> None:
+        """The whole trace, whatever window the command line chose."""
+        if self.view.window.mode == "all":
+            self.notify("Already the whole trace", markup=False)
             return
-        cur = table.cursor
-        later, earlier = starts[starts > cur], starts[starts < cur]
-        if direction > 0:
-            target = later[0] if len(later) else starts[0]
-        else:
-            target = earlier[-1] if len(earlier) else starts[-1]
-        table.cursor = int(target)
-        table.scroll_to(y=max(0, int(target)), animate=False)
+        self.set_view(self.view.trace.view(Window("all"), merge=self.view.merged),
+                      keep_state=False)
 
     def action_details(self) -> None:
         focused = self.focused
         if isinstance(focused, SignpostList):
             return  # handled by on_option_list_option_selected
+        if self.query_one(ContentSwitcher).current == "grouped":
+            self.narrow_to_group()
+            return
         op = self.query_one(OpTable).current_row()
         if op is None:
             return
@@ -242,19 +221,29 @@ class TraceScreen(Screen):
             raw = None
         self.app.push_screen(DetailScreen(op, raw))
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """enter on the grouped table (the DataTable takes enter itself)."""
+        if event.data_table.id == "groups":
+            self.narrow_to_group()
+
+    def narrow_to_group(self) -> None:
+        """enter on a group: the op table, filtered to that op code / category."""
+        g = self.query_one(GroupedView)
+        name = g.current_group()
+        if name is None:
+            return
+        key = "op" if g.by == "op_code" else "cat"
+        self.state.filter = Filter.for_keys(f"{key}:={shlex.quote(name)}", self.filter_keys)
+        self.action_show("ops")
+        self.recompute(top=True)
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.narrow(int(event.option.id or 0))
         self.query_one(OpTable).focus()
 
     def narrow(self, region: int) -> None:
-        self.narrowed = region
-        self.query_one(OpTable).cursor = 0
-        self.recompute()
-
-    def action_widen(self) -> None:
-        if self.narrowed or self.op_filter.text:
-            self.narrowed, self.op_filter = 0, Filter("")
-            self.recompute()
+        self.state.narrowed = region
+        self.recompute(top=True)
 
     def action_toggle_signposts(self) -> None:
         panel = self.query_one(SignpostList)
@@ -269,7 +258,7 @@ class TraceScreen(Screen):
     def action_show(self, name: str) -> None:
         self.query_one(ContentSwitcher).current = name
         if name == "grouped":
-            self.query_one(GroupedView).show(self.view.ops, self.rows)
+            self.query_one(GroupedView).show(self.view.ops, self.table.rows)
             self.query_one("#groups").focus()
         else:
             self.query_one(OpTable).focus()
@@ -277,29 +266,36 @@ class TraceScreen(Screen):
     def action_group_by(self) -> None:
         g = self.query_one(GroupedView)
         g.by = "category" if g.by == "op_code" else "op_code"
-        g.show(self.view.ops, self.rows)
+        g.show(self.view.ops, self.table.rows)
 
     def action_copy_row(self) -> None:
         op = self.query_one(OpTable).current_row()
         if op is None:
             return
-        fields = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us",
-                  "total_pct", "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")
-        text = "\t".join("" if op.get(f) is None else str(op.get(f)) for f in fields)
+        text = "\t".join("" if op.get(f) is None else str(op.get(f)) for f in COPY_FIELDS)
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied op {op['id']} (tab-separated)")
 
     def action_export(self) -> None:
+        grouped = self.query_one(ContentSwitcher).current == "grouped"
+
         def render(target: Path) -> str:
             buf = io.StringIO()
-            if target.suffix.lower() in (".md", ".markdown"):
-                to_markdown(self.view, buf, rows=self.rows)
+            md = target.suffix.lower() in (".md", ".markdown")
+            if grouped:
+                g = self.query_one(GroupedView)
+                groups = group_ops(self.view.ops.iloc[self.table.rows], g.by)
+                (groups_markdown if md else groups_csv)(groups, g.by, buf)
+            elif md:
+                to_markdown(self.view, buf, rows=self.table.rows)
             else:
-                to_csv(self.view, buf, rows=self.rows)
+                to_csv(self.view, buf, rows=self.table.rows)
             return buf.getvalue()
 
-        ask_and_export(self, "Export the current view to (.csv or .md):", "ttdash_export.csv",
-                       render, self.protected)
+        what = "the grouped table" if grouped else "the current view"
+        ask_and_export(self, f"Export {what} to (.csv or .md):",
+                       "ttdash_groups.csv" if grouped else "ttdash_export.csv", render,
+                       self.protected)
 
 
 class TTDashCommands(Provider):
@@ -316,13 +312,13 @@ class TTDashCommands(Provider):
             ("filter: ops…", screen.action_filter),
             ("filter: clear (whole trace)", screen.action_widen),
             ("sort: original order", screen.action_original_order),
+            ("view: whole trace (drop the window)", screen.action_whole_trace),
             ("sort: reverse", screen.action_reverse),
             ("export: current view to csv/markdown…", screen.action_export),
             ("copy: current row", screen.action_copy_row),
         ]
         for c in SORTABLE:
-            cmds.append((f"sort: by {c.title.lower()}",
-                         partial(screen.sort_by, c.key, c.key not in ("id", "op_code"))))
+            cmds.append((f"sort: by {c.title.lower()}", partial(screen.sort_by, c.key)))
         for b in ("DRAM", "FLOP", "BOTH", "SLOW", "HOST"):
             cmds.append((f"filter: bound {b}", partial(self._set_filter, screen, f"bound:{b}")))
         for name in sorted(self.app.available_themes):
@@ -333,7 +329,7 @@ class TTDashCommands(Provider):
     @staticmethod
     def _set_filter(screen: TraceScreen, text: str) -> None:
         screen.op_filter = Filter(text)
-        screen.recompute()
+        screen.recompute(top=True)
 
     async def discover(self) -> Hits:
         for name, cb in self._commands():
@@ -369,8 +365,17 @@ class TTDashApp(App):
     def on_mount(self) -> None:
         self.push_screen(self._screen_factory())
 
+    def panic(self, *renderables) -> None:
+        """Textual's exit on an error it shows itself (e.g. a stylesheet error in a user's
+        theme): the process must not report success."""
+        self._return_code = EXIT_UI_ERROR
+        super().panic(*renderables)
 
-def run_guarded(app: App, cleanup: Callable[[], None] | None = None) -> None:
+
+EXIT_UI_ERROR = 2
+
+
+def run_guarded(app: App, cleanup: Callable[[], None] | None = None) -> int:
     """Run a Textual app so that a lost terminal (SIGHUP: SSH drop, tmux kill) or SIGTERM never
     leaves a process behind: `cleanup` runs at once, the app is asked to exit, and if Textual's
     shutdown blocks on the dead terminal the process exits after 2 s anyway."""
@@ -392,6 +397,7 @@ def run_guarded(app: App, cleanup: Callable[[], None] | None = None) -> None:
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
+    return app.return_code or 0
 
 
 def open_app(view: View, theme: str | None = None) -> TTDashApp:
@@ -399,5 +405,4 @@ def open_app(view: View, theme: str | None = None) -> TTDashApp:
 
 
 def run_open(view: View, theme: str | None = None) -> int:
-    run_guarded(open_app(view, theme))
-    return 0
+    return run_guarded(open_app(view, theme))

@@ -7,9 +7,10 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
 from ..model.errors import TraceError
+from ..paths import config_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,10 +23,6 @@ THEME_FIELDS = {"name", "primary", "secondary", "warning", "error", "success", "
                 "variables", "luminosity_spread", "text_alpha"}
 
 
-def config_dir() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "ttdash"
-
-
 def _theme_from(text: str, source: str) -> Theme:
     try:
         data = tomllib.loads(text)
@@ -35,7 +32,18 @@ def _theme_from(text: str, source: str) -> Theme:
     if unknown or "name" not in data or "primary" not in data:
         raise TraceError(source, "a theme needs name and primary; unknown keys: "
                          + ", ".join(sorted(unknown)))
-    return Theme(**data)
+    if data.get("ansi"):
+        # An ANSI theme gets only a few generated variables; Textual's own ANSI themes carry the
+        # rest (e.g. `$ansi-background`, used by Screen's CSS since textual 8.2). Start from theirs
+        # so a Textual release that adds one does not break ours.
+        base = BUILTIN_THEMES["ansi-dark" if data.get("dark", True) else "ansi-light"]
+        data["variables"] = {**base.variables, **data.get("variables", {})}
+    try:
+        theme = Theme(**data)
+        theme.to_color_system().generate()  # bad colours fail here, not inside the running app
+    except Exception as exc:  # Textual raises several types (ColorParseError, TypeError, ...)
+        raise TraceError(source, f"invalid theme: {exc}") from None
+    return theme
 
 
 def load_themes() -> list[Theme]:
@@ -49,7 +57,12 @@ def load_themes() -> list[Theme]:
     user = config_dir() / "themes"
     if user.is_dir():
         for p in sorted(user.glob("*.toml")):
-            t = _theme_from(p.read_text(encoding="utf-8"), str(p))
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise TraceError(p, f"cannot read theme: {getattr(exc, 'strerror', None) or exc}"
+                                 ) from None
+            t = _theme_from(text, str(p))
             themes[t.name] = t
     return list(themes.values())
 
@@ -61,7 +74,12 @@ def load_keymap() -> dict[str, str]:
         return {}
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise TraceError(p, f"invalid keymap: {exc}") from None
     table = data.get("keys", data)
-    return {str(k): str(v) for k, v in table.items() if isinstance(v, str)}
+    if not isinstance(table, dict):
+        raise TraceError(p, "invalid keymap: [keys] must be a table of binding_id = \"key\"")
+    bad = [k for k, v in table.items() if not isinstance(v, str)]
+    if bad:
+        raise TraceError(p, f"invalid keymap: {bad[0]!r} must map to a key name in quotes")
+    return {str(k): str(v) for k, v in table.items()}

@@ -3,28 +3,32 @@
 from __future__ import annotations
 
 import io
+import shlex
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import ContentSwitcher, DataTable, Footer, Static
-from textual_plotext import PlotextPlot
 
 from ..format import fmt_us, is_missing
 from ..model import Trace, Window
 from ..model.diff import DiffResult, diff_traces
-from ..model.query import Filter, signpost_positions, sort_order
+from ..model.columns import legend
+from ..model.query import DIFF_FILTER_KEYS, Filter
 from ..model.text import clean_text
 from ..report.diff import fmt_speedup, signed_pct, signed_us, to_csv, to_markdown
 from .app import TTDashApp, run_guarded
 from .optable import Col, OpTable
-from .widgets import HelpScreen, PromptScreen, ask_and_export, detail_body, help_rows, plain
+from .tableview import TABLE_BINDINGS, TableViewMixin
+from .widgets import (HelpScreen, PromptScreen, ask_and_export, bar_chart, detail_body,
+                      help_rows, plain)
 
 DIFF_COLUMNS = (
     Col("baseline_id", "A id", 6, 4, "id"),
@@ -42,8 +46,9 @@ DIFF_COLUMNS = (
     Col("region_label", "Region", 16, 7, "text", "left", pref=24),
 )
 STATUS_MARK = {"matched": " ", "added": "+", "removed": "-"}
-FILTER_HINT = ("text matches the op code; status:added status:removed status:matched "
-               "sp:REGION; terms are ANDed; empty clears")
+FILTER_HINT = ("text matches the op code; keys status:added status:removed status:matched "
+               "sp:REGION bound:SLOW op:Matmul; -term or !term excludes; terms are ANDed; "
+               "empty clears")
 
 
 def diff_frame(result: DiffResult) -> pd.DataFrame:
@@ -176,26 +181,19 @@ class DiffDetailScreen(ModalScreen[None]):
                         yield from detail_body(op, raw)
 
 
-class DiffScreen(Screen):
+class DiffScreen(TableViewMixin, Screen):
     BINDINGS = [
         Binding("question_mark,h", "help", "Help", id="ttdash.help"),
         Binding("n", "regression(1)", "Next regr.", id="ttdash.next_regression"),
         Binding("N", "regression(-1)", "Prev regr.", id="ttdash.prev_regression"),
         Binding("t", "threshold", "Threshold", show=False, id="ttdash.threshold"),
-        Binding("slash", "filter", "Filter", id="ttdash.filter"),
-        Binding("less_than_sign", "sort(-1)", "Sort ←", id="ttdash.sort_prev"),
-        Binding("greater_than_sign", "sort(1)", "Sort →", id="ttdash.sort_next"),
-        Binding("r", "reverse", "Reverse", show=False, id="ttdash.reverse"),
-        Binding("o", "original_order", "Orig order", show=False, id="ttdash.original_order"),
-        Binding("left_square_bracket", "region(-1)", "◆ prev", id="ttdash.signpost_prev"),
-        Binding("right_square_bracket", "region(1)", "◆ next", id="ttdash.signpost_next"),
+        *TABLE_BINDINGS,
         Binding("enter", "details", "Details", id="ttdash.details"),
-        Binding("escape", "clear", "Clear", show=False, id="ttdash.widen"),
         Binding("1", "show('pairs')", "Ops", show=False, id="ttdash.view_ops"),
         Binding("2", "show('grouped')", "Grouped", id="ttdash.view_grouped"),
         Binding("c", "group_by", "By code/region", show=False, id="ttdash.group_by"),
         Binding("e", "export", "Export", id="ttdash.export"),
-        Binding("q", "app.quit", "Quit", id="ttdash.quit"),
+        Binding("q", "quit_or_back", "Quit", id="ttdash.quit"),
     ]
     DEFAULT_CSS = """
     DiffScreen #summary { height: 2; background: $panel; padding: 0 1; text-wrap: nowrap;
@@ -203,19 +201,21 @@ class DiffScreen(Screen):
     DiffScreen #status { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
     DiffScreen #switcher { height: 1fr; }
     DiffScreen #grouped DataTable { height: 1fr; }
-    DiffScreen #grouped PlotextPlot { height: 1fr; min-height: 8; }
+    DiffScreen #deltas { height: auto; max-height: 14; padding: 0 1; }
     """
+    table_type = DiffTable
+    filter_keys = DIFF_FILTER_KEYS
+    filter_hint = FILTER_HINT
+    default_reverse_key = "delta_us"
 
-    def __init__(self, result: DiffResult) -> None:
+    def __init__(self, result: DiffResult, *, can_go_back: bool = False) -> None:
         super().__init__()
         self.result = result
         self.frame = diff_frame(result)
-        self.op_filter = Filter("")
-        self.sort_key: str | None = None
-        self.sort_desc = True
+        self.state = self.new_state(self.frame)
         self.threshold = 5.0
         self.group_by = "op_code"
-        self.rows = np.arange(len(self.frame))
+        self.can_go_back = can_go_back  # pushed over another screen (watch's runs list)
 
     def compose(self) -> ComposeResult:
         yield Static(_summary(self.result), id="summary")
@@ -223,7 +223,7 @@ class DiffScreen(Screen):
             yield DiffTable(id="pairs")
             with Vertical(id="grouped"):
                 yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
-                yield PlotextPlot(id="deltas")
+                yield Static(id="deltas")
         yield Static(id="status")
         yield Footer()
 
@@ -232,55 +232,45 @@ class DiffScreen(Screen):
         self.query_one(DiffTable).focus()
 
     # ------------------------------------------------------------ state
-    def recompute(self) -> None:
-        f = self.frame
-        mask = self._mask()
-        rows = sort_order(f, np.flatnonzero(mask), self.sort_key, self.sort_desc)
-        self.rows = rows
-        t = self.query_one(DiffTable)
-        t.sort_key, t.sort_desc = self.sort_key, self.sort_desc
-        t.set_data(f, rows)
+    def table_changed(self) -> None:
         self.update_status()
 
-    def _mask(self) -> np.ndarray:
-        terms, rest = [], []
-        for term in self.op_filter.text.split():
-            (terms if term.lower().startswith("status:") else rest).append(term)
-        mask = np.ones(len(self.frame), dtype=bool)
-        if rest:
-            mask &= Filter(" ".join(rest)).mask(self.frame)
-        for term in terms:
-            want = term.split(":", 1)[1].lower()
-            st = self.frame["status"].to_numpy(dtype=object)
-            mask &= (st == want) | ((want == "matched") & (st == "moved"))
-        return mask
-
     def update_status(self) -> None:
-        t = self.query_one(DiffTable)
-        parts = [f"row {t.cursor + 1 if len(self.rows) else 0:,}/{len(self.rows):,}",
-                 f"regression ≥ {self.threshold:g}% (n/N, t)"]
-        if self.op_filter.text:
-            parts.append(f"filter: {self.op_filter.text}")
-        if self.sort_key:
-            title = next(c.title for c in DIFF_COLUMNS if c.key == self.sort_key) or "status"
-            parts.append(f"sort: {title} {'↓' if self.sort_desc else '↑'}")
+        parts = self.status_parts()
+        parts.insert(1, f"regression ≥ {self.threshold:g}% (n/N, t)")
+        if self.can_go_back:
+            parts.append("esc/q: back")
         self.query_one("#status", Static).update(plain(" · ".join(parts)))
 
     def on_op_table_cursor_moved(self, message) -> None:
         self.update_status()
 
     # ------------------------------------------------------------ actions
+    def action_widen(self) -> None:
+        if not self.state.clear():
+            if self.can_go_back:
+                self.app.pop_screen()
+            return
+        self.refresh_table()
+
+    def action_quit_or_back(self) -> None:
+        if self.can_go_back:
+            self.app.pop_screen()
+        else:
+            self.app.exit()
+
     def regression_positions(self) -> np.ndarray:
         f = self.frame
-        d = f["delta_pct"].to_numpy()[self.rows]
-        st = f["status"].to_numpy(dtype=object)[self.rows]
-        noise = f["within_noise"].to_numpy()[self.rows]
+        rows = self.table.rows
+        d = f["delta_pct"].to_numpy()[rows]
+        st = f["status"].to_numpy(dtype=object)[rows]
+        noise = f["within_noise"].to_numpy()[rows]
         with np.errstate(invalid="ignore"):
             hit = ((np.nan_to_num(d, nan=-np.inf) >= self.threshold) & ~noise) | (st == "added")
         return np.flatnonzero(hit)
 
     def action_regression(self, direction: int) -> None:
-        t = self.query_one(DiffTable)
+        t = self.table
         pos = self.regression_positions()
         if not len(pos):
             self.notify(f"No regression ≥ {self.threshold:g}% in this view", severity="warning")
@@ -295,56 +285,16 @@ class DiffScreen(Screen):
                 try:
                     self.threshold = float(value.strip().rstrip("%"))
                 except ValueError:
-                    self.notify(f"not a number: {value!r}", severity="error")
+                    self.notify(f"not a number: {value!r}", severity="error", markup=False)
                 self.update_status()
         self.app.push_screen(PromptScreen("Regression threshold (%):", f"{self.threshold:g}"),
                              done)
 
-    def action_region(self, direction: int) -> None:
-        t = self.query_one(DiffTable)
-        starts = signpost_positions(self.frame, self.rows)
-        if not len(starts):
-            self.notify("No signpost regions in these traces", severity="warning")
-            return
-        later, earlier = starts[starts > t.cursor], starts[starts < t.cursor]
-        t.cursor = int((later[0] if len(later) else starts[0]) if direction > 0
-                       else (earlier[-1] if len(earlier) else starts[-1]))
-
-    def action_filter(self) -> None:
-        def done(value: str | None) -> None:
-            if value is not None:
-                self.op_filter = Filter(value.strip())
-                self.recompute()
-        self.app.push_screen(PromptScreen("Filter ops:", self.op_filter.text, FILTER_HINT), done)
-
-    def action_clear(self) -> None:
-        if self.op_filter.text:
-            self.op_filter = Filter("")
-            self.recompute()
-
-    def action_sort(self, step: int) -> None:
-        keys = [c.key for c in self.query_one(DiffTable).visible_columns()]
-        keys = ["delta_pct" if k == "delta_bar" else k for k in keys]
-        keys = list(dict.fromkeys(keys))
-        i = keys.index(self.sort_key) if self.sort_key in keys else (-1 if step > 0 else 0)
-        self.sort_key = keys[(i + step) % len(keys)]
-        self.sort_desc = self.sort_key not in ("baseline_id", "candidate_id", "op_code",
-                                               "region_label", "status")
-        self.recompute()
-
-    def action_reverse(self) -> None:
-        if self.sort_key is None:
-            self.sort_key, self.sort_desc = "delta_us", True
-        else:
-            self.sort_desc = not self.sort_desc
-        self.recompute()
-
-    def action_original_order(self) -> None:
-        self.sort_key = None
-        self.recompute()
-
     def action_details(self) -> None:
-        row = self.query_one(DiffTable).current_row()
+        if self.query_one(ContentSwitcher).current == "grouped":
+            self.narrow_to_group()
+            return
+        row = self.table.current_row()
         if row is None:
             return
         sides = []
@@ -362,6 +312,23 @@ class DiffScreen(Screen):
                 raw = None
             sides.append((title, op, raw))
         self.app.push_screen(DiffDetailScreen(sides, stacked=self.app.size.width < 120))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """enter on the grouped table (the DataTable takes enter itself)."""
+        if event.data_table.id == "groups":
+            self.narrow_to_group()
+
+    def narrow_to_group(self) -> None:
+        """enter on a group: the pairs of that op code / region."""
+        table = self.query_one("#groups", DataTable)
+        frame = self.result.by_op_code if self.group_by == "op_code" else self.result.by_region
+        if table.cursor_row is None or table.cursor_row >= len(frame):
+            return
+        name = str(frame.iloc[table.cursor_row][self.group_by])
+        key = "op" if self.group_by == "op_code" else "sp"
+        self.state.filter = Filter.for_keys(f"{key}:={shlex.quote(name)}", self.filter_keys)
+        self.action_show("pairs")
+        self.refresh_table(top=True)
 
     def action_show(self, name: str) -> None:
         self.query_one(ContentSwitcher).current = name
@@ -383,29 +350,34 @@ class DiffScreen(Screen):
         key = self.group_by
         table = self.query_one("#groups", DataTable)
         table.clear(columns=True)
-        table.add_columns("Op code" if key == "op_code" else "Region", "A ops", "B ops",
-                          "A time", "B time", "Δ time", "Δ%", "Share of Δ")
+        # Numbers keep their widths (Δ% included); the name gets the rest of the line.
+        nums = (("A ops", 5), ("B ops", 5), ("A time", 9), ("B time", 9), ("Δ time", 10),
+                ("Δ%", 8), ("Share", 7))
+        width = self.app.size.width
+        name_w = max(10, width - sum(w for _, w in nums) - 2 * (len(nums) + 1) - 2)
+        table.add_column("Op code" if key == "op_code" else "Region", width=name_w)
+        for h, w in nums:
+            table.add_column(Text(h, justify="right"), width=w)
         for g in frame.head(500).itertuples(index=False):
             d = g.delta_us
             style = "red" if d > 0 else "green" if d < 0 else ""
-            table.add_row(plain(getattr(g, key)), Text(str(int(g.baseline_count))),
-                          Text(str(int(g.candidate_count))), Text(fmt_us(g.baseline_us)),
-                          Text(fmt_us(g.candidate_us)), Text(signed_us(d), style=style),
-                          Text(signed_pct(g.delta_pct), style=style),
-                          Text(signed_pct(g.share_pct)))
-        top = frame.reindex(frame["delta_us"].abs().sort_values(ascending=False).index).head(12)
-        plot = self.query_one("#deltas", PlotextPlot)
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
-        labels = [str(clean_text(str(v)))[:18] for v in top[key]][::-1]
+            name = str(clean_text(str(getattr(g, key))))
+            cut = name if len(name) <= name_w else name[:name_w - 1] + "…"
+            table.add_row(plain(cut), Text(str(int(g.baseline_count)), justify="right"),
+                          Text(str(int(g.candidate_count)), justify="right"),
+                          Text(fmt_us(g.baseline_us), justify="right"),
+                          Text(fmt_us(g.candidate_us), justify="right"),
+                          Text(signed_us(d), style=style, justify="right"),
+                          Text(signed_pct(g.delta_pct), style=style, justify="right"),
+                          Text(signed_pct(g.share_pct), justify="right"))
+        top = frame.reindex(frame["delta_us"].abs().sort_values(ascending=False).index).head(10)
+        labels = [str(clean_text(str(v))) for v in top[key]]
         values = [0.0 if is_missing(v) or not math.isfinite(v) else float(v)
-                  for v in top["delta_us"]][::-1]
-        if labels:
-            plt.bar(labels, values, orientation="horizontal", width=0.6,
-                    color=["red" if v > 0 else "green" for v in values])
-        plt.title("Δ device time (us): right = slower in B, left = faster")
-        plot.refresh()
+                  for v in top["delta_us"]]
+        chart = bar_chart(labels, values, max(40, width - 4), " us", diverging=True)
+        self.query_one("#deltas", Static).update(Group(
+            Text("Δ device time (us): right = slower in B, left = faster", style="bold"),
+            chart))
 
     def action_help(self) -> None:
         notes = ["One table shows both traces (synced by construction): A = baseline, "
@@ -413,7 +385,7 @@ class DiffScreen(Screen):
                  f"Filter: {FILTER_HINT}."]
         self.app.push_screen(HelpScreen("ttdash keys: diff view",
                                         help_rows(self.app, self, self.query_one(DiffTable)),
-                                        notes))
+                                        notes, legend=legend()))
 
     def action_export(self) -> None:
         def render(target: Path) -> str:
@@ -430,11 +402,11 @@ def diff_app(result: DiffResult, theme: str | None = None) -> TTDashApp:
 
 
 def run_diff_tui(result: DiffResult, theme: str | None = None) -> int:
-    run_guarded(diff_app(result, theme))
-    return 0
+    return run_guarded(diff_app(result, theme))
 
 
 def diff_screen_for_paths(baseline: Path, candidate: Path, arch: str | None = None) -> DiffScreen:
+    """A diff pushed over another screen (the watch runs list): esc/q go back to it."""
     a = Trace.load(baseline, arch=arch, columns="all").view(Window("all"))
     b = Trace.load(candidate, arch=arch, columns="all").view(Window("all"))
-    return DiffScreen(diff_traces(a, b))
+    return DiffScreen(diff_traces(a, b), can_go_back=True)

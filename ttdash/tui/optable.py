@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..format import bar, fmt_int, fmt_pct, fmt_us, is_missing
-from ..model.advice import GAP_LIMIT_US
+from ..model.columns import BY_KEY, GAP_LIMIT_US, LOW_CORES, Severity, bound_severity
 
 
 @dataclass(frozen=True)
@@ -34,22 +34,32 @@ class Col:
     pref: int = 0  # preferred width when space allows (0 = same as width)
 
 
+def _col(key: str, width: int, priority: int, kind: str | None = None, align: str = "right",
+         pref: int = 0) -> Col:
+    """A table column of the registry's column `key` (title from model.columns)."""
+    spec = BY_KEY[key]
+    return Col(key, spec.short, width, priority, kind or spec.kind, align, pref)
+
+
 COLUMNS = (
-    Col("id", "ID", 6, 1, "id"),
-    Col("op_code", "Op code", 24, 0, "op", "left", pref=40),
-    Col("device", "Dev", 3, 6, "int"),
-    Col("device_time_us", "Device", 9, 0, "us"),
-    Col("op_to_op_us", "Gap", 9, 2, "us"),
-    Col("total_pct", "Total", 6, 1, "pct"),
-    Col("cores", "Cores", 5, 5, "int"),
-    Col("dram_pct", "DRAM%", 5, 3, "bar", pref=10),
-    Col("flops_pct", "FLOP%", 5, 3, "bar", pref=10),
-    Col("bound", "Bound", 5, 2, "bound", "left"),
-    Col("math_fidelity", "Fid", 5, 7, "text", "left"),
-    Col("category", "Cat", 7, 8, "text", "left"),
-    Col("signpost", "Signpost", 18, 9, "text", "left", pref=28),
+    _col("id", 6, 1),
+    _col("op_code", 24, 0, "op", "left", pref=40),
+    _col("device", 3, 6, "int"),
+    _col("device_time_us", 9, 0),
+    _col("op_to_op_us", 9, 2),
+    _col("total_pct", 6, 1),
+    _col("cores", 5, 5),
+    _col("dram_pct", 5, 3, "bar", pref=10),
+    _col("flops_pct", 5, 3, "bar", pref=10),
+    _col("bound", 5, 2, "bound", "left"),
+    _col("math_fidelity", 5, 7, "text", "left"),
+    _col("category", 7, 8, "text", "left"),
+    _col("global_call_count", 6, 6, "int"),
+    _col("signpost", 18, 9, "text", "left", pref=28),
 )
 SORTABLE = tuple(c for c in COLUMNS)
+SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
+                  Severity.BAD: "optable--bad"}
 OP_MAX = 72
 BAR_CELLS = 5
 
@@ -141,6 +151,20 @@ class OpTable(ScrollView, can_focus=True):
         self._cols_width = -1
         self._data: dict[str, np.ndarray] = {}
         self._empty: frozenset[str] = frozenset()
+        self._hidden: frozenset[str] = frozenset()
+
+    @property
+    def hidden_columns(self) -> frozenset[str]:
+        """Columns the screen hides (e.g. the report ID in live mode, where rows have none)."""
+        return self._hidden
+
+    @hidden_columns.setter
+    def hidden_columns(self, keys: frozenset[str]) -> None:
+        if keys != self._hidden:
+            self._hidden = frozenset(keys)
+            self._columns = []
+            self._cache.clear()
+            self.refresh()
 
     # ------------------------------------------------------------ data
     def set_data(self, ops: pd.DataFrame, rows: np.ndarray, *, multi_device: bool = False,
@@ -268,7 +292,8 @@ class OpTable(ScrollView, can_focus=True):
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
-            self._columns = layout(width, self.multi_device, self.COLUMNS, self._empty)
+            self._columns = layout(width, self.multi_device, self.COLUMNS,
+                                   self._empty | self._hidden)
             self._cols_width = width
         return self._columns
 
@@ -346,7 +371,7 @@ class OpTable(ScrollView, can_focus=True):
         if c.kind == "us":
             style = None
             if c.key == "op_to_op_us" and not is_missing(v) and v > GAP_LIMIT_US:
-                style = self._style("optable--bad")
+                style = self._style("optable--bad")  # the registry's gap rule
             if c.key == "device_time_us" and is_missing(v) and "corrupt" in d and d["corrupt"][r]:
                 return "corrupt", self._style("optable--warn")
             return fmt_us(v), style
@@ -361,13 +386,12 @@ class OpTable(ScrollView, can_focus=True):
                 self._style("optable--bar")
         if c.kind in ("int", "id"):
             style = None
-            if c.key == "cores" and not is_missing(v) and v < 10:
+            if c.key == "cores" and not is_missing(v) and v < LOW_CORES:
                 style = self._style("optable--bad")
             return fmt_int(v), style
         if c.kind == "bound":
             s = "" if is_missing(v) else str(v)
-            style = {"DRAM": "optable--good", "FLOP": "optable--good", "BOTH": "optable--good",
-                     "SLOW": "optable--warn", "HOST": "optable--bad"}.get(s)
-            return s, self._style(style) if style else None
+            sev = bound_severity(s)
+            return s, self._style(SEVERITY_CLASS[sev]) if sev else None
         return ("" if is_missing(v) else str(v)), (self._style("optable--dim")
                                                     if c.key == "signpost" else None)

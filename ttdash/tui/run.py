@@ -48,32 +48,30 @@ class RunScreen(WatchScreen):
     def __init__(self, root: Path, workload: Workload, *, refresh: float = 0.5,
                  poll: float | None = None, arch: str | None = None,
                  snapshot: LogsSnapshot | None = None) -> None:
-        super().__init__(root, refresh=refresh, poll=poll, arch=arch)
+        super().__init__(root, refresh=refresh, poll=poll, arch=arch,
+                         sources=LiveSources(snapshot))
         self.workload = workload
         self._snapshot = snapshot
-        self.sources = LiveSources(snapshot)
         self._wl_wake = threading.Event()
         self._confirming = False
         self.quit_when_done = False
         self.exit_summary: str | None = None
 
     # ------------------------------------------------------------ layout
-    def compose(self):
-        for widget in super().compose():
-            if widget.id == "status":
-                yield Log(id="output", max_lines=LOG_MAX_LINES, highlight=False)
-                yield Static(id="workload")
-            yield widget
+    def panels(self):
+        yield Log(id="output", max_lines=LOG_MAX_LINES, highlight=False)
+        yield Static(id="workload")
 
-    # Textual calls on_mount / on_unmount of every class in the MRO (this one first): no super().
-    def on_mount(self) -> None:
+    def mounted(self) -> None:
         log = self.query_one("#output", Log)
         log.border_title = "workload output (o hides)"
         log.can_focus = False  # keys stay with the op table
         self.workload.listener = self._signal_workload
+        if self.workload.state == "new" and self._snapshot is None:
+            # rows already in .logs are not this run's (the feed has not started yet)
+            self.feed.sources = LiveSources(snapshot_logs(self.root))
+        super().mounted()  # the table, then the live feed
         if self.workload.state == "new":
-            if self._snapshot is None:
-                self.sources = LiveSources(snapshot_logs(self.root))
             try:
                 self.workload.start()
             except WorkloadError as exc:
@@ -81,7 +79,8 @@ class RunScreen(WatchScreen):
         self.set_interval(1.0, self.update_workload_line)  # elapsed time, source notes
         self._drain_workload()
 
-    def on_unmount(self) -> None:
+    def unmounted(self) -> None:
+        super().unmounted()
         if self.sources.snapshot is not None:
             self.sources.snapshot.close()
         self.workload.listener = None
@@ -207,7 +206,7 @@ def run_app(root: Path, workload: Workload, *, refresh: float = 0.5, poll: float
                   snapshot=snapshot)
 
 
-def run_tui(spec: RunSpec, *, refresh: float = 0.5, poll: float | None = None,
+def run_tui(spec, *, refresh: float = 0.5, poll: float | None = None,
             theme: str | None = None) -> int:
     """`ttdash run` on a terminal; the workload's exit code."""
     from ..model.errors import TraceError

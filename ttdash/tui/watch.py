@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import queue
-import shutil
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -20,27 +16,31 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..format import fmt_us
-from ..live import (ProfilerWatcher, ReportRemoved, ReportSeen, RowsAppended, SourceReset,
-                    Status)
+from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
+from ..live.feed import LiveFeed
 from ..model import Trace, Window
-from ..model.discover import find_reports, report_is_complete, resolve_profiler_dir
+from ..model.discover import find_reports, report_is_complete
 from ..model.errors import TraceError
-from ..model.live import LiveModel, LiveSources
-from .app import TraceScreen, TTDashApp, run_guarded, summary_text
+from ..model.live import LiveSources
+from .app import TraceScreen, TTDashApp, summary_text
 from .widgets import plain
 
-MAX_EVENTS_PER_TICK = 400
-QUEUE_HIGH_WATER = 200
 
 
-class Wake(Message):
-    """Posted from the watcher thread: something is waiting in the queue."""
+class FeedUpdated(Message):
+    """Posted from the live feed's thread: a new view or notes are waiting (`feed.take()`).
+    Repeats coalesce in the queue: a burst of updates costs the UI one refresh."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FeedUpdated)
 
 
 class RunsScreen(ModalScreen[None]):
     """Report folders, newest first: open one, or mark a baseline and a candidate to diff."""
 
     BINDINGS = [Binding("escape,q", "dismiss", "Close", id="ttdash.runs_close"),
+                Binding("j", "move(1)", "Down", show=False, id="ttdash.runs_down"),
+                Binding("k", "move(-1)", "Up", show=False, id="ttdash.runs_up"),
                 Binding("b", "mark('baseline')", "Baseline", id="ttdash.runs_baseline"),
                 Binding("c", "mark('candidate')", "Candidate", id="ttdash.runs_candidate"),
                 Binding("d", "diff", "Diff", id="ttdash.runs_diff")]
@@ -69,8 +69,14 @@ class RunsScreen(ModalScreen[None]):
         complete = "" if report_is_complete(r.path) else " (being written)"
         return Text.assemble(plain(r.label), ("  " + " ".join(marks), "bold"),
                              (f"  {r.size / 1e6:.1f} MB{complete}", "dim"), "\n  ",
-                             (str(r.path.relative_to(self.root)) if r.path.is_relative_to(
-                                 self.root) else str(r.path), "dim"))
+                             plain(str(r.path.relative_to(self.root)) if r.path.is_relative_to(
+                                 self.root) else str(r.path)))
+
+    def action_move(self, step: int) -> None:
+        ol = self.query_one(OptionList)
+        if ol.option_count:
+            cur = ol.highlighted if ol.highlighted is not None else 0
+            ol.highlighted = max(0, min(ol.option_count - 1, cur + step))
 
     def _selected(self):
         ol = self.query_one(OptionList)
@@ -97,6 +103,10 @@ class RunsScreen(ModalScreen[None]):
         if not (self.watch.baseline and self.watch.candidate):
             self.notify("Mark a baseline (b) and a candidate (c) first", severity="warning")
             return
+        if self.watch.baseline == self.watch.candidate:
+            self.notify("The baseline and the candidate are the same run: mark another one as "
+                        "the candidate (c)", severity="warning", markup=False)
+            return
         self.dismiss()
         self.watch.open_diff(self.watch.baseline, self.watch.candidate)
 
@@ -104,108 +114,79 @@ class RunsScreen(ModalScreen[None]):
 class WatchScreen(TraceScreen):
     """Live op table from `.logs`, switching to the full report when it is written."""
 
-    BINDINGS = TraceScreen.BINDINGS + [
+    # The footer has room for the live keys at 80 columns: export moves to `?` and the palette.
+    BINDINGS = [b if b.id != "ttdash.export" else Binding(b.key, b.action, b.description,
+                                                            show=False, id=b.id)
+                for b in TraceScreen.BINDINGS] + [
         Binding("f", "follow", "Follow", id="ttdash.follow"),
-        Binding("p", "pause", "Pause", id="ttdash.pause"),
+        Binding("p", "pause", "Pause", show=False, id="ttdash.pause"),
         Binding("R", "runs", "Runs", id="ttdash.runs"),
         Binding("L", "live", "Live", show=False, id="ttdash.live"),
     ]
 
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
-                 arch: str | None = None) -> None:
+                 arch: str | None = None, sources: LiveSources | None = None) -> None:
         self.root = root
-        self.live = LiveModel(root, arch)
-        self.sources = LiveSources()
         self.arch = arch
-        super().__init__(self.live.view(), protected=(root,))
-        self.refresh_s = max(0.05, refresh)
-        self.poll = poll
-        self.events: queue.SimpleQueue = queue.SimpleQueue()
-        self.watcher: ProfilerWatcher | None = None
+        self.feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, sources=sources)
+        super().__init__(self.feed.model.view(), protected=(root,))
         self.mode = "live"
         self.report_path: Path | None = None
         self.follow = True
         self.paused = False
         self.pending_new = 0
         self.watch_status: tuple[str, str] = ("info", f"watching {root}")  # (level, message)
-        self._wake_sent = threading.Event()
-        self._tick_pending = False
-        self._last_tick = 0.0
         self._loading: Path | None = None
         self.report_manual = False  # the user picked the shown report (no auto-switch)
         self._auto_ts: float | None = None
         self.baseline: Path | None = None
         self.candidate: Path | None = None
 
+    @property
+    def live(self):  # the live model (its counters are safe to read from the UI)
+        return self.feed.model
+
+    @property
+    def sources(self) -> LiveSources:
+        return self.feed.sources
+
     # ------------------------------------------------------------ lifecycle
-    def on_mount(self) -> None:  # Textual runs TraceScreen.on_mount first (MRO dispatch)
-        self.watcher = ProfilerWatcher(self.root, self._on_watch_event,
-                                       poll_interval=self.poll)
-        self.watcher.start()
+    #: Live rows have no report ID (their line in a .logs file means something else): the table
+    #: shows the call count, which live rows and the report share.
+    LIVE_HIDDEN = frozenset({"id"})
+
+    def mounted(self) -> None:
+        super().mounted()
+        self.table.hidden_columns = self.LIVE_HIDDEN
+        self.feed.start(lambda: self.post_message(FeedUpdated()))  # post_message: thread-safe
         self.update_status()
 
-    def on_unmount(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+    def unmounted(self) -> None:
+        self.feed.stop()
+        super().unmounted()
 
-    def _on_watch_event(self, event) -> None:  # watcher thread
-        self.events.put(event)
-        if self.events.qsize() > QUEUE_HIGH_WATER and self.watcher is not None:
-            self.watcher.pause_reading()  # the UI lags: back off
-        if not self._wake_sent.is_set():
-            self._wake_sent.set()
-            self.post_message(Wake())  # thread-safe
-
-    def on_wake(self, _: Wake) -> None:
-        """Refresh now if the last refresh is older than the interval, else when it is due."""
-        self._schedule(max(0.0, self._last_tick + self.refresh_s - time.monotonic()))
-
-    def _schedule(self, delay: float) -> None:
-        if self._tick_pending:
-            return
-        self._tick_pending = True
-        if delay <= 0.001:
-            self.call_later(self._tick)
-        else:
-            self.set_timer(delay, self._tick)
-
-    def _tick(self) -> None:
-        self._tick_pending = False
-        self._wake_sent.clear()
-        self._last_tick = time.monotonic()
-        added = 0
-        for _ in range(MAX_EVENTS_PER_TICK):
-            try:
-                event = self.events.get_nowait()
-            except queue.Empty:
-                break
-            added += self._apply(event)
-        if self.watcher is not None and self.events.qsize() < QUEUE_HIGH_WATER // 2:
-            self.watcher.resume_reading()
-        if added:
-            self._show_live(added)
+    def on_feed_updated(self, _: FeedUpdated) -> None:
+        view, added, notes = self.feed.take()
+        for note in notes:
+            self._note(note)
+        if view is not None:
+            self._show_live(view, added)
         self.update_status()
-        if not self.events.empty():
-            self._wake_sent.set()
-            self._schedule(self.refresh_s)
 
-    def _apply(self, event) -> int:
-        if isinstance(event, RowsAppended):
-            lines = event.lines or list(range(event.first_line, event.first_line
-                                              + len(event.rows)))
-            # One live source feeds the table (the hook's CSV and cpp_device_perf_report.csv
-            # describe the same programs: both would count every op twice).
-            rows, lines = self.sources.filter(event.source, event.header, event.rows, lines)
-            return self.live.add_rows(event.source, event.header, rows, lines) if rows else 0
+    def _note(self, event) -> None:
+        """A watcher event other than rows (the feed already applied rows and resets)."""
         if isinstance(event, SourceReset):
-            if not self.sources.reset(event.source):
-                return 0  # a source we do not show restarted: the table stays
-            self.live.reset(event.source)
-            self.watch_status = ("warning", f"{event.source.name} {event.reason}: live table "
-                                 "restarted (device re-opened?)")
-            if self.mode == "live":
-                self.set_view(self.live.view())
-            return 0
+            if event.reason == ROOT_DELETED:  # the watcher said so just before: keep saying it
+                self.watch_status = ("warning", f"{self.root} was deleted: live table cleared; "
+                                     "waiting for it to appear")
+            else:
+                self.watch_status = ("warning", f"{event.source.name} {event.reason}: live "
+                                     "table restarted (device re-opened?)")
+            if self.mode != "live" and self.follow and not self.report_manual \
+                    and event.reason != ROOT_DELETED:
+                # The live log restarted: a new run began. Following means showing it.
+                self.action_live()
+            return
         if isinstance(event, ReportSeen):
             if event.complete:
                 ts = event.info.timestamp.timestamp() if event.info else time.time()
@@ -216,40 +197,45 @@ class WatchScreen(TraceScreen):
                 self.open_report(event.path, switch=auto or event.path == self.report_path)
             else:
                 self.watch_status = ("info", f"report being written: {event.path.name}")
-            return 0
+            return
         if isinstance(event, ReportRemoved):
+            if self.mode == "report" and event.path == self.report_path:
+                self.action_live()  # a deleted report must not stay on screen as if it were
             self.watch_status = ("warning", f"report removed: {event.path}")
-            return 0
+            return
         if isinstance(event, Status):
             self.watch_status = (event.level, event.message)
             if event.level == "error":
-                self.notify(event.message, severity="error")
-        return 0
+                self.notify(event.message, severity="error", markup=False)
 
     # ------------------------------------------------------------ live display
-    def _show_live(self, added: int) -> None:
+    def _show_live(self, view, added: int) -> None:
+        self._live_view = view
         if self.mode != "live":
             return
         if self.paused:
             self.pending_new += added
             return
-        view = self.live.view()
-        table = self.query_one("OpTable")
+        table = self.table
         if self.follow and not self.op_filter.text and self.sort_key is None and \
-                not self.narrowed:
+                not self.narrowed and len(view.ops) >= len(self.view.ops):
             self.view = view
-            self.rows = np.arange(len(view.ops))
-            table.append_rows(view.ops, self.rows, follow=True)
+            self.state.frame = view.ops
+            table.append_rows(view.ops, np.arange(len(view.ops)), follow=True)
             self.update_header()
         else:
             if not self.follow:
                 self.pending_new += added
             self.set_view(view)
 
+    def live_view(self):
+        """The latest live view the feed handed over."""
+        return getattr(self, "_live_view", None) or self.feed.model.view()
+
     def update_header(self) -> None:
         if self.mode == "live":
             tot = self.view.totals()
-            extra = (f"live: {tot['ops']:,} ops · {self.live.rate():,.0f} ops/s · "
+            extra = (f"live: {tot['ops']:,} ops · {self.feed.rate:,.0f} ops/s · "
                      f"device time so far {fmt_us(tot['device_time_us'])}")
             self.query_one("#summary", Static).update(summary_text(self.view, extra))
             self.update_status()
@@ -302,7 +288,7 @@ class WatchScreen(TraceScreen):
         self.paused = not self.paused
         if not self.paused and self.mode == "live":
             self.pending_new = 0
-            self.set_view(self.live.view())
+            self.set_view(self.live_view())
             if self.follow:
                 self.query_one("OpTable").action_last()
         self.update_status()
@@ -312,7 +298,8 @@ class WatchScreen(TraceScreen):
 
     def action_live(self) -> None:
         self.mode, self.report_manual = "live", False
-        self.set_view(self.live.view(), keep_state=False)
+        self.table.hidden_columns = self.LIVE_HIDDEN
+        self.set_view(self.live_view(), keep_state=False)
         self.query_one("OpTable").action_last()
 
     # ------------------------------------------------------------ reports
@@ -354,12 +341,15 @@ class WatchScreen(TraceScreen):
         self.mode, self.report_path = "report", path
         self.paused, self.pending_new = False, 0
         self.set_view(view, keep_state=False)
-        if gcc is not None and gcc == gcc and not self.follow:
-            # Keep the op the user was looking at: live rows and the report share GLOBAL CALL
-            # COUNT.
+        self.table.hidden_columns = frozenset()
+        if gcc is not None and gcc == gcc:
+            # Keep the op under the cursor (following or not): live rows and the report share
+            # GLOBAL CALL COUNT, the "Call" column both show.
             hit = np.flatnonzero(view.ops["global_call_count"].to_numpy() == gcc)
             if len(hit):
-                self.query_one("OpTable").cursor = int(np.searchsorted(self.rows, hit[0]))
+                table = self.table
+                table.cursor = int(np.searchsorted(table.rows, hit[0]))
+                table.scroll_to(y=max(0, table.cursor - table.body_height // 2), animate=False)
         self.watch_status = ("info", str(path.relative_to(self.root)) if path.is_relative_to(
             self.root) else str(path))
         self.notify(f"Report ready: switched to {path.name}")
@@ -381,107 +371,3 @@ def watch_app(root: Path, *, refresh: float = 0.5, poll: float | None = None,
               arch: str | None = None, theme: str | None = None) -> TTDashApp:
     return TTDashApp(lambda: WatchScreen(root, refresh=refresh, poll=poll, arch=arch),
                      theme=theme)
-
-
-def watch_state(root: Path, arch: str | None = None) -> dict:
-    """The `watch --once` snapshot: runs found and the live rows so far (read-only)."""
-    from ..live import CsvTailer
-
-    live = LiveModel(root, arch)
-    logs = root / ".logs"
-    sources = []
-    if logs.is_dir():
-        for p in sorted(logs.glob("*.csv")):
-            if p.name.startswith("profile_log_device"):
-                continue
-            with CsvTailer(p) as tailer:
-                res = tailer.poll()
-                while True:
-                    if res.header and res.rows:
-                        live.add_rows(p, res.header, res.rows, res.lines)
-                    if not res.more:
-                        break
-                    res = tailer.poll()
-            sources.append(str(p))
-    view = live.view()
-    tot = view.totals()
-    return {
-        "root": str(root), "exists": root.is_dir(),
-        "runs": [{"path": str(r.path), "name": r.name, "timestamp": r.timestamp.isoformat(),
-                  "size": r.size, "complete": report_is_complete(r.path)}
-                 for r in find_reports(root)],
-        "live": {"sources": sources, "rows": int(live.total_rows), "ops": tot["ops"],
-                 "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
-                 "devices": view.trace.devices, "arch": view.trace.arch.name if live.total_rows
-                 else None},
-    }
-
-
-def run_watch(args) -> int:
-    root = resolve_profiler_dir(args.dir)
-    if args.poll is not None and args.poll <= 0:
-        raise TraceError(None, "--poll must be a positive number of seconds")
-    if args.once:
-        state = watch_state(root, args.arch)
-        if args.format == "json":
-            json.dump(state, sys.stdout, indent=None)
-            sys.stdout.write("\n")
-        else:
-            live = state["live"]
-            print(f"{root}: {'exists' if state['exists'] else 'missing'}; "
-                  f"{len(state['runs'])} report(s); live: {live['ops']} ops, "
-                  f"device time {fmt_us(live['device_time_us'])}")
-            for r in state["runs"]:
-                print(f"  {r['timestamp']}  {r['path']}{'' if r['complete'] else ' (partial)'}")
-        return 0
-    run_guarded(watch_app(root, refresh=args.refresh, poll=args.poll, arch=args.arch,
-                          theme=args.theme))
-    return 0
-
-
-def run_demo(args) -> int:
-    from ..sim import simulate_run
-
-    if args.ops <= 0:
-        raise TraceError(None, "--ops must be positive")
-    temp = args.dir is None
-    base = Path(tempfile.mkdtemp(prefix="ttdash-demo-")) if temp else Path(args.dir)
-    root = base / "generated" / "profiler" if temp else base
-    root.mkdir(parents=True, exist_ok=True)
-    stop = threading.Event()
-    kwargs = dict(n_ops=args.ops, speed=args.speed, arch=args.arch, devices=args.devices,
-                  stop=stop)
-    try:
-        if args.once:
-            report = simulate_run(root, **kwargs)
-            view = Trace.load(report).view(Window("all"))
-            tot = view.totals()
-            json.dump({"dir": str(root), "report": str(report), "arch": view.trace.arch.name,
-                       "ops": tot["ops"], "device_time_us": tot["device_time_us"],
-                       "op_to_op_us": tot["op_to_op_us"],
-                       "signposts": int(len(view.trace.signposts))}, sys.stdout)
-            sys.stdout.write("\n")
-            return 0
-        errors: list[BaseException] = []
-
-        def writer() -> None:
-            try:
-                simulate_run(root, **kwargs)
-            except BaseException as exc:  # shown by the watch status line
-                errors.append(exc)
-
-        thread = threading.Thread(target=writer, name="ttdash-demo-writer", daemon=True)
-        thread.start()
-        def cleanup() -> None:
-            stop.set()
-            if temp:
-                shutil.rmtree(base, ignore_errors=True)
-
-        run_guarded(watch_app(root, arch=None, theme=args.theme), cleanup)
-        stop.set()
-        thread.join(timeout=5)
-        return 0
-    finally:
-        stop.set()
-        if temp:
-            shutil.rmtree(base, ignore_errors=True)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,7 +17,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
-from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.advice import advise
 from ..model.query import downsample_sum, group_ops
 from ..model.errors import TraceError
@@ -36,7 +37,7 @@ class PromptScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     PromptScreen { align: center bottom; }
     PromptScreen > Vertical { height: auto; width: 100%; background: $panel; padding: 0 1; }
-    PromptScreen Input { border: none; height: 1; padding: 0; }
+    PromptScreen Input { height: 1; padding: 0; }
     PromptScreen .hint { color: $text-muted; height: auto; }
     """
 
@@ -47,7 +48,9 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(plain(self.title_text))
-            yield Input(value=self.value, id="prompt-input")
+            # compact: no border, one line (a bordered Input squeezed to one line hides what is
+            # typed, as textual 8.2's `Input:focus { border: tall }` wins over a plain selector).
+            yield Input(value=self.value, id="prompt-input", compact=True)
             if self.hint:
                 yield Static(plain(self.hint), classes="hint")
 
@@ -89,7 +92,9 @@ def help_rows(app, *nodes) -> list[tuple[str, str, str]]:
                 by_id.setdefault(b.id, []).append(b)
         for bid, bindings in by_id.items():
             first = bindings[0]
-            if bid in seen or first.action.startswith("focus"):
+            # Only ttdash's own bindings: Textual's (focus, copy-text, ...) are not this view's
+            # keys and only crowd the list.
+            if bid in seen or not (bid or "").startswith("ttdash."):
                 continue
             seen.add(bid)
             keys = ", ".join(app.get_key_display(b) for b in bindings)
@@ -136,9 +141,11 @@ class HelpScreen(ModalScreen[None]):
                                   border: tall $primary; padding: 0 1; }
     """
 
-    def __init__(self, title: str, rows: list[tuple[str, str, str]], notes: list[str]) -> None:
+    def __init__(self, title: str, rows: list[tuple[str, str, str]], notes: list[str],
+                 legend: list[tuple[str, str]] | None = None) -> None:
         super().__init__()
         self.title_text, self.rows, self.notes = title, rows, notes
+        self.legend = legend or []
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=True)
@@ -152,6 +159,14 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             for note in self.notes:
                 yield Static(plain(note))
+            if self.legend:
+                yield Static(Text("\nLegend", style="bold"))
+                lg = Table(box=None, show_header=False, expand=True)
+                lg.add_column(no_wrap=True, style="bold")
+                lg.add_column()
+                for term, meaning in self.legend:
+                    lg.add_row(plain(term), plain(meaning))
+                yield Static(lg)
 
 
 class DetailScreen(ModalScreen[None]):
@@ -212,8 +227,15 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
                             ("Ideal / actual", fmt_pct(ratio))]))
     advice = advise(op, attrs)
     yield Static("Advice", classes="section")
-    yield Static(plain("\n".join(f"• {a}" for a in advice) if advice else
-                       "Nothing to suggest for this op."))
+    if advice:  # one bullet per row, wrapped lines indented under their own bullet
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        for a in advice:
+            grid.add_row("•", plain(a))
+        yield Static(grid)
+    else:
+        yield Static(plain("Nothing to suggest for this op."))
     if raw is not None:
         yield Static("Tensors", classes="section")
         yield Static(_tensors(raw))
@@ -239,9 +261,14 @@ def _grid(pairs: list[tuple[str, object]]) -> Table:
 
 
 def _tensors(raw: pd.Series) -> Table:
-    t = Table(box=None, header_style="bold")
-    for h in ("Tensor", "Shape W×Z×Y×X (padded[logical])", "Layout", "Dtype", "Memory"):
-        t.add_column(h, no_wrap=True)
+    t = Table(box=None, header_style="bold", padding=(0, 1), collapse_padding=True, expand=True)
+    # Short headers and a fixed name column: at 80 columns the table fits without cutting
+    # "Tensor" or the names; shapes and memory wrap inside their own cells.
+    t.add_column("Tensor", no_wrap=True, min_width=8)
+    t.add_column("Shape W×Z×Y×X", min_width=9, overflow="fold")
+    t.add_column("Layout", overflow="fold")
+    t.add_column("Dtype", no_wrap=True)
+    t.add_column("Memory", overflow="fold")
     for prefix in ("INPUT", "OUTPUT"):
         for i in range(16):
             name = f"{prefix}_{i}"
@@ -275,32 +302,76 @@ class SignpostList(OptionList):
         self.highlighted = 0
 
 
+def bar_chart(labels: list[str], values: list[float], width: int, unit: str,
+              diverging: bool = False) -> Table:
+    """A horizontal bar chart in text: one row per label (aligned by construction, unlike a plot
+    whose axis skips labels when short of rows), value and unit at the end. `diverging`: negative
+    values grow left (green), positive right (red)."""
+    t = Table.grid(padding=(0, 1))
+    label_w = max(6, min(18, max((len(x) for x in labels), default=6)))
+    value_w = 12 if diverging else 6
+    t.add_column(no_wrap=True, width=label_w)
+    bar_w = max(4, width - label_w - value_w - 2)
+    t.add_column(no_wrap=True, width=bar_w)
+    t.add_column(no_wrap=True, justify="right", width=value_w)
+    top = max((abs(v) for v in values), default=0.0) or 1.0
+    for label, v in zip(labels, values):
+        cut = label if len(label) <= label_w else label[:label_w - 1] + "…"
+        if diverging:
+            half = bar_w // 2
+            n = int(round(min(abs(v) / top, 1.0) * half))
+            text = (" " * (half - n) + "█" * n + "│" + " " * half) if v < 0 else \
+                (" " * half + "│" + "█" * n + " " * (half - n))
+            style = "green" if v < 0 else "red" if v > 0 else ""
+            value = f"{v:+,.1f}{unit}"
+        else:
+            text = bar(v / top * 100.0, bar_w)
+            style = "bold"
+            value = f"{v:,.1f}{unit}"
+        t.add_row(plain(cut), Text(text, style=style), Text(value))
+    return t
+
+
 class GroupedView(Vertical):
-    """Device time by op code or category (table + bar chart) and a per-op timeline."""
+    """Device time by op code or category: a table, a bar chart of shares, and device time over
+    the run. `enter` on a group narrows the op table to it (the screen does that)."""
 
     DEFAULT_CSS = """
     GroupedView { height: 1fr; }
     GroupedView DataTable { height: 1fr; min-height: 5; }
     GroupedView Horizontal { height: 1fr; min-height: 8; }
+    GroupedView #bars { width: 1fr; height: 1fr; padding: 0 1; }
     GroupedView PlotextPlot { width: 1fr; }
     """
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.by = "op_code"
-        self._ops: pd.DataFrame | None = None
         self._key: tuple | None = None
+        self._names: list[str] = []
+        self._last: tuple[pd.DataFrame, np.ndarray] | None = None
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
         with Horizontal():
-            yield PlotextPlot(id="bars")
+            yield Static(id="bars")
             yield PlotextPlot(id="timeline")
 
+    def current_group(self) -> str | None:
+        table = self.query_one("#groups", DataTable)
+        if not self._names or table.cursor_row is None:
+            return None
+        return self._names[table.cursor_row] if table.cursor_row < len(self._names) else None
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(*self._last)
+
     def show(self, ops: pd.DataFrame, rows: np.ndarray) -> None:
-        """Rebuild only when the data or grouping changed."""
+        """Rebuild only when the data, the grouping or the width changed."""
+        self._last = (ops, rows)
         key = (id(ops), len(rows), hash(rows.tobytes()) if len(rows) < 200_000 else len(rows),
-               self.by)
+               self.by, self.size.width)
         if key == self._key:
             return
         self._key = key
@@ -309,25 +380,30 @@ class GroupedView(Vertical):
         table = self.query_one("#groups", DataTable)
         table.clear(columns=True)
         title = "Op code" if self.by == "op_code" else "Category"
-        table.add_columns(title, "Count", "Total", "Mean", "Max", "Share")
-        for g in groups.head(500).itertuples(index=False):
-            table.add_row(plain(getattr(g, self.by)), Text(str(int(g.count)), justify="right"),
+        # Numbers keep their width; the name gets what is left (6 columns of 1-cell padding on
+        # each side, and the scrollbar), so Max and Share are never pushed off an 80-column
+        # screen by a long op code.
+        width = self.size.width or self.app.size.width
+        name_w = max(10, width - (6 + 9 + 9 + 9 + 6) - 12 - 2)
+        table.add_column(title, width=name_w)
+        for h, w in (("Count", 6), ("Total", 9), ("Mean", 9), ("Max", 9), ("Share", 6)):
+            table.add_column(Text(h, justify="right"), width=w)
+        shown = groups.head(500)
+        self._names = [str(clean_text(str(v))) for v in shown[self.by]]
+        for name, g in zip(self._names, shown.itertuples(index=False)):
+            cut = name if len(name) <= name_w else name[:name_w - 1] + "…"
+            table.add_row(plain(cut), Text(str(int(g.count)), justify="right"),
                           Text(fmt_us(g.total_us), justify="right"),
                           Text(fmt_us(g.mean_us), justify="right"),
                           Text(fmt_us(g.max_us), justify="right"),
                           Text(fmt_pct(g.share_pct), justify="right"))
         top = groups.head(10)
-        bars = self.query_one("#bars", PlotextPlot)
-        plt = bars.plt
-        plt.clear_data()
-        plt.clear_figure()
-        labels = [str(clean_text(str(v)))[:18] for v in top[self.by]]
+        bars = self.query_one("#bars", Static)
         values = [0.0 if is_missing(v) or not math.isfinite(v) else float(v)
                   for v in top["share_pct"]]
-        if labels:
-            plt.bar(labels[::-1], values[::-1], orientation="horizontal", width=0.6)
-        plt.title(f"Share of device time by {title.lower()} (%)")
-        bars.refresh()
+        chart = bar_chart(self._names[:len(values)], values, max(30, width // 2 - 3), "%")
+        bars.update(Group(Text(f"Share of device time by {title.lower()} (%)", style="bold"),
+                          chart))
         timeline = self.query_one("#timeline", PlotextPlot)
         tplt = timeline.plt
         tplt.clear_data()
@@ -338,5 +414,6 @@ class GroupedView(Vertical):
             tplt.plot(x.tolist(), y.tolist(), marker="braille", fillx=True)
             tplt.ylim(0, float(y.max()) * 1.05 or 1.0)
         tplt.xlabel("op index")
+        tplt.ylabel("us")
         tplt.title(f"Device time over the run (us per {size} op{'s' if size > 1 else ''})")
         timeline.refresh()

@@ -1,0 +1,41 @@
+"""What several commands share: loading a trace's view, writing an output."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from .options import OutputOptions, WindowOptions
+
+
+def load_view(path: str, opts: WindowOptions, columns: str = "analysis"):  # -> model.View
+    from ..model import Trace
+    from ..model.discover import resolve_trace_path
+
+    trace = Trace.load(resolve_trace_path(path), arch=opts.arch, columns=columns)
+    return trace.view(opts.window(trace), merge=not opts.per_device)
+
+
+def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:
+    """Run `render(stream)` into stdout, or into --output FILE (atomic for a regular file)."""
+    from ..report.export import write_atomic
+
+    if not out.output:
+        render(sys.stdout)
+        return
+    buf = io.StringIO()
+    render(buf)
+    write_atomic(out.output, buf.getvalue(), force=out.force)
+
+
+def color_wanted(fmt: str, out: OutputOptions) -> bool:
+    return (fmt == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            and not out.output)
+
+
+def note(message: str) -> None:
+    """A remark for the user on stderr (stdout stays machine-readable)."""
+    sys.stderr.write(f"ttdash: note: {message}\n")

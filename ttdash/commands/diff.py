@@ -1,0 +1,78 @@
+"""`ttdash diff`: compare a baseline and a candidate; a CI gate.
+
+Exit codes: 0 ok; 1 when `--fail-above PCT` finds the candidate slower than the baseline by more
+than PCT percent on `--metric`; 2 bad input (a TraceError, printed by the CLI as one line).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from ..model.errors import TraceError
+from .common import color_wanted, load_view, write_output
+from .options import DiffOptions
+
+EXIT_OK, EXIT_REGRESSION = 0, 1
+
+
+def gate(result, fail_above: float | None, metric: str, err: TextIO | None = None) -> int:
+    """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
+    more than `fail_above` percent on `metric`, else 0."""
+    from ..report.diff import METRIC_NAMES
+
+    if fail_above is None:
+        return EXIT_OK
+    pct = result.slower_pct(metric)
+    if pct is None:
+        raise TraceError(result.baseline_totals.file, f"--fail-above: the baseline's {metric} "
+                         "total is zero, so no percentage can be computed")
+    if pct > fail_above:
+        (err or sys.stderr).write(
+            f"ttdash: regression: candidate is {pct:.2f}% slower than baseline on "
+            f"{METRIC_NAMES[metric]}, above --fail-above {fail_above:g}%\n")
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def _check_windows(baseline, candidate) -> None:
+    """An empty window compares nothing: say which side and how to widen it (exit 2)."""
+    for name, view in (("baseline", baseline), ("candidate", candidate)):
+        if not len(view.op_rows):
+            raise TraceError(view.trace.path, f"the {name}'s window has no ops to compare: "
+                             + (view.window_note() or "the file has no ops"))
+
+
+def diff(opts: DiffOptions) -> int:
+    """The `ttdash diff` command (see the module docstring for exit codes)."""
+    from ..model.diff import diff_traces
+    from ..report.diff import render_diff
+
+    fmt = opts.format
+    if fmt in (None, "tui") and opts.out.output:
+        fmt = "markdown"  # --output without --format: the pull-request summary
+    interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
+    columns = "all" if interactive else "analysis"  # the TUI's details show every column
+    baseline = load_view(opts.baseline, opts.window, columns=columns)
+    candidate = load_view(opts.candidate, opts.window, columns=columns)
+    _check_windows(baseline, candidate)
+    result = diff_traces(baseline, candidate, top=opts.top)
+
+    if fmt is None or fmt == "tui":
+        fmt = "table"
+        if opts.format == "tui" or sys.stdout.isatty():
+            try:
+                from ..tui.diffview import run_diff_tui  # type: ignore[import-not-found]
+            except ImportError:
+                pass
+            else:
+                rc = run_diff_tui(result, theme=opts.theme)
+                if isinstance(rc, int) and rc not in (EXIT_OK, EXIT_REGRESSION):
+                    return rc
+                fmt = None
+    if fmt is not None:
+        color = color_wanted(fmt, opts.out)
+        write_output(opts.out, lambda out: render_diff(result, fmt, out, top=opts.top,
+                                                       metric=opts.metric, color=color))
+        sys.stdout.flush()
+    return gate(result, opts.fail_above, opts.metric)

@@ -1,0 +1,109 @@
+"""Typed options of the commands. `cli.py` turns argv into these; nothing below it sees argparse.
+
+The default window rule, one for every command (open, report, diff, watch's report view): the whole
+trace. `--perf-report-window` is tt-perf-report's default (the ops after the first signpost named
+like the last one), `--signpost` one signpost region, `--start-signpost/--end-signpost` a range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class WindowOptions:
+    signpost: str | None = None
+    start_signpost: str | None = None
+    end_signpost: str | None = None
+    perf_report_window: bool = False
+    per_device: bool = False
+    arch: str | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """A window option was given (the user asked for less than the whole trace)."""
+        return bool(self.signpost or self.start_signpost or self.end_signpost
+                    or self.perf_report_window)
+
+    def window(self, trace):  # -> model.Window
+        from ..model import Window
+
+        if self.signpost:
+            return Window("region", region=trace.find_signpost(self.signpost))
+        if self.start_signpost or self.end_signpost:
+            return Window("range", start=self.start_signpost, end=self.end_signpost)
+        if self.perf_report_window:
+            return Window("default")
+        return Window("all")
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    output: str | None = None
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    path: str
+    format: str = "table"
+    top: int | None = None
+    rank_by: str = "share"
+    window: WindowOptions = field(default_factory=WindowOptions)
+    out: OutputOptions = field(default_factory=OutputOptions)
+
+
+@dataclass(frozen=True)
+class OpenOptions:
+    path: str
+    theme: str | None = None
+    window: WindowOptions = field(default_factory=WindowOptions)
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    baseline: str
+    candidate: str
+    format: str | None = None
+    fail_above: float | None = None
+    metric: str = "wall"
+    top: int = 10
+    theme: str | None = None
+    window: WindowOptions = field(default_factory=WindowOptions)
+    out: OutputOptions = field(default_factory=OutputOptions)
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    dir: str | None = None
+    poll: float | None = None
+    refresh: float = 0.5
+    once: bool = False
+    format: str = "json"
+    theme: str | None = None
+    arch: str | None = None
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    ops: int = 2000
+    speed: float = 1.0
+    dir: Path | None = None
+    arch: str = "wormhole_b0"
+    devices: int = 1
+    once: bool = False
+    theme: str | None = None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    cmd: tuple[str, ...] = ()
+    dir: str | None = None
+    mid_run_dump: bool = False
+    no_tui: bool = False
+    refresh: float = 0.5
+    poll: float | None = None
+    grace: float = 5.0
+    theme: str | None = None
+    arch: str | None = None

@@ -1,0 +1,124 @@
+"""`ttdash run`: a workload with the device profiler on, watched live (or plainly, --no-tui)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from ..model.errors import TraceError
+from .options import RunOptions
+
+
+def run_spec(opts: RunOptions):  # -> runner.RunSpec
+    """Check the command and the profiler directory (TraceError: a one-line error, exit 2)."""
+    from ..model.discover import resolve_profiler_dir
+    from ..runner import RunSpec, WorkloadError, check_command
+
+    argv = list(opts.cmd)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    root = resolve_profiler_dir(opts.dir).expanduser().absolute()
+    try:
+        check_command(argv)
+    except WorkloadError as exc:
+        raise TraceError(None, str(exc)) from None
+    return RunSpec(argv=argv, root=root, mid_run_dump=opts.mid_run_dump, grace=opts.grace,
+                   arch=opts.arch)
+
+
+def live_summary(root: Path, snapshot=None) -> dict:
+    """The live rows this run left in `root/.logs`, through the one live-source rule."""
+    from ..live.feed import read_live
+
+    snap = read_live(root, snapshot=snapshot)
+    best = None
+    if snap.model.total_rows:
+        tot = snap.model.view().totals()
+        best = {"path": str(snap.sources.chosen), "rows": int(snap.model.total_rows),
+                "ops": tot["ops"], "device_time_us": tot["device_time_us"],
+                "op_to_op_us": tot["op_to_op_us"]}
+    return {"root": str(root), "best": best, "note": snap.sources.note()}
+
+
+def summary_line(exited: str, summary: dict) -> str:
+    from ..format import fmt_us
+
+    best = summary["best"]
+    if best is None:
+        live = (f"no live rows in {Path(summary['root']) / '.logs'} (device profiler off, or no "
+                "device opened?)")
+    else:
+        live = (f"{best['ops']:,} ops, device time {fmt_us(best['device_time_us'])}, gaps "
+                f"{fmt_us(best['op_to_op_us'])} (live rows of {Path(best['path']).name})")
+        if summary.get("note"):
+            live += f"; {summary['note']}"
+    return f"ttdash run: workload {exited} · {live} · {summary['root']}"
+
+
+def run_plain(spec, out=None) -> int:
+    """`--no-tui`: the workload shares our terminal; then a one-line summary (stderr).
+    Returns the workload's exit code. ctrl+c is passed on to it (SIGINT to its group); a second
+    ctrl+c, SIGTERM or SIGHUP stop it (SIGTERM, then SIGKILL after the grace period)."""
+    from ..model.text import clean_text
+    from ..runner import Workload, WorkloadError, describe_exit, snapshot_logs
+
+    out = sys.stderr if out is None else out
+    spec.snapshot = snapshot_logs(spec.root)
+    w = Workload(spec.argv, env=spec.env(capture=False), capture=False, grace=spec.grace)
+    try:
+        w.start()
+    except WorkloadError as exc:
+        raise TraceError(None, str(exc)) from None
+    interrupts = 0
+
+    def on_int(signum, frame) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            w.send_signal(signal.SIGINT)
+        else:
+            w.terminate()
+
+    def on_term(signum, frame) -> None:
+        w.terminate()
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig, handler in ((signal.SIGINT, on_int), (signal.SIGTERM, on_term),
+                             (signal.SIGHUP, on_term)):
+            old[sig] = signal.signal(sig, handler)
+    try:
+        w.wait()
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if w.running:
+            w.stop()
+    code = w.exit_code if w.exit_code is not None else 1
+    assert w.returncode is not None
+    try:
+        summary = live_summary(spec.root, spec.snapshot)
+        line = summary_line(describe_exit(w.returncode, w.elapsed), summary)
+    except Exception as exc:  # the summary must never hide the workload's exit code
+        line = (f"ttdash run: workload {describe_exit(w.returncode, w.elapsed)} · "
+                f"could not read {spec.root / '.logs'}: {type(exc).__name__}: {exc}")
+    finally:
+        spec.snapshot.close()
+    try:
+        sys.stdout.flush()
+        out.write(" ".join(str(clean_text(line)).split()) + "\n")
+        out.flush()
+    except (BrokenPipeError, OSError):
+        pass
+    return code
+
+
+def run(opts: RunOptions) -> int:
+    spec = run_spec(opts)
+    if opts.no_tui or not sys.stdout.isatty():
+        return run_plain(spec)
+    from ..tui.run import run_tui
+
+    return run_tui(spec, refresh=opts.refresh, poll=opts.poll, theme=opts.theme)

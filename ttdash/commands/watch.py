@@ -1,0 +1,117 @@
+"""`ttdash watch` and `ttdash demo`: a profiler directory followed live."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from .options import DemoOptions, WatchOptions
+
+
+def watch_state(root: Path, arch: str | None = None) -> dict:
+    """The `watch --once` snapshot: runs found and the live rows so far (read-only)."""
+    from ..live.feed import read_live
+    from ..model.discover import find_reports, report_is_complete
+
+    snap = read_live(root, arch)
+    view = snap.model.view()
+    tot = view.totals()
+    rows = int(snap.model.total_rows)
+    return {
+        "root": str(root), "exists": root.is_dir(),
+        "runs": [{"path": str(r.path), "name": r.name, "timestamp": r.timestamp.isoformat(),
+                  "size": r.size, "complete": report_is_complete(r.path)}
+                 for r in find_reports(root)],
+        "live": {"sources": [str(p) for p in snap.paths],
+                 "shown": str(snap.sources.chosen) if snap.sources.chosen else None,
+                 "not_counted": {str(p): n for p, n in snap.sources.ignored.items()},
+                 "rows": rows, "ops": tot["ops"],
+                 "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
+                 "devices": view.trace.devices,
+                 "arch": view.trace.arch.name if rows else None},
+    }
+
+
+def watch(opts: WatchOptions) -> int:
+    from ..format import fmt_us
+    from ..model.discover import resolve_profiler_dir
+    from ..model.text import clean_text
+
+    root = resolve_profiler_dir(opts.dir)
+    if opts.once:
+        state = watch_state(root, opts.arch)
+        if opts.format == "json":
+            json.dump(state, sys.stdout, indent=None)
+            sys.stdout.write("\n")
+        else:
+            live = state["live"]
+            print(clean_text(f"{root}: {'exists' if state['exists'] else 'missing'}; "
+                             f"{len(state['runs'])} report(s); live: {live['ops']} ops, "
+                             f"device time {fmt_us(live['device_time_us'])}"))
+            for r in state["runs"]:
+                print(clean_text(f"  {r['timestamp']}  {r['path']}"
+                                 f"{'' if r['complete'] else ' (partial)'}"))
+        return 0
+    from ..tui.app import run_guarded
+    from ..tui.watch import watch_app
+
+    return run_guarded(watch_app(root, refresh=opts.refresh, poll=opts.poll, arch=opts.arch,
+                                 theme=opts.theme))
+
+
+def demo(opts: DemoOptions) -> int:
+    from ..model import Trace, Window
+    from ..sim import simulate_run
+
+    temp = opts.dir is None
+    base = Path(tempfile.mkdtemp(prefix="ttdash-demo-")) if temp else Path(opts.dir)
+    root = base / "generated" / "profiler" if temp else base
+    root.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    kwargs = dict(n_ops=opts.ops, speed=opts.speed, arch=opts.arch, devices=opts.devices,
+                  stop=stop)
+    try:
+        if opts.once:
+            report = simulate_run(root, **kwargs)
+            view = Trace.load(report).view(Window("all"))
+            tot = view.totals()
+            # "kept": false says the paths are gone (a temporary run is removed on exit;
+            # --dir keeps it).
+            doc = {"dir": str(root), "report": str(report), "kept": not temp,
+                   "arch": view.trace.arch.name, "ops": tot["ops"],
+                   "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
+                   "signposts": int(len(view.trace.signposts))}
+            json.dump(doc, sys.stdout)
+            sys.stdout.write("\n")
+            return 0
+        from ..tui.app import run_guarded
+        from ..tui.watch import watch_app
+
+        errors: list[BaseException] = []
+
+        def writer() -> None:
+            try:
+                simulate_run(root, **kwargs)
+            except BaseException as exc:  # shown by the watch status line
+                errors.append(exc)
+
+        thread = threading.Thread(target=writer, name="ttdash-demo-writer", daemon=True)
+        thread.start()
+
+        def cleanup() -> None:
+            stop.set()
+            if temp:
+                shutil.rmtree(base, ignore_errors=True)
+
+        rc = run_guarded(watch_app(root, arch=None, theme=opts.theme), cleanup)
+        stop.set()
+        thread.join(timeout=5)
+        return rc
+    finally:
+        stop.set()
+        if temp:
+            shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,186 @@
+"""The one registry of what ttdash shows about an op: every column's key, titles, unit, meaning,
+formatter and colour rule; the bound classes with their severity; the thresholds behind the colours.
+
+The op table, `report` (table, csv, json, markdown), the details pane, row copy and exports are all
+views of this registry: a column is declared here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+
+# ------------------------------------------------------------------ thresholds (named once)
+#: tt-perf-report's op-to-op gap limit: above it the device waited for the host.
+GAP_LIMIT_US = 6.5
+#: Fewer cores than this: the op uses a small part of the grid.
+LOW_CORES = 10
+#: tt-perf-report's bound rule: an op is DRAM- (FLOP-) bound at this % of the DRAM (FLOP) peak.
+BOUND_THRESHOLD_PCT = 65.0
+
+
+class Severity(str, Enum):
+    GOOD = "good"
+    WARN = "warn"
+    BAD = "bad"
+
+
+class Bound(str, Enum):
+    """tt-perf-report's bound classes, with what each means and how it is coloured."""
+
+    DRAM = "DRAM"
+    FLOP = "FLOP"
+    BOTH = "BOTH"
+    SLOW = "SLOW"
+    HOST = "HOST"
+
+    @property
+    def severity(self) -> Severity:
+        return {"SLOW": Severity.WARN, "HOST": Severity.BAD}.get(self.value, Severity.GOOD)
+
+    @property
+    def meaning(self) -> str:
+        return BOUND_MEANING[self.value]
+
+
+BOUND_MEANING = {
+    "DRAM": f"at >= {BOUND_THRESHOLD_PCT:g}% of the DRAM bandwidth peak: limited by memory",
+    "FLOP": f"at >= {BOUND_THRESHOLD_PCT:g}% of the math peak for its fidelity: limited by compute",
+    "BOTH": "DRAM- and FLOP-bound at once",
+    "SLOW": f"modelled, but under {BOUND_THRESHOLD_PCT:g}% of both peaks: room to optimise",
+    "HOST": "ran on the host (a fallback op): move it to the device",
+}
+#: An op with no bound: not modelled (tt-perf-report models matmuls and convolutions only).
+UNMODELLED = "unmodelled"
+
+
+def bound_severity(value: object) -> Severity | None:
+    try:
+        return Bound(str(value)).severity
+    except ValueError:
+        return None
+
+
+# ------------------------------------------------------------------ columns
+@dataclass(frozen=True)
+class Column:
+    key: str  # field of a View's ops frame, and the json/csv name
+    title: str  # long title (details, markdown, report table)
+    short: str  # narrow title (the op table)
+    kind: str  # id, op, text, us, pct, int, num, bound
+    meaning: str
+    unit: str = ""
+    digits: int = 1
+
+    def fmt(self, v: object) -> str:
+        return FORMATTERS[self.kind](v, self.digits)
+
+    def severity(self, v: object, row: dict | None = None) -> Severity | None:
+        rule = SEVERITY.get(self.key)
+        return rule(v) if rule else None
+
+    def fmt_array(self, values: np.ndarray) -> list[str]:
+        """Formatted cells of a whole column (one pass, no per-cell dispatch)."""
+        f, d = FORMATTERS[self.kind], self.digits
+        return [f(v, d) for v in values]
+
+
+def _text(v: object, _: int = 0) -> str:
+    return "" if is_missing(v) or v is None else str(v)
+
+
+FORMATTERS: dict[str, Callable[[object, int], str]] = {
+    "id": lambda v, d: fmt_int(v), "int": lambda v, d: fmt_int(v),
+    "us": lambda v, d: fmt_us(v), "pct": lambda v, d: fmt_pct(v, d),
+    "num": lambda v, d: fmt_num(v, d), "text": _text, "op": _text, "bound": _text,
+}
+
+SEVERITY: dict[str, Callable[[object], Severity | None]] = {
+    "op_to_op_us": lambda v: Severity.BAD if not is_missing(v) and float(v) > GAP_LIMIT_US
+    else None,  # type: ignore[arg-type]
+    "cores": lambda v: Severity.BAD if not is_missing(v) and float(v) < LOW_CORES
+    else None,  # type: ignore[arg-type]
+    "bound": bound_severity,
+}
+
+COLUMNS: tuple[Column, ...] = (
+    Column("id", "ID", "ID", "id", "tt-perf-report's op ID: the op's line in the CSV"),
+    Column("op_code", "Op code", "Op code", "op", "the op, with its matmul/conv size when known"),
+    Column("op_type", "Op type", "Type", "text", "tt_dnn_device, tt_dnn_cpu (host) or signpost"),
+    Column("device", "Device", "Dev", "int", "device id (merged views: the slowest device)"),
+    Column("device_time_us", "Device time", "Device", "us",
+           "DEVICE KERNEL DURATION: time the op's kernels ran", "us"),
+    Column("op_to_op_us", "Op-to-op gap", "Gap", "us",
+           f"idle time before the op started (red above {GAP_LIMIT_US:g} us: host-bound)", "us"),
+    Column("total_pct", "Total %", "Total", "pct",
+           "share of the window's device time + gaps", "%"),
+    Column("cores", "Cores", "Cores", "int",
+           f"cores the op ran on (red under {LOW_CORES})"),
+    Column("dram_gbps", "DRAM GB/s", "DRAM", "num", "matmul/conv DRAM bandwidth achieved",
+           "GB/s", 0),
+    Column("dram_pct", "DRAM %", "DRAM%", "pct", "DRAM GB/s as a share of the arch's peak",
+           "%", 1),
+    Column("flops", "TFLOP/s", "TFLOP/s", "num", "math throughput achieved", "TFLOP/s", 1),
+    Column("flops_pct", "FLOPs %", "FLOP%", "pct",
+           "TFLOP/s as a share of the peak at the op's math fidelity", "%", 1),
+    Column("bound", "Bound", "Bound", "bound",
+           "DRAM / FLOP / BOTH / SLOW / HOST; blank: not modelled"),
+    Column("math_fidelity", "Math fidelity", "Fid", "text", "LoFi, HiFi2, HiFi3 or HiFi4"),
+    Column("fidelity_desc", "Fidelity", "Fidelity", "text",
+           "math fidelity with the dtypes it works on"),
+    Column("category", "Category", "Cat", "text", "op family (matmul, conv, TM, eltwise, ...)"),
+    Column("signpost", "Signpost", "Signpost", "text", "the signpost region the op is in"),
+    Column("size", "Size", "Size", "text", "matmul M x K x N / conv size"),
+    Column("io_dram_gbps", "DRAM traffic GB/s", "IO GB/s", "num",
+           "ttdash's estimate: bytes of the op's DRAM tensors over its device time", "GB/s", 1),
+    Column("io_dram_pct", "DRAM traffic %", "IO%", "pct",
+           "the DRAM traffic estimate as a share of the DRAM peak", "%", 1),
+    Column("corrupt", "Corrupt timing", "Corrupt", "text",
+           "the profiler's timing for this row is impossible; left out of totals"),
+    Column("global_call_count", "Global call count", "Call", "int",
+           "GLOBAL CALL COUNT: the op's number in the program (joins live rows and reports)"),
+)
+BY_KEY: dict[str, Column] = {c.key: c for c in COLUMNS}
+
+
+def column(key: str) -> Column:
+    return BY_KEY[key]
+
+
+#: Fields of `report --format json` ops, in order.
+JSON_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",
+               "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
+               "signpost")
+#: Fields of `report --format csv` and exports.
+CSV_FIELDS = JSON_FIELDS + ("category", "size", "io_dram_gbps", "io_dram_pct", "corrupt",
+                            "global_call_count")
+#: Text fields (formula-neutralised in csv).
+TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
+                    and c.key != "corrupt")
+#: Integer fields (Int64 in machine outputs).
+INT_FIELDS = frozenset(c.key for c in COLUMNS if c.kind in ("id", "int"))
+#: Columns of the human tables (report table and markdown), in order.
+TABLE_FIELDS = ("id", "total_pct", "bound", "op_code", "device", "device_time_us", "op_to_op_us",
+                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc")
+#: The fields `y` copies (tab-separated).
+COPY_FIELDS = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us", "total_pct",
+               "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")
+
+
+def legend() -> list[tuple[str, str]]:
+    """(term, meaning) lines for help screens and the README: bounds, colours, markers."""
+    rows = [(b.value, b.meaning) for b in Bound]
+    rows += [("blank bound", f"{UNMODELLED}: tt-perf-report models only matmuls and "
+              "convolutions; other ops get device time and gap, no DRAM/FLOP figures"),
+             ("bars", "DRAM% and FLOP% as a share of the peak (8 steps per cell)"),
+             ("red gap", f"op-to-op gap above {GAP_LIMIT_US:g} us: the device waited for "
+              "the host"),
+             ("red cores", f"fewer than {LOW_CORES} cores"),
+             ("! op / corrupt", "impossible profiler timing: shown, left out of totals"),
+             ("red op code", "host fallback op")]
+    return rows

@@ -1,0 +1,168 @@
+"""The table view shared by the trace screen and the diff screen: one OpTable, one TableState
+(filter, signpost region, sort) and the actions on them, with the same keys and behaviour in both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from textual.binding import Binding
+
+from ..model.query import Filter, FilterError, TableState, signpost_positions
+from .optable import OpTable
+from .widgets import PromptScreen
+
+#: The keys of every table view (ids are what keymap.toml remaps).
+TABLE_BINDINGS = [
+    Binding("slash", "filter", "Filter", id="ttdash.filter"),
+    Binding("less_than_sign", "sort(-1)", "Sort←", show=False, id="ttdash.sort_prev"),
+    Binding("greater_than_sign", "sort(1)", "Sort", id="ttdash.sort_next"),
+    Binding("r", "reverse", "Reverse", show=False, id="ttdash.reverse"),
+    Binding("o", "original_order", "Orig order", show=False, id="ttdash.original_order"),
+    Binding("left_square_bracket", "signpost(-1)", "◆prev", show=False,
+            id="ttdash.signpost_prev"),
+    Binding("right_square_bracket", "signpost(1)", "◆next", show=False,
+            id="ttdash.signpost_next"),
+    Binding("escape", "widen", "Clear", show=False, id="ttdash.widen"),
+]
+
+
+class TableViewMixin:
+    """For a Screen with one OpTable (``table_type``) showing ``self.state.frame``.
+
+    The screen sets ``filter_keys`` / ``filter_hint`` / ``default_reverse_key`` and implements
+    ``table_changed()`` (header and status line)."""
+
+    table_type: type[OpTable] = OpTable
+    filter_keys: dict[str, str] = {}
+    filter_hint: str = ""
+    default_reverse_key: str = "id"
+    state: TableState
+
+    # ------------------------------------------------------------ state shortcuts
+    @property
+    def table(self) -> OpTable:
+        return self.query_one(self.table_type)  # type: ignore[attr-defined]
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.table.rows
+
+    @property
+    def sort_key(self) -> str | None:
+        return self.state.sort_key
+
+    @property
+    def sort_desc(self) -> bool:
+        return self.state.sort_desc
+
+    @property
+    def narrowed(self) -> int:
+        return self.state.narrowed
+
+    @property
+    def op_filter(self) -> Filter:
+        return self.state.filter
+
+    @op_filter.setter
+    def op_filter(self, value: Filter) -> None:
+        self.state.filter = Filter.for_keys(value.text, self.filter_keys)
+
+    def new_state(self, frame: pd.DataFrame) -> TableState:
+        return TableState(frame, Filter.for_keys("", self.filter_keys))
+
+    # ------------------------------------------------------------ redraw
+    def refresh_table(self, *, top: bool = False, multi_device: bool = False) -> None:
+        """Recompute the rows; `top`: the cursor to the first row (after a sort or filter the
+        view starts at the top, not wherever the old cursor's op landed)."""
+        table = self.table
+        try:
+            rows = self.state.rows()
+        except FilterError as exc:  # cannot happen for a filter checked on entry; be safe
+            self.notify(str(exc), severity="error", markup=False)  # type: ignore[attr-defined]
+            self.state.filter = Filter.for_keys("", self.filter_keys)
+            rows = self.state.rows()
+        table.sort_key, table.sort_desc = self.state.sort_key, self.state.sort_desc
+        table.set_data(self.state.frame, rows, multi_device=multi_device,
+                       keep_cursor_id=not top)
+        if top:
+            table.cursor = 0
+            table.scroll_to(y=0, animate=False)
+        self.table_changed()
+
+    def table_changed(self) -> None:  # pragma: no cover - every screen overrides it
+        pass
+
+    def recompute(self) -> None:
+        self.refresh_table()
+
+    # ------------------------------------------------------------ actions
+    def action_filter(self) -> None:
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            f = Filter.for_keys(value.strip(), self.filter_keys)
+            try:
+                f.terms()
+            except FilterError as exc:
+                self.notify(str(exc), title="Filter not applied", severity="error",  # type: ignore[attr-defined]
+                            timeout=8, markup=False)
+                return
+            self.state.filter = f
+            self.filter_applied(f)
+            self.refresh_table(top=True)
+
+        self.app.push_screen(PromptScreen("Filter ops:", self.state.filter.text,  # type: ignore[attr-defined]
+                                          self.filter_hint), done)
+
+    def filter_applied(self, f: Filter) -> None:
+        """Hook: a screen may explain a filter (e.g. dev: on a merged view)."""
+
+    def action_sort(self, step: int) -> None:
+        """Sort by the next/previous column on screen."""
+        keys = [c.key for c in self.table.visible_columns()]
+        keys = list(dict.fromkeys("delta_pct" if k == "delta_bar" else k for k in keys))
+        self.state.sort_step(keys, step)
+        self.refresh_table(top=True)
+
+    def sort_by(self, key: str | None, descending: bool | None = None) -> None:
+        self.state.sort_by(key, descending)
+        self.refresh_table(top=True)
+
+    def action_reverse(self) -> None:
+        self.state.reverse(self.default_reverse_key)
+        self.refresh_table(top=True)
+
+    def action_original_order(self) -> None:
+        self.sort_by(None)
+
+    def action_widen(self) -> None:
+        if self.state.clear():
+            self.refresh_table()
+
+    def action_signpost(self, direction: int) -> None:
+        table = self.table
+        starts = signpost_positions(self.state.frame, table.rows)
+        if not len(starts):
+            self.notify("No signposts in this view", severity="warning")  # type: ignore[attr-defined]
+            return
+        cur = table.cursor
+        later, earlier = starts[starts > cur], starts[starts < cur]
+        if direction > 0:
+            target = later[0] if len(later) else starts[0]
+        else:
+            target = earlier[-1] if len(earlier) else starts[-1]
+        table.cursor = int(target)
+        table.scroll_to(y=max(0, int(target)), animate=False)
+
+    def status_parts(self) -> list[str]:
+        """"row i/n", "showing", filter and sort: the common part of every status line."""
+        table = self.table
+        parts = [f"row {table.cursor + 1 if len(table.rows) else 0:,}/{len(table.rows):,}"]
+        if self.state.filter.text:
+            parts.append(f"filter: {self.state.filter.text}")
+        if self.state.sort_key:
+            col = next((c for c in table.COLUMNS if c.key == self.state.sort_key), None)
+            title = (col.title if col else self.state.sort_key) or self.state.sort_key
+            parts.append(f"sort: {title} {'↓' if self.state.sort_desc else '↑'}")
+        return parts
