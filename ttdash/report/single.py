@@ -48,7 +48,8 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
         elif f == "bound":
             out[f] = out[f].replace("", None)
         elif out[f].dtype == "float64":
-            out[f] = out[f].round(6)
+            with np.errstate(all="ignore"):  # 1e300 cells: rounding overflows harmlessly
+                out[f] = out[f].round(6)
     return out
 
 
