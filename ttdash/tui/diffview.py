@@ -184,11 +184,11 @@ class DiffDetailScreen(ModalScreen[None]):
 class DiffScreen(TableViewMixin, Screen):
     BINDINGS = [
         Binding("question_mark,h", "help", "Help", id="ttdash.help"),
-        Binding("n", "regression(1)", "Next regr.", id="ttdash.next_regression"),
-        Binding("N", "regression(-1)", "Prev regr.", id="ttdash.prev_regression"),
+        Binding("n", "regression(1)", "Next regr", id="ttdash.next_regression"),
+        Binding("N", "regression(-1)", "Prev regr.", show=False, id="ttdash.prev_regression"),
         Binding("t", "threshold", "Threshold", show=False, id="ttdash.threshold"),
         *TABLE_BINDINGS,
-        Binding("enter", "details", "Details", id="ttdash.details"),
+        Binding("enter", "details", "Details", show=False, id="ttdash.details"),
         Binding("1", "show('pairs')", "Ops", show=False, id="ttdash.view_ops"),
         Binding("2", "show('grouped')", "Grouped", id="ttdash.view_grouped"),
         Binding("c", "group_by", "By code/region", show=False, id="ttdash.group_by"),

@@ -210,8 +210,10 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
          if not is_missing(op["dram_gbps"]) else "-"),
         ("FLOPs", f"{fmt_num(op['flops'], 2)} TFLOP/s  {fmt_pct(op['flops_pct'])}"
          if not is_missing(op["flops"]) else "-"),
-        ("DRAM traffic (all tensors)", f"{fmt_num(op['io_dram_gbps'], 1)} GB/s  "
-         f"{fmt_pct(op['io_dram_pct'])}" if not is_missing(op["io_dram_gbps"]) else "-"),
+        ("DRAM traffic (est., DRAM tensors)", f"{fmt_num(op['io_dram_gbps'], 1)} GB/s  "
+         f"{fmt_pct(op['io_dram_pct'])}"
+         + (" * capped: the estimate exceeded the DRAM peak" if op.get("io_dram_capped") else "")
+         if not is_missing(op["io_dram_gbps"]) else "-"),
         ("Math fidelity", op["fidelity_desc"] or op["math_fidelity"] or "-"),
         ("Category", op["category"] or "-"), ("Signpost region", op["signpost"] or "-"),
         ("Device", fmt_int(op["device"])),
