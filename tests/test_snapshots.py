@@ -48,3 +48,19 @@ def test_open_light_theme_multi_device(snap_compare):
 
 def test_open_markup_injection(snap_compare):
     assert snap_compare(app_for("fixtures/edge/markup_injection.csv"), terminal_size=(160, 48))
+
+
+def test_prompt_with_typed_text(snap_compare):
+    """The filter prompt shows what was typed (a bordered Input squeezed to one line hid it)."""
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=(80, 24),
+                        press=["slash", *"bound:SLOW -Reshape"])
+
+
+def test_grouped_at_80x24(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=(80, 24),
+                        press=["2"])
+
+
+def test_ansi_theme(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv", theme="ttdash-ansi"),
+                        terminal_size=(80, 24))
