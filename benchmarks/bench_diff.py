@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from common import OUT, REAL, repeated_trace
 
 SHAPE_PREFIX = "INPUT_"

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import real_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import real_dir
 from ttdash.model import Trace, Window
 from ttdash.model import align as D
 from ttdash.model.align import align_sequences

@@ -24,11 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from rich.console import Console
-
 import hostile_corpus as hc
+import pytest
 from hostile_corpus import CASES, RSS_LIMIT, Case, Run, run_cli, strict_json
+from rich.console import Console
 
 CASE_NAMES = list(CASES)
 TS = "2025_01_01_00_00_00"
@@ -386,7 +385,7 @@ def test_formulas_neutralised_in_report_csv(evil):
                                  f"{[c for c in codes if f in c]})"
     for row in rows:
         for col in ("op_code", "signpost", "op_type", "math_fidelity", "category", "size"):
-            assert not row[col][:1] in ("=", "+", "-", "@", "\t", "\r"), (col, row[col])
+            assert row[col][:1] not in ("=", "+", "-", "@", "\t", "\r"), (col, row[col])
         for col in NUMERIC_REPORT_FIELDS:
             assert row[col] == "" or _is_number(row[col]), (col, row[col])
 
@@ -432,7 +431,7 @@ def test_untrusted_text_diff(evil, valid, fmt, direction):
             assert "'" + f in codes, f"{f!r} not neutralised in diff csv"
         for row in rows:
             for col in ("op_code", "size", "region"):
-                assert not row[col][:1] in ("=", "+", "-", "@"), (col, row[col])
+                assert row[col][:1] not in ("=", "+", "-", "@"), (col, row[col])
             for col in ("delta_us", "delta_pct", "baseline_us", "candidate_us"):
                 assert row[col] == "" or _is_number(row[col]), (col, row[col])
     if fmt == "markdown":
@@ -690,7 +689,7 @@ def test_write_atomic_failed_write_leaves_nothing(tmp_path, monkeypatch, exc):
     old.write_text("original\n")
     _failing_fdopen(monkeypatch, exc)
     for target, force in ((new, False), (old, True)):
-        with pytest.raises(BaseException):
+        with pytest.raises(BaseException):  # noqa: B017 - MemoryError, KeyboardInterrupt, OSError
             write_atomic(target, "a,b,c\n" * 1000, force=force)
         assert not new.exists(), "a partial export was left at the target"
         assert old.read_text() == "original\n", "the existing file was damaged"

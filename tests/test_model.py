@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import REPORT_FIXTURES, real_dir
+
 from ttdash.model import Trace, TraceError, Window, get_arch, registry
 
 EXPECTED_ARCH = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import REPORT_FIXTURES, real_dir
 from oracle import compare
 
@@ -47,8 +46,8 @@ def test_difference_no_device_arch_column(tmp_path):
     """tt-perf-report assumes Wormhole when DEVICE ARCH is absent; this file ran on Blackhole
     (1350 MHz clock), so its DRAM % is computed against 288 GB/s instead of 512 GB/s."""
     import numpy as np
-
     from oracle import perf_report_csv
+
     from ttdash.model import Trace, Window
 
     path = real_dir() / "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv"

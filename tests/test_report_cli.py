@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import real_dir
 
 FIELDS = ["id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",

@@ -12,11 +12,17 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, wait_until
 from tmux import Tmux, ttdash_bin
-from ttdash.runner import (LiveSources, Workload, WorkloadError, clean_line, profiler_env,
-                           snapshot_logs)
+
+from ttdash.runner import (
+    LiveSources,
+    Workload,
+    WorkloadError,
+    clean_line,
+    profiler_env,
+    snapshot_logs,
+)
 from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
 from ttdash.tui.run import RunScreen, run_app
 from ttdash.tui.widgets import ConfirmScreen

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
-
 from conftest import real_dir, wait_until
+
 from ttdash.model import Trace, Window
 from ttdash.model.diff import diff_traces
 from ttdash.model.query import Filter, FilterError, TableState

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT, real_dir
+
 from ttdash.model import Trace, Window
 from ttdash.tui.app import open_app
 

@@ -10,13 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from formats import HEADER_LINE  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ttdash.live import tailer as tailer_mod
 from ttdash.live.tailer import CsvTailer, TailResult
-
-from formats import HEADER_LINE  # noqa: E402
 
 HEADER = HEADER_LINE.split(",")
 WIDTH = len(HEADER)
@@ -148,12 +147,12 @@ def test_crlf(tmp_path: Path) -> None:
 def test_quoted_fields_commas_and_newlines(tmp_path: Path) -> None:
     p = tmp_path / "a.csv"
     content = (
-        'ID,ATTRIBUTES,X\n'
-        '1,"{\'a\': 1, \'b\': 2}",x\n'
-        '2,"say ""hi"", ok",y\n'
-        '3,"two\nlines, here",z\n'
-        '4,plain,w\n'
-    ).encode()
+        b'ID,ATTRIBUTES,X\n'
+        b'1,"{\'a\': 1, \'b\': 2}",x\n'
+        b'2,"say ""hi"", ok",y\n'
+        b'3,"two\nlines, here",z\n'
+        b'4,plain,w\n'
+    )
     t = CsvTailer(p)
     p.write_bytes(content[:60])  # ends inside the multi-line field's first line
     r1 = t.poll()

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
+
 from ttdash.hooks import ttnn as hook
 from ttdash.live import CsvTailer
 from ttdash.model.live import LiveModel

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import real_dir
 from tmux import Tmux, ttdash_bin
+
 from ttdash.model import Trace, Window
 from ttdash.model.diff import diff_traces
 from ttdash.tui.diffview import DiffDetailScreen, DiffScreen, DiffTable, diff_app

@@ -6,10 +6,10 @@ import io
 
 import numpy as np
 import pytest
+from conftest import ROOT, real_dir
 from rich.console import Console
 from textual.command import CommandPalette
 
-from conftest import ROOT, real_dir
 from ttdash.model import Trace, TraceError, Window
 from ttdash.tui.app import TraceScreen, open_app
 from ttdash.tui.optable import OpTable

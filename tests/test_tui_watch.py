@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from conftest import wait_until
+
 from ttdash.sim import cpp_device_rows, generate_ops, simulate_run, write_cpp_device_csv
 from ttdash.tui.watch import RunsScreen, watch_app
 

@@ -9,7 +9,6 @@ import argparse
 import math
 import os
 import sys
-
 from typing import TYPE_CHECKING
 
 from . import __version__
@@ -24,7 +23,7 @@ EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2)."""
 
-    def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+    def error(self, message: str) -> NoReturn:  # type: ignore[name-defined]  # noqa: F821
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
@@ -146,8 +145,9 @@ def build_parser() -> Parser:
     w.add_argument("dir", nargs="?", metavar="DIR", help="profiler directory (default: "
                    "$TT_METAL_PROFILER_DIR, $TT_METAL_HOME/generated/profiler, "
                    "./generated/profiler)")
-    w.add_argument("--poll", type=positive_float, metavar="SECONDS", help="use polling every SECONDS "
-                   "instead of inotify (NFS and other filesystems without change events)")
+    w.add_argument("--poll", type=positive_float, metavar="SECONDS",
+                   help="use polling every SECONDS instead of inotify (NFS and other filesystems "
+                   "without change events)")
     w.add_argument("--refresh", type=positive_float, default=0.5, metavar="SECONDS",
                    help="UI refresh interval (default 0.5)")
     w.add_argument("--once", action="store_true", help="print the current state and exit")
@@ -159,10 +159,10 @@ def build_parser() -> Parser:
     d = sub.add_parser("demo", help="simulate a profiled run and watch it (no hardware needed)",
                        description="Write a realistic simulated profiler run (live .logs appends, "
                        "then the final report) into a temporary directory and watch it.")
-    d.add_argument("--ops", type=ops_count, default=2000, metavar="N", help="ops in the run (default "
-                   "2000)")
-    d.add_argument("--speed", type=non_negative_float, default=1.0, metavar="X", help="speed-up factor "
-                   "(default 1.0; 0 = as fast as possible)")
+    d.add_argument("--ops", type=ops_count, default=2000, metavar="N",
+                   help="ops in the run (default 2000)")
+    d.add_argument("--speed", type=non_negative_float, default=1.0, metavar="X",
+                   help="speed-up factor (default 1.0; 0 = as fast as possible)")
     d.add_argument("--dir", metavar="DIR", help="write the run here instead of a temp directory")
     d.add_argument("--arch", default="wormhole_b0", help="simulated arch (default wormhole_b0)")
     d.add_argument("--devices", type=device_count, default=1, help="simulated devices (default 1)")
@@ -178,8 +178,9 @@ def build_parser() -> Parser:
     df.add_argument("--format", "-f", choices=("tui", "table", "csv", "json", "markdown"),
                     default=None, help="output (default: the interactive view on a terminal, "
                     "table otherwise)")
-    df.add_argument("--fail-above", type=finite_float, metavar="PCT", help="exit 1 when the candidate "
-                    "is slower than the baseline by more than PCT percent")
+    df.add_argument("--fail-above", type=finite_float, metavar="PCT",
+                    help="exit 1 when the candidate is slower than the baseline by more than PCT "
+                    "percent")
     df.add_argument("--metric", choices=("device", "wall"), default="wall",
                     help="total compared by --fail-above (default wall = device + gaps)")
     df.add_argument("--top", type=positive_int, default=10, metavar="N", help="regressions and "
@@ -213,8 +214,9 @@ def build_parser() -> Parser:
                     help="UI refresh interval (default 0.5)")
     rn.add_argument("--poll", type=positive_float, metavar="SECONDS", help="poll DIR every SECONDS "
                     "instead of inotify")
-    rn.add_argument("--grace", type=non_negative_float, default=5.0, metavar="SECONDS", help="when stopping "
-                    "the workload, seconds between SIGTERM and SIGKILL (default 5)")
+    rn.add_argument("--grace", type=non_negative_float, default=5.0, metavar="SECONDS",
+                    help="when stopping the workload, seconds between SIGTERM and SIGKILL "
+                    "(default 5)")
     rn.add_argument("--theme", help="theme name")
     rn.add_argument("--arch", type=arch_name, help="override the detected arch")
     rn.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
@@ -223,7 +225,7 @@ def build_parser() -> Parser:
 
 
 # ------------------------------------------------------------------ argv -> typed options
-def _window(a: argparse.Namespace) -> "WindowOptions":
+def _window(a: argparse.Namespace) -> WindowOptions:
     from .commands.options import WindowOptions
 
     return WindowOptions(signpost=a.signpost, start_signpost=a.start_signpost,
@@ -231,7 +233,7 @@ def _window(a: argparse.Namespace) -> "WindowOptions":
                          per_device=a.per_device, arch=a.arch)
 
 
-def _out(a: argparse.Namespace) -> "OutputOptions":
+def _out(a: argparse.Namespace) -> OutputOptions:
     from .commands.options import OutputOptions
 
     return OutputOptions(output=a.output, force=a.force)

@@ -14,15 +14,13 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from .model.errors import TraceError
 from .model.live import LIVE_KEY, LiveSources  # noqa: F401  (LiveSources: re-exported)
 from .model.text import clean_text
 

@@ -19,8 +19,6 @@ EXIT_OK, EXIT_REGRESSION = 0, 1
 def gate(result, fail_above: float | None, metric: str, err: TextIO | None = None) -> int:
     """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
     more than `fail_above` percent on `metric`, else 0."""
-    from ..report.diff import METRIC_NAMES
-
     if fail_above is None:
         return EXIT_OK
     pct = result.slower_pct(metric)
@@ -29,8 +27,8 @@ def gate(result, fail_above: float | None, metric: str, err: TextIO | None = Non
                          "total is zero, so no percentage can be computed")
     if pct > fail_above:
         (err or sys.stderr).write(
-            f"ttdash: regression: candidate is {pct:.2f}% slower than baseline on "
-            f"{METRIC_NAMES[metric]}, above --fail-above {fail_above:g}%\n")
+            f"ttdash: regression: {result.verdict(metric)}, above --fail-above "
+            f"{fail_above:g}%\n")
         return EXIT_REGRESSION
     return EXIT_OK
 

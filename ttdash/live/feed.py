@@ -89,7 +89,7 @@ class LiveFeed:
         self.watcher = ProfilerWatcher(root, self._in.put, poll_interval=poll)
 
     # ------------------------------------------------------------ lifecycle
-    def start(self, notify) -> "LiveFeed":
+    def start(self, notify) -> LiveFeed:
         self._notify = notify
         self._thread = threading.Thread(target=self._run, name="ttdash-live-feed", daemon=True)
         self._thread.start()

@@ -33,8 +33,8 @@ class TailResult:
 
     ``header`` is the current header (``None`` until its line is complete). ``rows[i]`` started on
     line ``lines[i]`` (1-based; the header is line 1 in a normal file); ``first_line`` is
-    ``lines[0]`` (0 when there are no rows). When ``reset`` is true the caller must drop every row it
-    got from this tailer before; ``rows`` then already come from the new file.
+    ``lines[0]`` (0 when there are no rows). When ``reset`` is true the caller must drop every row
+    it got from this tailer before; ``rows`` then already come from the new file.
     """
 
     header: list[str] | None = None

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -39,8 +39,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
-from ..model.discover import RunInfo, find_reports, report_is_complete
-from ..model.live import is_live_header
+from ..model.discover import RunInfo, find_reports, is_live_header, report_is_complete
 from .tailer import CsvTailer
 
 __all__ = [
@@ -78,7 +77,8 @@ _IGNORED_EVENT_TYPES = frozenset({"opened", "closed_no_write"})
 # ------------------------------------------------------------------ events
 @dataclass(frozen=True)
 class RowsAppended:
-    """Complete new rows of ``source``; ``lines[i]`` is the line number of ``rows[i]`` (header = 1)."""
+    """Complete new rows of ``source``; ``lines[i]`` is the line number of ``rows[i]``
+    (header = 1)."""
 
     source: Path
     header: list[str]
@@ -119,7 +119,7 @@ class Status:
     message: str
 
 
-WatchEvent = Union[RowsAppended, SourceReset, ReportSeen, ReportRemoved, Status]
+WatchEvent = RowsAppended | SourceReset | ReportSeen | ReportRemoved | Status
 
 
 # ---------------------------------------------------------- internal state
@@ -232,7 +232,8 @@ class ProfilerWatcher:
         self._root_ident: tuple[int, int] | None = None
         self._waiting_reported = False
         self._sources: dict[Path, _Source] = {}
-        self._ignored_logs: dict[Path, tuple[int, int]] = {}  # path -> (inode, size) judged not live
+        # path -> (inode, size) judged not live
+        self._ignored_logs: dict[Path, tuple[int, int]] = {}
         self._early: list[WatchEvent] = []  # statuses raised before the worker runs
         self._reports: dict[Path, _Report] = {}
         self._next_report_check: float | None = None
@@ -314,7 +315,8 @@ class ProfilerWatcher:
                 return
             except Exception as exc:  # inotify instance limit, unsupported platform, ...
                 self._early.append(
-                    Status("warning", f"native file watching unavailable ({_one_line(exc)}); polling")
+                    Status("warning",
+                           f"native file watching unavailable ({_one_line(exc)}); polling")
                 )
         self._start_polling()
 
@@ -325,7 +327,8 @@ class ProfilerWatcher:
 
     def _switch_to_polling(self, exc: BaseException) -> None:
         old = self._observer
-        self._emit(Status("warning", f"native file watching failed ({_one_line(exc)}); polling instead"))
+        self._emit(Status("warning",
+                          f"native file watching failed ({_one_line(exc)}); polling instead"))
         if old is not None:
             try:
                 old.stop()
@@ -354,7 +357,8 @@ class ProfilerWatcher:
         if target[1] is None:
             return
         try:
-            self._watch = obs.schedule(self._handler, str(path), recursive=recursive, event_filter=_EVENT_FILTER)
+            self._watch = obs.schedule(self._handler, str(path), recursive=recursive,
+                                       event_filter=_EVENT_FILTER)
         except Exception as exc:
             if self._polling:
                 self._report_error("watch", f"cannot watch {path}: {_one_line(exc)}")
@@ -409,7 +413,8 @@ class ProfilerWatcher:
             self._root_ident = ident
             self._waiting_reported = False
             self._timer_due = True  # scan reports of the (new) root at once
-            self._emit(Status("info", f"watching {self.root} ({'polling' if self._polling else 'native'})"))
+            how = "polling" if self._polling else "native"
+            self._emit(Status("info", f"watching {self.root} ({how})"))
         self._ensure_watch(self.root, recursive=True)
         self._discover_logs()
         for path in list(self._sources):
@@ -519,13 +524,15 @@ class ProfilerWatcher:
                 shown = ", ".join(str(n) for n in res.bad_lines[:5])
                 more = "..." if len(res.bad_lines) > 5 else ""
                 self._emit(
-                    Status("warning", f"{path.name}: skipping malformed rows (wrong field count), line {shown}{more}")
+                    Status("warning", f"{path.name}: skipping malformed rows (wrong field count), "
+                                      f"line {shown}{more}")
                 )
             if res.rows and res.header is not None:
                 step = self.max_rows_per_event
                 for i in range(0, len(res.rows), step):
                     lines = res.lines[i : i + step]
-                    self._emit(RowsAppended(path, res.header, res.rows[i : i + step], lines[0], lines))
+                    self._emit(RowsAppended(path, res.header, res.rows[i : i + step], lines[0],
+                                            lines))
             if not res.more or self._stop.is_set():
                 break
         self._check_stall(path, src)
@@ -593,7 +600,8 @@ class ProfilerWatcher:
                     if age > self.stall_warning and not rep.stall_warned:
                         rep.stall_warned = True
                         self._emit(
-                            Status("warning", f"{path.name} stopped growing before it was complete ({age:.0f} s)")
+                            Status("warning", f"{path.name} stopped growing before it was "
+                                              f"complete ({age:.0f} s)")
                         )
                     elif not rep.stall_warned:
                         self._schedule_report_check(rep.checked + self.stall_warning + 0.05)

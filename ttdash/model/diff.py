@@ -60,17 +60,23 @@ import pandas as pd
 # The aligner lived here before ttdash.model.align; its public names stay importable from here.
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .errors import TraceError
+from .signature import (  # noqa: F401  (the noise constants are documented above)
+    IQR_TO_SIGMA,
+    NO_SIGNPOST_LABEL,
+    NOISE_K,
+    NOISE_MAX_SIGMA,
+    NOISE_MIN_SAMPLES,
+    noise_sigma,
+    region_keys,
+    region_labels,
+    signatures,
+)
 from .trace import View
 
 STATUS_MATCHED, STATUS_ADDED, STATUS_REMOVED = "matched", "added", "removed"
+METRIC_NAMES = {"wall": "wall time (device + op-to-op gaps)", "device": "device time"}
 MATCH_SIGNATURE, MATCH_OP_CODE = "signature", "op_code"
 
-NOISE_MIN_SAMPLES = 3  # iterations needed for a spread estimate
-NOISE_K = 2.0  # threshold in combined robust sigmas
-NOISE_MAX_SIGMA = 0.25  # above this, the "iterations" do different work: no estimate
-IQR_TO_SIGMA = 1.349
-
-NO_SIGNPOST_LABEL = "(before first signpost)"
 
 PAIR_COLUMNS = (
     "baseline_id", "candidate_id", "op_code", "size", "status", "baseline_us", "candidate_us",
@@ -80,139 +86,6 @@ PAIR_COLUMNS = (
 )
 GROUP_COLUMNS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
                  "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
-
-
-# ==================================================================== op signatures
-
-def _shape_columns(frames: list[pd.DataFrame]) -> list[str]:
-    """INPUT_n_{W,Z,Y,X} and INPUT_n_DATATYPE columns of any of the frames, in a fixed order."""
-    names: set[str] = set()
-    for f in frames:
-        for c in f.columns:
-            if c.startswith("INPUT_") and (c.endswith(("_W", "_Z", "_Y", "_X", "_DATATYPE"))):
-                names.add(c)
-
-    def key(c: str) -> tuple[int, str]:
-        part = c.split("_")
-        return (int(part[1]) if part[1].isdigit() else 1 << 30, c)
-
-    return sorted(names, key=key)
-
-
-def _raw_rows(view: View, ops: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """The trace's raw columns for the given ops (matched by tt-perf-report ID)."""
-    ordered = view.trace.ordered
-    pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
-    out = {}
-    for c in columns:
-        if c in ordered.columns:
-            s = ordered[c]
-            vals = s.to_numpy(dtype=object) if not pd.api.types.is_float_dtype(s) \
-                else s.to_numpy(dtype="float64")
-            taken = vals[np.maximum(pos, 0)]
-            if len(taken) and (pos < 0).any():
-                taken = taken.astype(object)
-                taken[pos < 0] = None
-            out[c] = taken
-        else:
-            out[c] = np.full(len(ops), None, dtype=object)
-    return pd.DataFrame(out, index=ops.index)
-
-
-def _factorize_rows(cols: list[np.ndarray]) -> np.ndarray:
-    """One dense int id per distinct tuple of column values (missing values compare equal)."""
-    acc: np.ndarray | None = None
-    for values in cols:
-        codes, uniq = pd.factorize(pd.Series(values), use_na_sentinel=True)
-        codes = codes.astype(np.int64) + 1
-        if acc is None:
-            acc = codes
-        else:
-            acc = pd.factorize(acc * (len(uniq) + 1) + codes)[0].astype(np.int64)
-    return acc if acc is not None else np.zeros(0, np.int64)
-
-
-def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Signature ids and op code ids of both op tables (ids comparable across the two)."""
-    cols = _shape_columns([a.trace.ordered, b.trace.ordered])
-    ra, rb = _raw_rows(a, a_ops, cols), _raw_rows(b, b_ops, cols)
-    code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
-    code_ids = pd.factorize(code, use_na_sentinel=True)[0].astype(np.int64)
-    columns = [code.to_numpy(dtype=object)]
-    for c in cols:
-        both = np.concatenate([ra[c].to_numpy(), rb[c].to_numpy()])
-        columns.append(both)
-    sig = _factorize_rows(columns)
-    n = len(a_ops)
-    return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
-
-
-# ==================================================================== regions and noise
-
-def _region_keys(view: View, ops: pd.DataFrame) -> pd.Series:
-    """Per op: "name\\x1foccurrence" of its signpost region ("" before the first signpost)."""
-    sp = view.trace.signposts
-    if not len(sp):
-        return pd.Series("", index=ops.index, dtype=object)
-    key = (sp["name"].astype(str) + "\x1f" + sp["occurrence"].astype(str)).to_numpy(dtype=object)
-    table = pd.Series(key, index=sp["index"].to_numpy())
-    return ops["region"].map(table).fillna("").astype(object)
-
-
-def _region_labels(view: View, ops: pd.DataFrame) -> np.ndarray:
-    lab = ops["signpost"].astype(object).to_numpy(dtype=object).copy()
-    missing = pd.isna(lab)
-    lab[missing] = NO_SIGNPOST_LABEL if len(view.trace.signposts) else None
-    return lab
-
-
-def noise_sigma(view: View, ops: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
-    """Per op: robust relative spread of its device time across iterations (NaN = unknown).
-
-    Also returns {signpost name: iterations used} for the names that repeat.
-    """
-    sigma = np.full(len(ops), np.nan)
-    sp = view.trace.signposts
-    if not len(sp) or not len(ops):
-        return sigma, {}
-    names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
-    region = ops["region"].to_numpy()
-    df = pd.DataFrame({"region": region, "name": pd.Series(region).map(names).to_numpy(),
-                       "t": ops["device_time_us"].to_numpy(dtype="float64"),
-                       "code": ops["op_code"].astype(object).to_numpy()})
-    df = df[df["name"].notna()]
-    if df.empty:
-        return sigma, {}
-    sizes = df.groupby("region", sort=False).size()
-    reg = pd.DataFrame({"n": sizes})
-    reg["name"] = reg.index.map(names)
-    modal = reg.groupby("name")["n"].agg(lambda s: s.mode().iloc[0])
-    reg["keep"] = reg["n"].to_numpy() == reg["name"].map(modal).to_numpy()
-    iters = reg[reg["keep"]].groupby("name").size()
-    iters = iters[iters >= 2]
-    if iters.empty:
-        return sigma, {}
-    keep_regions = reg.index[reg["keep"].to_numpy() & reg["name"].isin(iters.index).to_numpy()]
-    df = df[df["region"].isin(keep_regions)].copy()
-    df["pos"] = df.groupby("region", sort=False).cumcount()
-    g = df.groupby(["name", "pos"], sort=False)
-    stats = pd.DataFrame({
-        "n": g["t"].count(),
-        "q1": g["t"].quantile(0.25),
-        "med": g["t"].median(),
-        "q3": g["t"].quantile(0.75),
-        "codes": g["code"].nunique(dropna=False),
-    })
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel = (stats["q3"] - stats["q1"]) / IQR_TO_SIGMA / stats["med"]
-    rel = rel.where((stats["n"] >= NOISE_MIN_SAMPLES) & (stats["codes"] == 1)
-                    & (stats["med"] > 0) & (rel <= NOISE_MAX_SIGMA))
-    idx = pd.MultiIndex.from_arrays([df["name"], df["pos"]])
-    vals = rel.reindex(idx).to_numpy(dtype="float64")
-    where = ops.index.get_indexer(df.index)
-    sigma[where] = vals
-    return sigma, {str(k): int(v) for k, v in iters.items()}
 
 
 # ==================================================================== result
@@ -399,6 +272,18 @@ class DiffResult:
         key = {"wall": "wall", "device": "device", "op_to_op": "op_to_op"}[metric]
         return self.delta_pct.get(key)
 
+    def verdict(self, metric: str = "wall") -> str:
+        """One sentence on `metric`, shared by every front end and the CI gate."""
+        pct = self.slower_pct(metric)
+        what = METRIC_NAMES[metric]
+        if pct is None:
+            return f"no comparison on {what} (the baseline total is zero)"
+        if pct > 0:
+            return f"candidate is {pct:.2f}% slower than baseline on {what}"
+        if pct < 0:
+            return f"candidate is {-pct:.2f}% faster than baseline on {what}"
+        return f"no change on {what}"
+
     @property
     def match_rate(self) -> float:
         """Matched ops / ops of the longer side (1.0 for a trace against itself)."""
@@ -436,7 +321,7 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     a_sig, b_sig, a_code, b_code = signatures(a, a_ops, b, b_ops)
     use_regions = bool(len(a.trace.signposts)) and bool(len(b.trace.signposts))
     if use_regions:
-        keys = pd.concat([_region_keys(a, a_ops), _region_keys(b, b_ops)], ignore_index=True)
+        keys = pd.concat([region_keys(a, a_ops), region_keys(b, b_ops)], ignore_index=True)
         rid = pd.factorize(keys)[0].astype(np.int64)
         a_reg, b_reg = rid[:len(a_ops)], rid[len(a_ops):]
     seconds["signatures"] = time.perf_counter() - t0
@@ -551,8 +436,8 @@ def _pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma:
 
     code = np.where(ha, take(a_ops, "op_code", sa, ha, False), take(b_ops, "op_code", sb, hb,
                                                                     False))
-    region_a = _region_labels(a, a_ops)
-    region_b = _region_labels(b, b_ops)
+    region_a = region_labels(a, a_ops)
+    region_b = region_labels(b, b_ops)
     region = np.where(ha, region_a[sa] if na else None, region_b[sb] if nb else None)
     match = np.full(len(apos), "", dtype=object)
     if na and nb:

@@ -1,4 +1,5 @@
-"""Find profiler runs on disk: the profiler directory, its reports, and whether a report is whole."""
+"""Find profiler runs on disk: the profiler directory, its reports, and whether a report is
+whole."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ __all__ = [
     "report_is_complete",
     "resolve_profiler_dir",
     "REPORT_PREFIX",
+    "LIVE_KEY",
+    "TAIL_KEY_COLUMNS",
+    "is_live_header",
 ]
 
 REPORT_PREFIX = "ops_perf_results"
@@ -47,8 +51,8 @@ class RunInfo:
 
 
 def resolve_profiler_dir(arg: str | os.PathLike[str] | None = None) -> Path:
-    """The profiler root: ``arg``, else $TT_METAL_PROFILER_DIR, else $TT_METAL_HOME/generated/profiler,
-    else ./generated/profiler."""
+    """The profiler root: ``arg``, else $TT_METAL_PROFILER_DIR, else
+    $TT_METAL_HOME/generated/profiler, else ./generated/profiler."""
     if arg:
         return Path(arg).expanduser()
     env = os.environ.get("TT_METAL_PROFILER_DIR")
@@ -62,8 +66,8 @@ def resolve_profiler_dir(arg: str | os.PathLike[str] | None = None) -> Path:
 
 def _parse_ts(text: str) -> datetime | None:
     m = None
-    for m in _TS_RE.finditer(text):
-        pass  # keep the last match: the timestamp ends the name
+    for m in _TS_RE.finditer(text):  # noqa: B007 - keep the last match: the timestamp ends the name
+        pass
     if m is None:
         return None
     try:
@@ -237,3 +241,16 @@ def resolve_trace_path(arg: str | os.PathLike[str]) -> Path:
         raise TraceError(p, "no ops_perf_results*.csv report here (looked in reports/ and in "
                          "the directory itself)")
     return reports[0].path
+
+
+LIVE_KEY = "DEVICE KERNEL DURATION [ns]"
+#: With LIVE_KEY, one of these marks a live source of ops (profile_log_device.csv has neither).
+TAIL_KEY_COLUMNS = ("GLOBAL CALL COUNT", "DEVICE ID")
+
+
+def is_live_header(header: list[str]) -> bool:
+    """The one rule for which `.logs/*.csv` is a live source of ops: a header with a device
+    kernel duration and a call count or device id (cpp_device_perf_report.csv, the realtime
+    hook's CSV); other logs (profile_log_device.csv, ...) are not."""
+    names = {h.strip() for h in header}
+    return LIVE_KEY in names and any(k in names for k in TAIL_KEY_COLUMNS)

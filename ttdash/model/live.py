@@ -17,10 +17,11 @@ import pandas as pd
 
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .cells import by_unique, dim_value
-from .metrics import analyze
-from .trace import Trace, View, Window, _arch_from_log, infer_clock
+from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header  # noqa: F401  (re-exported)
 from .errors import TraceError
+from .metrics import analyze
 from .text import clean_series
+from .trace import Trace, View, Window, _arch_from_log, infer_clock
 
 # cpp_device_perf_report column -> report column (the rest keep their names).
 RENAME = {"OP NAME": "OP CODE"}
@@ -222,19 +223,6 @@ def _empty_ops() -> pd.DataFrame:
     ops["region"] = pd.Series(dtype=np.int64)
     ops["signpost"] = pd.Series(dtype=object)
     return ops
-
-
-LIVE_KEY = "DEVICE KERNEL DURATION [ns]"
-#: A `.logs/*.csv` is tailed when its header names one of these (profile_log_device.csv does not).
-TAIL_KEY_COLUMNS = ("GLOBAL CALL COUNT", "DEVICE ID")
-
-
-def is_live_header(header: list[str]) -> bool:
-    """The one rule for which `.logs/*.csv` is a live source of ops: a header with a device
-    kernel duration and a call count or device id (cpp_device_perf_report.csv, the realtime
-    hook's CSV); other logs (profile_log_device.csv, ...) are not."""
-    names = {h.strip() for h in header}
-    return LIVE_KEY in names and any(k in names for k in TAIL_KEY_COLUMNS)
 
 
 class LiveSources:

@@ -119,7 +119,7 @@ def _check_header(path: Path, header: list[str]) -> None:
 
 def _locate_bad_line(path: Path, n_fields: int) -> TraceError:
     """Slow path: find the first row whose field count differs from the header's."""
-    with open(path, "r", encoding="utf-8", errors="replace", newline="") as fh:
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         reader = csv.reader(fh)
         next(reader, None)
         last_line = 1

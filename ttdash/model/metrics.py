@@ -16,6 +16,7 @@ import pandas as pd
 
 from .arch import ArchSpec
 from .cells import by_unique, dtype_size, interned
+from .columns import BOUND_THRESHOLD_PCT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,7 +27,7 @@ HOST_MARKER = "(torch)"
 INVALID_GAP_MIN_NS = 1_000_000
 MAX_CORES = float(1 << 20)
 MAX_DEVICE_ID = float(1 << 16)  # no system has more chips; larger ids are corrupt cells
-BOUND_THRESHOLD = 65.0
+BOUND_THRESHOLD = BOUND_THRESHOLD_PCT  # tt-perf-report's 65% rule, named once in columns
 CCL_MERGE_NAMES = ("AllGather", "ReduceScatter", "AllReduce")
 
 
@@ -369,8 +370,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
 # ---------------------------------------------------------------- DRAM traffic (ttdash's own)
 #
 # io_dram_gbps / io_dram_pct: an ESTIMATE of the bytes an op moves to and from DRAM over its device
-# time, against the arch's DRAM peak. Not tt-perf-report's DRAM figure (dram_gbps / dram_pct, matmuls
-# only, left exactly as tt-perf-report computes it).
+# time, against the arch's DRAM peak. Not tt-perf-report's DRAM figure (dram_gbps / dram_pct,
+# matmuls only, left exactly as tt-perf-report computes it).
 #
 # Bytes counted (io_dram_basis says which rule applied):
 # - only tensors whose buffer is DRAM (`DEV_<n>_DRAM_*` in INPUT_n/OUTPUT_n_MEMORY); L1 tensors
@@ -522,7 +523,8 @@ def _size_strings(mm: np.ndarray, conv: np.ndarray, M, K, N, batch, rows, wh, ww
     return out
 
 
-def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series], compute: np.ndarray) -> np.ndarray:
+def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series],
+                   compute: np.ndarray) -> np.ndarray:
     if not (compute & fidelity.notna().to_numpy()).any():
         return np.full(len(fidelity), "", dtype=object)
     short = {k: dts[k].replace(SHORT_DTYPE).fillna("") for k in dts}

@@ -39,7 +39,7 @@ class Filter:
     keys: tuple[tuple[str, str], ...] = tuple(FILTER_KEYS.items())
 
     @classmethod
-    def for_keys(cls, text: str, keys: dict[str, str]) -> "Filter":
+    def for_keys(cls, text: str, keys: dict[str, str]) -> Filter:
         return cls(text, tuple(keys.items()))
 
     def terms(self) -> list[Term]:

@@ -12,7 +12,16 @@ import pandas as pd
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .errors import TraceError
 from .loader import RawTable, add_column, read_ops_csv
-from .metrics import HOST_MARKER, MAX_DEVICE_ID, analyze, invalid_duration, merge_devices, num, text, whole
+from .metrics import (
+    HOST_MARKER,
+    MAX_DEVICE_ID,
+    analyze,
+    invalid_duration,
+    merge_devices,
+    num,
+    text,
+    whole,
+)
 from .text import clean_series
 
 PROFILE_LOG = "profile_log_device.csv"
@@ -26,8 +35,8 @@ class Window:
 
     mode "default": tt-perf-report's default (after the first row named like the last
     signpost; the whole file when there are none). "all": the whole file (--ignore-signposts).
-    "region": from signpost number `region` (1-based) to the next signpost. "range": tt-perf-report's
-    --start-signpost / --end-signpost.
+    "region": from signpost number `region` (1-based) to the next signpost. "range":
+    tt-perf-report's --start-signpost / --end-signpost.
     """
 
     mode: str = "default"
@@ -59,7 +68,7 @@ class Summary:
 
 @dataclass
 class View:
-    trace: "Trace"
+    trace: Trace
     window: Window
     description: str
     ops: pd.DataFrame  # derived metrics, report order; signpost rows only in the "all" window
@@ -137,12 +146,12 @@ class Trace:
     # ------------------------------------------------------------ loading
     @classmethod
     def load(cls, path: str | Path, arch: str | None = None, columns: str = "analysis",
-             tolerate_partial: bool = False) -> "Trace":
+             tolerate_partial: bool = False) -> Trace:
         table = read_ops_csv(path, columns=columns, tolerate_partial=tolerate_partial)
         return cls.from_table(table, arch=arch)
 
     @classmethod
-    def from_table(cls, table: RawTable, arch: str | None = None) -> "Trace":
+    def from_table(cls, table: RawTable, arch: str | None = None) -> Trace:
         df = table.df
         for c in df.columns:  # every text the views or outputs show: control/bidi removed
             if c in DISPLAYED_TEXT or c.endswith(("_DATATYPE", "_MEMORY", "_LAYOUT")):
@@ -334,7 +343,7 @@ def _arch_from_log(report: Path) -> tuple[str, float | None] | None:
         p = d / PROFILE_LOG
         try:
             if p.is_file():
-                with open(p, "r", encoding="utf-8", errors="replace") as fh:
+                with open(p, encoding="utf-8", errors="replace") as fh:
                     m = _LOG_ARCH_RE.search(fh.readline(4096))
                 if m:
                     return m.group(1), float(m.group(2)) if m.group(2) else None

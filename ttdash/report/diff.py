@@ -23,7 +23,6 @@ CSV_FIELDS = ("baseline_id", "candidate_id", "op_code", "size", "status", "match
 CSV_TEXT = ("op_code", "size", "status", "match", "baseline_bound", "candidate_bound", "region")
 GROUP_FIELDS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
                 "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
-METRIC_NAMES = {"wall": "wall time (device + op-to-op gaps)", "device": "device time"}
 CHUNK = 20_000
 
 
@@ -61,18 +60,6 @@ def _label(row: dict) -> str:
 
 # ==================================================================== summary
 
-def verdict(result: DiffResult, metric: str) -> str:
-    pct = result.slower_pct(metric)
-    what = METRIC_NAMES[metric]
-    if pct is None:
-        return f"no comparison on {what} (the baseline total is zero)"
-    if pct > 0:
-        return f"candidate is {pct:.2f}% slower than baseline on {what}"
-    if pct < 0:
-        return f"candidate is {-pct:.2f}% faster than baseline on {what}"
-    return f"no change on {what}"
-
-
 def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
     """(key, text) lines shared by the table and markdown outputs."""
     lines = []
@@ -81,7 +68,7 @@ def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
         t = view.trace
         lines.append((key, f"{tot.file} ({t.arch.name}; {tot.window}; {tot.ops} ops)"))
     c = result.counts
-    lines.append(("Verdict", verdict(result, metric)))
+    lines.append(("Verdict", result.verdict(metric)))
     lines.append(("Ops", f"{c['matched']} matched ({c['op_code_only']} by op code only, "
                   f"{c['moved']} moved), {c['added']} added, {c['removed']} removed; "
                   f"match rate {result.match_rate:.1%}"
@@ -141,7 +128,7 @@ def to_json(result: DiffResult, out: TextIO, metric: str = "wall", top: int = 10
         "speedup": _clean(result.speedup.get(metric)),
         "delta_pct_by_metric": {k: _clean(v) for k, v in result.delta_pct.items()},
         "speedup_by_metric": {k: _clean(v) for k, v in result.speedup.items()},
-        "verdict": verdict(result, metric),
+        "verdict": result.verdict(metric),
         "counts": result.counts,
         "match_rate": _clean(result.match_rate),
         "per_device": result.per_device,
@@ -331,5 +318,5 @@ def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10, metric
         to_table(result, out, top=top, metric=metric, color=color)
 
 
-__all__ = ["render_diff", "to_json", "to_csv", "to_markdown", "to_table", "verdict",
+__all__ = ["render_diff", "to_json", "to_csv", "to_markdown", "to_table",
            "STATUS_ADDED", "STATUS_MATCHED", "STATUS_REMOVED"]

@@ -11,8 +11,8 @@ import pandas as pd
 
 from ..format import fmt_us
 from ..model import View
-from ..model.columns import (BY_KEY, CSV_FIELDS as COLUMN_CSV_FIELDS, INT_FIELDS, JSON_FIELDS,
-                             TABLE_FIELDS, TEXT_FIELDS, Severity)
+from ..model.columns import BY_KEY, INT_FIELDS, JSON_FIELDS, TABLE_FIELDS, TEXT_FIELDS, Severity
+from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.text import clean_text
 from .safe import md_cell, write_csv
 

@@ -9,7 +9,18 @@ import numpy as np
 from .archspec import SimArch
 from .attrs import compute_cfg, mem_cfg
 from .builder import OpBuilder
-from .model import CCL, DATA_MOVEMENT, ELTWISE, SDPA, TILE, ModelConfig, Program, TensorSpec, pad, tensor
+from .model import (
+    CCL,
+    DATA_MOVEMENT,
+    ELTWISE,
+    SDPA,
+    TILE,
+    ModelConfig,
+    Program,
+    TensorSpec,
+    pad,
+    tensor,
+)
 
 __all__ = ["build_program"]
 

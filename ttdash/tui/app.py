@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-import shlex
 import os
+import shlex
 import signal
 import threading
 from collections.abc import Callable
@@ -28,8 +28,15 @@ from ..report.single import groups_csv, groups_markdown, to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .optable import SORTABLE, OpTable
 from .tableview import TABLE_BINDINGS, TableViewMixin
-from .widgets import (DetailScreen, GroupedView, HelpScreen, SignpostList, ask_and_export,
-                      help_rows, plain)
+from .widgets import (
+    DetailScreen,
+    GroupedView,
+    HelpScreen,
+    SignpostList,
+    ask_and_export,
+    help_rows,
+    plain,
+)
 
 FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 sp:decode fid:LoFi "
                "op:Matmul; -term or !term excludes; terms are ANDed; empty clears")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from importlib import resources
-from pathlib import Path
 
 from textual.theme import BUILTIN_THEMES, Theme
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-import shlex
 import math
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -19,16 +19,23 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Static
 
 from ..format import fmt_us, is_missing
 from ..model import Trace, Window
-from ..model.diff import DiffResult, diff_traces
 from ..model.columns import legend
+from ..model.diff import DiffResult, diff_traces
 from ..model.query import DIFF_FILTER_KEYS, Filter
 from ..model.text import clean_text
 from ..report.diff import fmt_speedup, signed_pct, signed_us, to_csv, to_markdown
 from .app import TTDashApp, run_guarded
 from .optable import Col, OpTable
 from .tableview import TABLE_BINDINGS, TableViewMixin
-from .widgets import (HelpScreen, PromptScreen, ask_and_export, bar_chart, detail_body,
-                      help_rows, plain)
+from .widgets import (
+    HelpScreen,
+    PromptScreen,
+    ask_and_export,
+    bar_chart,
+    detail_body,
+    help_rows,
+    plain,
+)
 
 DIFF_COLUMNS = (
     Col("baseline_id", "A id", 6, 4, "id"),
@@ -49,46 +56,6 @@ STATUS_MARK = {"matched": " ", "added": "+", "removed": "-"}
 FILTER_HINT = ("text matches the op code; keys status:added status:removed status:matched "
                "sp:REGION bound:SLOW op:Matmul; -term or !term excludes; terms are ANDed; "
                "empty clears")
-
-
-def diff_frame(result: DiffResult) -> pd.DataFrame:
-    """The pairs as the table shows them, with the columns the shared widgets expect."""
-    p = result.pairs.reset_index(drop=True)
-    codes, _ = pd.factorize(p["region"].astype(object).where(p["region"].notna(), None),
-                            use_na_sentinel=True)
-    region = np.where(codes >= 0, codes + 1, 0)
-    ba = p["baseline_bound"].astype(object).where(p["baseline_bound"].notna(), "")
-    bb = p["candidate_bound"].astype(object).where(p["candidate_bound"].notna(), "")
-    bounds = np.where((ba == "") & (bb == ""), "",
-                      np.where(ba == bb, ba, ba.astype(str) + "→" + bb.astype(str)))
-    status = p["status"].astype(object).to_numpy()
-    status = np.where(p["moved"].to_numpy(dtype=bool) & (status == "matched"), "moved", status)
-    out = pd.DataFrame({
-        "id": p["candidate_id"].fillna(p["baseline_id"]).astype("float64").to_numpy(),
-        "baseline_id": p["baseline_id"].astype("float64").to_numpy(),
-        "candidate_id": p["candidate_id"].astype("float64").to_numpy(),
-        "status": pd.Series(status, dtype=object),
-        "op_code": pd.Series(p["op_code"].astype(object).to_numpy(), dtype=object),
-        "size": pd.Series(p["size"].astype(object).where(p["size"].notna(), "").to_numpy(),
-                          dtype=object),
-        "baseline_us": p["baseline_us"].to_numpy(dtype="float64"),
-        "candidate_us": p["candidate_us"].to_numpy(dtype="float64"),
-        "delta_us": p["delta_us"].to_numpy(dtype="float64"),
-        "delta_pct": p["delta_pct"].to_numpy(dtype="float64"),
-        "delta_bar": p["delta_pct"].to_numpy(dtype="float64"),
-        "within_noise": p["within_noise"].fillna(False).to_numpy(dtype=bool),
-        "bounds": pd.Series(bounds, dtype=object),
-        "baseline_gap_us": p["baseline_gap_us"].to_numpy(dtype="float64"),
-        "candidate_gap_us": p["candidate_gap_us"].to_numpy(dtype="float64"),
-        "region": region,
-        "region_label": pd.Series(p["region"].astype(object).where(p["region"].notna(), "")
-                                  .to_numpy(), dtype=object),
-        "signpost": pd.Series(p["region"].astype(object).to_numpy(), dtype=object),
-        "baseline_pos": p["baseline_pos"].astype("float64").to_numpy(),
-        "candidate_pos": p["candidate_pos"].astype("float64").to_numpy(),
-        "is_signpost": np.zeros(len(p), dtype=bool),
-    })
-    return out
 
 
 class DiffTable(OpTable):
@@ -211,7 +178,7 @@ class DiffScreen(TableViewMixin, Screen):
     def __init__(self, result: DiffResult, *, can_go_back: bool = False) -> None:
         super().__init__()
         self.result = result
-        self.frame = diff_frame(result)
+        self.frame = result.display_frame()
         self.state = self.new_state(self.frame)
         self.threshold = 5.0
         self.group_by = "op_code"
@@ -260,14 +227,8 @@ class DiffScreen(TableViewMixin, Screen):
             self.app.exit()
 
     def regression_positions(self) -> np.ndarray:
-        f = self.frame
-        rows = self.table.rows
-        d = f["delta_pct"].to_numpy()[rows]
-        st = f["status"].to_numpy(dtype=object)[rows]
-        noise = f["within_noise"].to_numpy()[rows]
-        with np.errstate(invalid="ignore"):
-            hit = ((np.nan_to_num(d, nan=-np.inf) >= self.threshold) & ~noise) | (st == "added")
-        return np.flatnonzero(hit)
+        """Visible rows that are regressions above the threshold (the model's definition)."""
+        return np.flatnonzero(self.result.regression_mask(self.threshold)[self.table.rows])
 
     def action_regression(self, direction: int) -> None:
         t = self.table

@@ -133,7 +133,7 @@ class OpTable(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
 
     class CursorMoved(Message):
-        def __init__(self, table: "OpTable", position: int) -> None:
+        def __init__(self, table: OpTable, position: int) -> None:
             super().__init__()
             self.table = table
             self.position = position

@@ -11,8 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Log, Static
 
-from ..runner import (LiveSources, LogsSnapshot, RunSpec, Workload, WorkloadError,
-                      snapshot_logs)
+from ..runner import LiveSources, LogsSnapshot, Workload, WorkloadError, snapshot_logs
 from .app import TTDashApp, run_guarded
 from .watch import WatchScreen
 from .widgets import ConfirmScreen, plain

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from pathlib import Path
 
@@ -24,7 +22,6 @@ from ..model.errors import TraceError
 from ..model.live import LiveSources
 from .app import TraceScreen, TTDashApp, summary_text
 from .widgets import plain
-
 
 
 class FeedUpdated(Message):
@@ -50,7 +47,7 @@ class RunsScreen(ModalScreen[None]):
     RunsScreen > Static { width: 100; max-width: 100%; height: auto; background: $panel; }
     """
 
-    def __init__(self, root: Path, watch: "WatchScreen") -> None:
+    def __init__(self, root: Path, watch: WatchScreen) -> None:
         super().__init__()
         self.root, self.watch = root, watch
         self.runs = find_reports(root)

@@ -19,8 +19,8 @@ from textual_plotext import PlotextPlot
 
 from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.advice import advise
-from ..model.query import downsample_sum, group_ops
 from ..model.errors import TraceError
+from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
 from ..report.export import check_target, write_atomic
 
@@ -305,18 +305,16 @@ class SignpostList(OptionList):
 
 
 def bar_chart(labels: list[str], values: list[float], width: int, unit: str,
-              diverging: bool = False) -> Table:
-    """A horizontal bar chart in text: one row per label (aligned by construction, unlike a plot
+              diverging: bool = False) -> Text:
+    """A horizontal bar chart in text: one line per label (aligned by construction, unlike a plot
     whose axis skips labels when short of rows), value and unit at the end. `diverging`: negative
-    values grow left (green), positive right (red)."""
-    t = Table.grid(padding=(0, 1))
+    values grow left (green), positive right (red). Laid out by hand, column by column, so it
+    looks the same with every Rich release."""
     label_w = max(6, min(18, max((len(x) for x in labels), default=6)))
     value_w = 12 if diverging else 6
-    t.add_column(no_wrap=True, width=label_w)
     bar_w = max(4, width - label_w - value_w - 2)
-    t.add_column(no_wrap=True, width=bar_w)
-    t.add_column(no_wrap=True, justify="right", width=value_w)
     top = max((abs(v) for v in values), default=0.0) or 1.0
+    lines = []
     for label, v in zip(labels, values):
         cut = label if len(label) <= label_w else label[:label_w - 1] + "…"
         if diverging:
@@ -330,8 +328,12 @@ def bar_chart(labels: list[str], values: list[float], width: int, unit: str,
             text = bar(v / top * 100.0, bar_w)
             style = "bold"
             value = f"{v:,.1f}{unit}"
-        t.add_row(plain(cut), Text(text, style=style), Text(value))
-    return t
+        lines.append(Text.assemble(plain(cut.ljust(label_w)), " ",
+                                   (text.ljust(bar_w)[:bar_w], style), " ",
+                                   value.rjust(value_w)))
+    out = Text("\n").join(lines)
+    out.no_wrap = True
+    return out
 
 
 class GroupedView(Vertical):
