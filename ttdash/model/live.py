@@ -15,24 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .arch import ArchSpec, arch_from_clock, get_arch
+from .arch import ArchSpec, get_arch
 from .cells import by_unique, dim_value
 from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header  # noqa: F401  (re-exported)
-from .errors import TraceError
-from .metrics import analyze
+from .loader import NUMERIC, dedupe_header, wanted_columns
+from .metrics import analyze, total_share_pct
 from .text import clean_series
-from .trace import Trace, View, Window, _arch_from_log, infer_clock
+from .trace import Trace, View, Window, detect_arch, infer_clock
 
-# cpp_device_perf_report column -> report column (the rest keep their names).
+# cpp_device_perf_report column -> report column (the rest keep their names). The columns kept
+# and the numeric ones are the loader's.
 RENAME = {"OP NAME": "OP CODE"}
-NUMERIC = ("GLOBAL CALL COUNT", "DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT",
-           "DEVICE FW DURATION [ns]", "DEVICE FW START CYCLE", "DEVICE FW END CYCLE",
-           "DEVICE KERNEL DURATION [ns]", "OP TO OP LATENCY [ns]", "METAL TRACE ID")
-KEEP = set(NUMERIC) | {"OP NAME", "OP CODE", "DEVICE ARCH", "METAL TRACE REPLAY SESSION ID",
-                       "DEVICE TRACE KERNEL DURATION [ns]", "DEVICE BRISC KERNEL DURATION [ns]",
-                       "DEVICE NCRISC KERNEL DURATION [ns]", "DEVICE TRISC0 KERNEL DURATION [ns]",
-                       "DEVICE TRISC1 KERNEL DURATION [ns]", "DEVICE TRISC2 KERNEL DURATION [ns]",
-                       "DEVICE ERISC KERNEL DURATION [ns]"}
 RATE_WINDOW_S = 5.0
 
 
@@ -64,14 +57,15 @@ class LiveModel:
             return 0
         self.sources.add(source)
         self.header = header
-        names = _dedupe(header)
-        keep = [i for i, h in enumerate(names) if h in KEEP or h.startswith(("INPUT_", "OUTPUT_"))]
+        names = [RENAME.get(h, h) for h in dedupe_header(header)]
+        wanted = set(wanted_columns(names))
+        keep = [i for i, h in enumerate(names) if h in wanted]
         width = len(names)
         cells = np.array([r for r in rows if len(r) == width], dtype=object)
         if not len(cells):
             return 0
         lines = [ln for r, ln in zip(rows, lines) if len(r) == width]
-        raw = pd.DataFrame({RENAME.get(names[i], names[i]): cells[:, i] for i in keep})
+        raw = pd.DataFrame({names[i]: cells[:, i] for i in keep})
         for c in NUMERIC:
             if c in raw.columns:
                 raw[c] = pd.to_numeric(raw[c], errors="coerce")
@@ -127,32 +121,12 @@ class LiveModel:
         self.total_rows = 0
 
     def _settle_arch(self, raw: pd.DataFrame, source: Path) -> None:
-        if self.arch is not None:
-            return
-        if "DEVICE ARCH" in raw.columns:
-            vals = raw["DEVICE ARCH"].dropna()
-            vals = vals[vals.str.strip() != ""]
-            if len(vals):
-                try:
-                    self.arch, self.arch_source = get_arch(str(vals.iloc[0])), "DEVICE ARCH column"
-                except TraceError:
-                    pass
-        if self.arch is None:
-            logged = _arch_from_log(source)
-            if logged:
-                try:
-                    self.arch, self.arch_source = get_arch(logged[0]), "profile_log_device.csv"
-                    self.clock = logged[1]
-                except TraceError:
-                    pass
+        """The report's arch chain (DEVICE ARCH column, profile_log_device.csv beside the
+        source, the clock), settled by the first rows."""
         if self.clock is None:
             self.clock = infer_clock(raw)
         if self.arch is None:
-            self.arch = arch_from_clock(self.clock)
-            if self.arch is not None:
-                self.arch_source = f"inferred from the {self.clock:g} MHz clock"
-        if self.arch is None:
-            self.arch, self.arch_source = get_arch("wormhole_b0"), "default"
+            self.arch, self.arch_source = detect_arch(raw, source, self.clock, None)
 
     # ------------------------------------------------------------ output
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -162,12 +136,8 @@ class LiveModel:
             if self._ops:
                 raw = pd.concat(self._raw, ignore_index=True)
                 ops = pd.concat(self._ops, ignore_index=True)
-                total = np.nansum(ops["device_time_us"]) + np.nansum(ops["op_to_op_us"])
-                both = ops["device_time_us"].isna() & ops["op_to_op_us"].isna()
-                ops["total_pct"] = np.where(
-                    both | (total == 0), np.nan,
-                    (ops["device_time_us"].fillna(0) + ops["op_to_op_us"].fillna(0)) / total * 100
-                    if total else np.nan)
+                ops["total_pct"] = total_share_pct(ops["device_time_us"].to_numpy(),
+                                                   ops["op_to_op_us"].to_numpy())
                 self._raw, self._ops = [raw], [ops]
                 self._cache = (raw, ops)
             else:
@@ -196,15 +166,6 @@ class LiveModel:
                       ordered=raw, signposts=_empty_signposts())
         return View(trace=trace, window=Window("all"), description="live .logs",
                     ops=ops, merged=False)
-
-
-def _dedupe(header: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for h in header:
-        seen[h] = seen.get(h, -1) + 1
-        out.append(h if not seen[h] else f"{h}.{seen[h]}")
-    return out
 
 
 def _empty_signposts() -> pd.DataFrame:

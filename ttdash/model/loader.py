@@ -177,7 +177,7 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     header = read_header(path)
     _check_header(path, header)
     # Duplicate non-key column names (seen in hostile files) would break by-name selection.
-    names = _dedupe(header)
+    names = dedupe_header(header)
     wanted = set(wanted_columns(header))
     cols = names if columns == "all" else [n for n, h in zip(names, header) if h in wanted]
     with open(path, "rb") as fh:
@@ -288,7 +288,8 @@ def add_column(df: pd.DataFrame, name: str, values, at: int | None = None) -> No
             df.insert(at, name, values)
 
 
-def _dedupe(header: list[str]) -> list[str]:
+def dedupe_header(header: list[str]) -> list[str]:
+    """Repeated column names get pandas' suffixes (`NAME`, `NAME.1`, ...), as read_csv does."""
     seen: dict[str, int] = {}
     out = []
     for h in header:

@@ -230,6 +230,18 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         return _analyze(rows, arch)
 
 
+def total_share_pct(device_time: np.ndarray, op_to_op: np.ndarray) -> np.ndarray:
+    """tt-perf-report's "Total %": (device time + op-to-op gap) of each op over their sum over
+    all ops (NaN where both are missing or the sum is 0)."""
+    device_time = np.asarray(device_time, dtype="float64")
+    op_to_op = np.asarray(op_to_op, dtype="float64")
+    total = np.nansum(device_time) + np.nansum(op_to_op)
+    both_nan = np.isnan(device_time) & np.isnan(op_to_op)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(both_nan | (total == 0), np.nan,
+                        (np.nan_to_num(device_time) + np.nan_to_num(op_to_op)) / total * 100)
+
+
 def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     n = len(rows)
     op_code = text(rows, "OP CODE").fillna("")
@@ -254,11 +266,7 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
                   & ~((bad | prev_bad) & (np.abs(gap) > INVALID_GAP_MIN_NS)))
     op_to_op = np.where(ok_gap, gap / 1000.0, np.nan)
 
-    total = np.nansum(device_time) + np.nansum(op_to_op)
-    both_nan = np.isnan(device_time) & np.isnan(op_to_op)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total_pct = np.where(both_nan | (total == 0), np.nan,
-                             (np.nan_to_num(device_time) + np.nan_to_num(op_to_op)) / total * 100)
+    total_pct = total_share_pct(device_time, op_to_op)
 
     cores_raw = whole(num(rows, "CORE COUNT"), 1, MAX_CORES)
     avail = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)
