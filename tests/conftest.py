@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_REAL = ROOT.parent / "shared" / "fixtures" / "real"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def real_dir() -> Path:
@@ -21,6 +22,19 @@ def real_dir() -> Path:
             pytest.fail(f"{SHARED_REAL} is missing in CI")
         pytest.skip("../shared/fixtures/real is not beside the repo")
     return SHARED_REAL
+
+
+
+def run_ttdash(*args: str, env: dict[str, str] | None = None, unset: Iterable[str] = (),
+               cwd: str | Path | None = None, timeout: float = 180
+               ) -> subprocess.CompletedProcess[str]:
+    """`python -m ttdash ARGS` in a child process: the suite's one CLI runner. `env` is added to
+    this process's environment, `unset` names are removed from it; stdin is /dev/null."""
+    drop = set(unset)
+    e = {k: v for k, v in os.environ.items() if k not in drop}
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True,
+                          text=True, env=e, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 REPORT_FIXTURES = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import real_dir
+from conftest import real_dir, run_ttdash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,10 +28,6 @@ BH = "tt-perf-report__bh_64_clip_encoder_1.csv"
 SHAPES = [f"INPUT_{n}_{d}" for n in range(4) for d in ("W", "Z", "Y", "X", "DATATYPE")]
 
 
-def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True, text=True,
-                          timeout=180, env=e)
 
 
 def view(path: Path, window: Window | None = None, merge: bool = True):
@@ -475,7 +470,7 @@ def slowed_pair(tmp_path_factory) -> tuple[Path, Path, dict]:
 
 def test_cli_json_shape(slowed_pair):
     a, b, truth = slowed_pair
-    r = run("diff", str(a), str(b), "--format", "json")
+    r = run_ttdash("diff", str(a), str(b), "--format", "json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert {"baseline", "candidate", "delta_pct", "speedup", "ops", "by_op_code",
@@ -498,13 +493,13 @@ def test_cli_json_shape(slowed_pair):
     assert {"op_code", "baseline_count", "candidate_count", "delta_us", "share_pct"} <= set(
         doc["by_op_code"][0])
     assert doc["by_region"] == []
-    dev = json.loads(run("diff", str(a), str(b), "-f", "json", "--metric", "device").stdout)
+    dev = json.loads(run_ttdash("diff", str(a), str(b), "-f", "json", "--metric", "device").stdout)
     assert dev["delta_pct"] == pytest.approx(doc["delta_pct_by_metric"]["device"])
 
 
 def test_cli_markdown_has_totals_and_top_lists(slowed_pair):
     a, b, truth = slowed_pair
-    r = run("diff", str(a), str(b), "-f", "markdown", "--top", "3")
+    r = run_ttdash("diff", str(a), str(b), "-f", "markdown", "--top", "3")
     assert r.returncode == 0, r.stderr
     md = r.stdout
     assert md.startswith("## ttdash diff")
@@ -524,16 +519,16 @@ def test_cli_markdown_has_totals_and_top_lists(slowed_pair):
 
 def test_cli_fail_above_exit_codes(slowed_pair):
     a, b, _ = slowed_pair
-    same = run("diff", str(a), str(a), "-f", "json", "--fail-above", "0")
+    same = run_ttdash("diff", str(a), str(a), "-f", "json", "--fail-above", "0")
     assert same.returncode == 0 and same.stderr == ""
-    slow = run("diff", str(a), str(b), "-f", "json", "--fail-above", "0", "--metric", "device")
+    slow = run_ttdash("diff", str(a), str(b), "-f", "json", "--fail-above", "0", "--metric", "device")
     assert slow.returncode == 1, slow.stderr
     lines = slow.stderr.splitlines()
     assert len(lines) == 1 and "slower" in lines[0] and "--fail-above 0%" in lines[0]
     assert json.loads(slow.stdout)["ops"]  # the report is still written
-    assert run("diff", str(a), str(b), "-f", "json", "--fail-above", "50",
+    assert run_ttdash("diff", str(a), str(b), "-f", "json", "--fail-above", "50",
                "--metric", "device").returncode == 0
-    faster = run("diff", str(b), str(a), "-f", "csv", "--fail-above", "0", "--metric", "device")
+    faster = run_ttdash("diff", str(b), str(a), "-f", "csv", "--fail-above", "0", "--metric", "device")
     assert faster.returncode == 0
 
 
@@ -551,7 +546,7 @@ def test_cli_bad_input_exit_2_one_line(tmp_path, slowed_pair):
     (tmp_path / "empty.csv").write_bytes(b"")
     cases.append(("diff", str(a), str(tmp_path / "empty.csv")))
     for args in cases:
-        r = run(*args)
+        r = run_ttdash(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
         assert r.stdout == ""
@@ -563,20 +558,20 @@ def test_cli_csv_and_table_keep_text_inert(tmp_path):
     ok = "MatmulDeviceOperation,tt_dnn_device,0,1000,500\n"
     (tmp_path / "a.csv").write_text(hdr + evil + ok)
     (tmp_path / "b.csv").write_text(hdr + evil + ok + "=HYPERLINK(1),tt_dnn_device,0,5,5\n")
-    r = run("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-f", "csv")
+    r = run_ttdash("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-f", "csv")
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert len(rows) == 3 and [x["status"] for x in rows] == ["matched", "matched", "added"]
     assert rows[2]["op_code"] == "'=HYPERLINK(1)"
     assert {"baseline_id", "candidate_id", "delta_us", "within_noise"} <= set(rows[0])
-    table = run("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-f", "table",
+    table = run_ttdash("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-f", "table",
                 env={"NO_COLOR": "1"}).stdout
     assert "\x1b" not in table and "\x07" not in table and "=HYPERLINK(1)" in table
     assert "Device time" in table and "Added ops" in table
-    md = run("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-f", "markdown").stdout
+    md = run_ttdash("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-f", "markdown").stdout
     assert "\x1b" not in md and "'=HYPERLINK(1)" in md
     # No format on a non-terminal: the table.
-    plain = run("diff", str(tmp_path / "a.csv"), str(tmp_path / "a.csv"))
+    plain = run_ttdash("diff", str(tmp_path / "a.csv"), str(tmp_path / "a.csv"))
     assert plain.returncode == 0 and "Totals" in plain.stdout
 
 

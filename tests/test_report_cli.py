@@ -6,25 +6,19 @@ import csv
 import io
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-from conftest import real_dir
+from conftest import real_dir, run_ttdash
 
 FIELDS = ["id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",
           "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
           "signpost"]
 
 
-def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True, text=True,
-                          timeout=120, env=e)
 
 
 def test_json_shape():
-    r = run("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"), "--format", "json",
+    r = run_ttdash("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"), "--format", "json",
             "--perf-report-window")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -41,26 +35,26 @@ def test_json_shape():
 
 def test_top_and_signpost_selection():
     f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
-    doc = json.loads(run("report", f, "-f", "json", "--top", "5", "--ignore-signposts").stdout)
+    doc = json.loads(run_ttdash("report", f, "-f", "json", "--top", "5", "--ignore-signposts").stdout)
     shares = [o["total_pct"] for o in doc["ops"]]
     assert len(shares) == 5 and shares == sorted(shares, reverse=True)
-    doc = json.loads(run("report", f, "-f", "json", "--signpost", "TTBasicBlock 0 forward started")
+    doc = json.loads(run_ttdash("report", f, "-f", "json", "--signpost", "TTBasicBlock 0 forward started")
                      .stdout)
     assert doc["window"] == "signpost TTBasicBlock 0 forward started"
     assert len(doc["ops"]) == 14 and {o["signpost"] for o in doc["ops"]} == {
         "TTBasicBlock 0 forward started"}
-    doc = json.loads(run("report", f, "-f", "json", "--start-signpost", "ResNet module started",
+    doc = json.loads(run_ttdash("report", f, "-f", "json", "--start-signpost", "ResNet module started",
                          "--end-signpost", "ResNet module finished").stdout)
     assert 0 < len(doc["ops"]) < 1571
 
 
 def test_csv_and_markdown_and_plain_table():
     f = str(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv")
-    rows = list(csv.DictReader(io.StringIO(run("report", f, "-f", "csv").stdout)))
+    rows = list(csv.DictReader(io.StringIO(run_ttdash("report", f, "-f", "csv").stdout)))
     assert len(rows) == 1872 and rows[0]["id"] == "2"
-    md = run("report", f, "-f", "markdown", "--top", "3").stdout
+    md = run_ttdash("report", f, "-f", "markdown", "--top", "3").stdout
     assert md.count("\n| ") == 4 and "| ID | Total % |" in md
-    table = run("report", f, "--top", "3", env={"NO_COLOR": "1"}).stdout
+    table = run_ttdash("report", f, "--top", "3", env={"NO_COLOR": "1"}).stdout
     assert "\x1b[" not in table and "Device time" in table and "wormhole_b0" in table
 
 
@@ -70,7 +64,7 @@ def test_directory_resolves_newest_report(tmp_path):
         d = tmp_path / "reports" / ts
         d.mkdir(parents=True)
         (d / f"ops_perf_results_{ts}.csv").write_bytes(src)
-    doc = json.loads(run("report", str(tmp_path), "-f", "json").stdout)
+    doc = json.loads(run_ttdash("report", str(tmp_path), "-f", "json").stdout)
     assert doc["file"].endswith("ops_perf_results_2025_03_01_00_00_00.csv")
 
 
@@ -94,7 +88,7 @@ ROW = "MatmulDeviceOperation,tt_dnn_device,0,1000,500\n"
 def test_bad_input_one_line_exit_2(tmp_path, name, content, expect):
     p = tmp_path / name
     p.write_bytes(content)
-    r = run("report", str(p))
+    r = run_ttdash("report", str(p))
     assert r.returncode == 2
     assert r.stdout == ""
     lines = r.stderr.splitlines()
@@ -105,34 +99,34 @@ def test_bad_input_one_line_exit_2(tmp_path, name, content, expect):
 
 
 def test_unreadable_paths(tmp_path):
-    r = run("report", str(tmp_path / "nope.csv"))
+    r = run_ttdash("report", str(tmp_path / "nope.csv"))
     assert (r.returncode, r.stderr.strip()) == (2, f"ttdash: {tmp_path / 'nope.csv'}: no such file")
     fifo = tmp_path / "ops_perf_results_fifo.csv"
     os.mkfifo(fifo)
-    r = run("report", str(fifo))  # must not block reading a FIFO
+    r = run_ttdash("report", str(fifo))  # must not block reading a FIFO
     assert r.returncode == 2 and "not a regular file" in r.stderr
-    r = run("report", str(tmp_path))
+    r = run_ttdash("report", str(tmp_path))
     assert r.returncode == 2 and "no ops_perf_results" in r.stderr
     if os.geteuid() != 0:  # root reads anything; the permission branch is covered elsewhere
         p = tmp_path / "locked.csv"
         p.write_text(HEADER + ROW)
         p.chmod(0)
-        assert "permission denied" in run("report", str(p)).stderr
+        assert "permission denied" in run_ttdash("report", str(p)).stderr
 
 
 def test_usage_errors_are_one_line():
     for args in (["report"], ["report", "x.csv", "--format", "xml"], ["bogus"],
                  ["report", "x.csv", "--top", "zero"]):
-        r = run(*args)
+        r = run_ttdash(*args)
         assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, (args, r.stderr)
 
 
 def test_help_describes_every_option():
-    out = run("report", "--help").stdout
+    out = run_ttdash("report", "--help").stdout
     for opt in ("--format", "--signpost", "--start-signpost", "--end-signpost",
                 "--ignore-signposts", "--arch", "--per-device", "--top"):
         assert opt in out
-    top = run("--help").stdout
+    top = run_ttdash("--help").stdout
     for cmd in ("report", "open", "watch", "demo", "diff"):
         assert cmd in top
 
@@ -141,27 +135,27 @@ def test_markup_and_escapes_inert_in_outputs(tmp_path):
     p = tmp_path / "evil.csv"
     p.write_text(HEADER + '"[bold red]x[/]\x1b]0;pwned\x07\x1b[31m=cmd|calc",tt_dnn_device,0,1000,5\n'
                  + ROW)
-    table = run("report", str(p), env={"NO_COLOR": "1"}).stdout
+    table = run_ttdash("report", str(p), env={"NO_COLOR": "1"}).stdout
     assert "[bold red]x[/]" in table and "\x1b" not in table and "\x07" not in table
-    rows = list(csv.DictReader(io.StringIO(run("report", str(p), "-f", "csv").stdout)))
+    rows = list(csv.DictReader(io.StringIO(run_ttdash("report", str(p), "-f", "csv").stdout)))
     assert rows[0]["op_code"].startswith("[bold red]x[/]")
-    md = run("report", str(p), "-f", "markdown").stdout
+    md = run_ttdash("report", str(p), "-f", "markdown").stdout
     assert "\x1b" not in md
 
 
 def test_output_file_needs_force_to_overwrite(tmp_path):
     f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
     out = tmp_path / "r.csv"
-    assert run("report", f, "-f", "csv", "-o", str(out), "--perf-report-window").returncode == 0
+    assert run_ttdash("report", f, "-f", "csv", "-o", str(out), "--perf-report-window").returncode == 0
     assert out.read_text().count("\n") == 50  # header + 49 ops
     out.write_text("keep")
-    r = run("report", f, "-f", "csv", "-o", str(out), "--perf-report-window")
+    r = run_ttdash("report", f, "-f", "csv", "-o", str(out), "--perf-report-window")
     assert r.returncode == 2 and "--force" in r.stderr and out.read_text() == "keep"
-    assert run("report", f, "-f", "json", "-o", str(out), "--force",
+    assert run_ttdash("report", f, "-f", "json", "-o", str(out), "--force",
                "--perf-report-window").returncode == 0
     assert json.loads(out.read_text())["totals"]["ops"] == 49
     md = tmp_path / "d.md"
-    assert run("diff", f, f, "-o", str(md)).returncode == 0
+    assert run_ttdash("diff", f, f, "-o", str(md)).returncode == 0
     assert md.read_text().startswith("## ttdash diff")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.md", "r.csv"]  # no temp files
 
@@ -173,6 +167,6 @@ def test_absurd_numbers_work_silently(tmp_path):
                  "DEVICE FW START CYCLE,DEVICE FW END CYCLE,DEVICE FW DURATION [ns]\n"
                  "MatmulDeviceOperation,tt_dnn_device,0,1e300,inf,0,1e300,1e-300\n" + ROW.rstrip()
                  + ",0,1000,1000\n")
-    r = run("report", str(p), "-f", "json", "--ignore-signposts")
+    r = run_ttdash("report", str(p), "-f", "json", "--ignore-signposts")
     assert r.returncode == 0 and r.stderr == ""
     assert json.loads(r.stdout)["totals"]["ops"] == 2

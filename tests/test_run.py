@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, wait_until
+from conftest import ROOT, run_ttdash, wait_until
 from tmux import Tmux, ttdash_bin
 
 from ttdash.runner import (
@@ -41,16 +41,13 @@ def wait_for(predicate, timeout: float = 20.0) -> None:
         time.sleep(0.02)
 
 
-def ttdash(*args: str, env: dict | None = None, cwd: str | None = None,
-           timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-m", "ttdash", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=timeout)
+
+
+PROFILER_VARS = ("TT_METAL_PROFILER_DIR", "TT_METAL_HOME", "TT_METAL_PROFILER_MID_RUN_DUMP")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("TT_METAL_PROFILER_DIR", "TT_METAL_HOME",
-                        "TT_METAL_PROFILER_MID_RUN_DUMP")}
+    env = {k: v for k, v in os.environ.items() if k not in PROFILER_VARS}
     env.update(extra)
     return env
 
@@ -191,7 +188,7 @@ def test_no_tui_passes_output_through_and_exits_with_the_workload_code(tmp_path,
         args += ["--mid-run-dump"]  # and no --no-tui: stdout is a pipe, so the plain mode
     else:
         args += ["--no-tui"]
-    res = ttdash(*args, "--", PY, str(WORKLOAD), "--ops", "120", "--exit", str(code),
+    res = run_ttdash(*args, "--", PY, str(WORKLOAD), "--ops", "120", "--exit", str(code),
                  env=clean_env())
     assert res.returncode == code, res.stderr
     env_line = next(ln for ln in res.stdout.splitlines() if ln.startswith("env "))
@@ -210,7 +207,7 @@ def test_no_tui_passes_output_through_and_exits_with_the_workload_code(tmp_path,
 def test_default_dir_like_watch(tmp_path, var):
     where = tmp_path / "envdir"
     expected = where if var == "TT_METAL_PROFILER_DIR" else where / "generated" / "profiler"
-    res = ttdash("run", "--no-tui", "--", PY, str(WORKLOAD), "--ops", "20",
+    res = run_ttdash("run", "--no-tui", "--", PY, str(WORKLOAD), "--ops", "20",
                  env=clean_env(**{var: str(where)}), cwd=str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert f"TT_METAL_PROFILER_DIR={expected} " in res.stdout
@@ -220,7 +217,7 @@ def test_default_dir_like_watch(tmp_path, var):
 
 def test_rows_of_an_earlier_run_are_not_counted(tmp_path):
     old_live_log(tmp_path, 40)
-    res = ttdash("run", "--no-tui", "--dir", str(tmp_path), "--", PY, "-c", "print('hi')",
+    res = run_ttdash("run", "--no-tui", "--dir", str(tmp_path), "--", PY, "-c", "print('hi')",
                  env=clean_env())
     assert res.returncode == 0 and res.stdout == "hi\n"
     assert "no live rows" in res.stderr.splitlines()[-1]
@@ -234,7 +231,8 @@ def test_rows_of_an_earlier_run_are_not_counted(tmp_path):
     (["--grace", "-1", "--", "true"], "--grace"),
 ])
 def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
-    res = ttdash("run", "--dir", str(tmp_path / "p"), *args, env=clean_env(), cwd=str(tmp_path))
+    res = run_ttdash("run", "--dir", str(tmp_path / "p"), *args, unset=PROFILER_VARS,
+                     cwd=str(tmp_path), timeout=60)
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and message in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "p").exists()

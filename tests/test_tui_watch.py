@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from conftest import wait_until
+from conftest import run_ttdash, wait_until
 
 from ttdash.sim import cpp_device_rows, generate_ops, simulate_run, write_cpp_device_csv
 from ttdash.tui.watch import RunsScreen, watch_app
@@ -140,18 +140,15 @@ async def test_runs_list_and_report_rewrite(tmp_path):
         assert app.screen.result.candidate_totals.ops == 50
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def test_watch_once_json(tmp_path):
     root = tmp_path / "p"
     simulate_run(root, n_ops=150, speed=0)
-    state = json.loads(run_cli("watch", str(root), "--once").stdout)
+    state = json.loads(run_ttdash("watch", str(root), "--once").stdout)
     assert state["exists"] and len(state["runs"]) == 1 and state["runs"][0]["complete"]
     assert state["live"]["ops"] == 150 and state["live"]["arch"] == "wormhole_b0"
-    missing = json.loads(run_cli("watch", str(tmp_path / "none"), "--once").stdout)
+    missing = json.loads(run_ttdash("watch", str(tmp_path / "none"), "--once").stdout)
     assert not missing["exists"] and missing["runs"] == []
     env_root = json.loads(subprocess.run(
         [sys.executable, "-m", "ttdash", "watch", "--once"], capture_output=True, text=True,
@@ -160,12 +157,12 @@ def test_watch_once_json(tmp_path):
 
 
 def test_demo_once():
-    r = run_cli("demo", "--ops", "200", "--speed", "0", "--once")
+    r = run_ttdash("demo", "--ops", "200", "--speed", "0", "--once")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["ops"] == 200 and out["signposts"] > 0
     assert not Path(out["dir"]).exists()  # the temp run is cleaned up
-    r = run_cli("demo", "--ops", "0", "--once")
+    r = run_ttdash("demo", "--ops", "0", "--once")
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from .columns import GAP_LIMIT_US
 
@@ -58,17 +59,22 @@ def _int_attr(attrs: str, name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _missing(v: object) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+def _number(v: object) -> float | None:
+    """The value as a float; None when missing (None, NaN, pd.NA) or not a number."""
+    try:
+        x = float(v)  # type: ignore[arg-type]  # anything else raises, and is missing
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
 
 
-def advise(op: dict, attributes: str = "") -> list[str]:
+def advise(op: dict[str, Any], attributes: str = "") -> list[str]:
     """Advice lines for one derived op row (a dict of a View's ops columns)."""
     out: list[str] = []
     if op.get("is_host"):
         out.append("Host fallback op: move it to the device.")
-    gap = op.get("op_to_op_us")
-    if not _missing(gap) and gap > GAP_LIMIT_US:
+    gap = _number(op.get("op_to_op_us"))
+    if gap is not None and gap > GAP_LIMIT_US:
         out.append(f"Op-to-op gap {gap:,.1f} us > {GAP_LIMIT_US} us: the device waited for the "
                    "host; metal trace or compile-time args could remove it.")
     if op.get("analysis") != "full":
@@ -76,18 +82,18 @@ def advise(op: dict, attributes: str = "") -> list[str]:
     verdict, fid_advice = fidelity_verdict(op.get("in0_dtype"), op.get("in1_dtype"),
                                            op.get("out_dtype"), op.get("math_fidelity"))
     bound, sharded = op.get("bound"), bool(op.get("dram_sharded"))
-    flops_pct = op.get("flops_pct")
+    flops_pct = _number(op.get("flops_pct"))
     if bound in ("DRAM", "BOTH"):
         if not sharded and "SparseMatmul" not in str(op.get("op_code")):
             out.append("DRAM-bound: try a DRAM-sharded program config "
                        "(MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig).")
-        if verdict == "too_low" and not _missing(flops_pct) and flops_pct < 40:
+        if verdict == "too_low" and flops_pct is not None and flops_pct < 40:
             out.append(f"Fidelity: {fid_advice}.")
         if verdict == "too_high":
             out.append(f"Fidelity: {fid_advice}.")
     elif bound == "FLOP":
-        cores, avail = op.get("cores"), op.get("available_cores")
-        if not sharded and not _missing(cores) and not _missing(avail) and cores < avail:
+        cores, avail = _number(op.get("cores")), _number(op.get("available_cores"))
+        if not sharded and cores is not None and avail is not None and cores < avail:
             out.append(f"FLOP-bound on {int(cores)} of {int(avail)} cores: use a bigger grid.")
         if verdict == "too_high":
             out.append(f"Fidelity: {fid_advice}.")

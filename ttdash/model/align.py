@@ -529,7 +529,7 @@ def align_sequences(a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray | N
 def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Run starts, ends and keys of a key array."""
     if not len(keys):
-        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+        return (np.zeros(0, np.int64),) * 3
     change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [len(keys)]])

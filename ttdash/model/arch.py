@@ -9,6 +9,7 @@ from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ..paths import config_dir
 from .errors import TraceError
@@ -46,7 +47,8 @@ def _number(value: object, where: str) -> float:
         raise TraceError(where, f"not a number: {value!r}") from None
 
 
-def _parse_table(data: dict, source: str, base: dict[str, dict]) -> dict[str, dict]:
+def _parse_table(data: dict[str, Any], source: str, base: dict[str, dict[str, Any]]
+                 ) -> dict[str, dict[str, Any]]:
     merged = {k: dict(v) for k, v in base.items()}
     for name, entry in data.items():
         if not isinstance(entry, dict):
@@ -55,7 +57,7 @@ def _parse_table(data: dict, source: str, base: dict[str, dict]) -> dict[str, di
     return merged
 
 
-def _build(name: str, e: dict, source: str) -> ArchSpec:
+def _build(name: str, e: dict[str, Any], source: str) -> ArchSpec:
     try:
         tflops = {f: _number(e["tflops_per_core"][f], f"{source}: [{name}].tflops_per_core.{f}")
                   for f in FIDELITIES}

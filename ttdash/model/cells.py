@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,7 +14,7 @@ DRAM_SHARDED_CONFIG = "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig"
 _NNZ_RE = re.compile(r"['\"]nnz['\"]\s*:\s*['\"]?(\d+)")
 
 
-def by_unique(s: pd.Series, fn, default: float = np.nan) -> np.ndarray:
+def by_unique(s: pd.Series, fn: Callable[[Any], Any], default: float = np.nan) -> np.ndarray:
     """Apply `fn` to each distinct value of a column and spread the results back.
 
     Profiler columns repeat a handful of values (dtypes, memory configs, shapes, op codes, the

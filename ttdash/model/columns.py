@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ class Column:
     def fmt(self, v: object) -> str:
         return FORMATTERS[self.kind](v, self.digits)
 
-    def severity(self, v: object, row: dict | None = None) -> Severity | None:
+    def severity(self, v: object, row: dict[str, object] | None = None) -> Severity | None:
         rule = SEVERITY.get(self.key)
         return rule(v) if rule else None
 
@@ -100,11 +101,11 @@ FORMATTERS: dict[str, Callable[[object, int], str]] = {
     "num": lambda v, d: fmt_num(v, d), "text": _text, "op": _text, "bound": _text,
 }
 
-SEVERITY: dict[str, Callable[[object], Severity | None]] = {
+SEVERITY: dict[str, Callable[[Any], Severity | None]] = {
     "op_to_op_us": lambda v: Severity.BAD if not is_missing(v) and float(v) > GAP_LIMIT_US
-    else None,  # type: ignore[arg-type]
+    else None,
     "cores": lambda v: Severity.BAD if not is_missing(v) and float(v) < LOW_CORES
-    else None,  # type: ignore[arg-type]
+    else None,
     "bound": bound_severity,
 }
 

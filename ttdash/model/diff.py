@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,7 +104,7 @@ class SideTotals:
     corrupt_rows: int
     host_ops: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"file": self.file, "window": self.window, "ops": self.ops,
                 "device_time_us": self.device_time_us, "op_to_op_us": self.op_to_op_us,
                 "wall_us": self.wall_us, "corrupt_rows": self.corrupt_rows,
@@ -149,7 +150,7 @@ class DiffResult:
     by_op_code: pd.DataFrame
     by_region: pd.DataFrame
     counts: dict[str, int]  # matched, added, removed, moved, op_code_only, within_noise
-    noise: dict = field(default_factory=dict)
+    noise: dict[str, Any] = field(default_factory=dict)
     per_device: bool = False
     seconds: dict[str, float] = field(default_factory=dict)  # signatures, align, frame
     top: int = 10
@@ -294,14 +295,14 @@ class DiffResult:
 # ==================================================================== the diff
 
 def _device_groups(a_ops: pd.DataFrame, b_ops: pd.DataFrame, per_device: bool
-                   ) -> list[tuple[object, np.ndarray, np.ndarray]]:
+                   ) -> list[tuple[int | None, np.ndarray, np.ndarray]]:
     if not per_device:
         return [(None, np.arange(len(a_ops)), np.arange(len(b_ops)))]
     da = a_ops["device"].to_numpy(dtype="float64")
     db = b_ops["device"].to_numpy(dtype="float64")
     da = np.where(np.isnan(da), -1.0, da)
     db = np.where(np.isnan(db), -1.0, db)
-    out = []
+    out: list[tuple[int | None, np.ndarray, np.ndarray]] = []
     for d in np.union1d(np.unique(da), np.unique(db)):
         out.append((None if d < 0 else int(d), np.flatnonzero(da == d), np.flatnonzero(db == d)))
     return out

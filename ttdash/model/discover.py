@@ -71,7 +71,8 @@ def _parse_ts(text: str) -> datetime | None:
     if m is None:
         return None
     try:
-        return datetime(*(int(g) for g in m.groups()))
+        y, mo, d, h, mi, s = (int(g) for g in m.groups())
+        return datetime(y, mo, d, h, mi, s)
     except ValueError:
         return None
 

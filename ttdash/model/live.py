@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -103,6 +104,7 @@ class LiveModel:
         self._pending.clear()
         context = raw if self._last_raw is None else pd.concat([self._last_raw, raw],
                                                                 ignore_index=True)
+        assert self.arch is not None  # settled by add_rows before any row is pending
         ops = analyze(context, self.arch).iloc[len(context) - len(raw):]
         ops["region"] = 0
         ops["signpost"] = None
@@ -186,6 +188,15 @@ def _empty_ops() -> pd.DataFrame:
     return ops
 
 
+class Snapshot(Protocol):
+    """What LiveSources needs of runner.LogsSnapshot (the `.logs` files as they were before a
+    run)."""
+
+    def lines_before(self, path: Path) -> int | None: ...
+
+    def forget(self, path: Path) -> None: ...
+
+
 class LiveSources:
     """Which live rows belong to this run's table.
 
@@ -195,7 +206,7 @@ class LiveSources:
       would count every op twice. Rows of the others are counted in ``ignored``.
     """
 
-    def __init__(self, snapshot=None) -> None:  # snapshot: runner.LogsSnapshot or None
+    def __init__(self, snapshot: Snapshot | None = None) -> None:
         self.snapshot = snapshot
         self.chosen: Path | None = None
         self.ignored: dict[Path, int] = {}

@@ -13,6 +13,7 @@ import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ class RawTable:
     truncated_tail: bool = False  # a cut last line was dropped (only with tolerate_partial)
 
 
-def _open_checked(path: Path):
+def _open_checked(path: Path) -> tuple[BinaryIO, int]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -277,7 +278,7 @@ def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
         add_column(df, canonical, values)
 
 
-def add_column(df: pd.DataFrame, name: str, values, at: int | None = None) -> None:
+def add_column(df: pd.DataFrame, name: str, values: Any, at: int | None = None) -> None:
     """Add a column in place; pandas' fragmentation warning (very wide files) is not the user's
     concern and must not reach stderr."""
     with warnings.catch_warnings():

@@ -10,6 +10,7 @@ import re
 import sys
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -512,7 +513,8 @@ def text_column(values: np.ndarray) -> pd.Series:
     return pd.Series(values, dtype=object, copy=False)
 
 
-def _size_strings(mm: np.ndarray, conv: np.ndarray, M, K, N, batch, rows, wh, ww) -> np.ndarray:
+def _size_strings(mm: np.ndarray, conv: np.ndarray, M: Any, K: Any, N: Any, batch: Any,
+                  rows: Any, wh: Any, ww: Any) -> np.ndarray:
     out = np.full(len(mm), "", dtype=object)
     if mm.any():
         m, k, nn, b = (np.nan_to_num(x[mm]).astype(np.int64) for x in (M, K, N, batch))

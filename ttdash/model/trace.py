@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -80,7 +81,7 @@ class View:
         """Ops without signpost rows."""
         return self.ops[~self.ops["is_signpost"]]
 
-    def totals(self) -> dict:
+    def totals(self) -> dict[str, Any]:
         ops = self.op_rows
         return {
             "ops": int(len(ops)),
