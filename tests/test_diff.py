@@ -115,7 +115,7 @@ def test_trace_against_itself_is_all_matched_with_zero_delta(name, window):
     r = diff_traces(v, v)
     n = len(v.op_rows)
     assert r.counts["matched"] == n and r.counts["added"] == r.counts["removed"] == 0
-    assert r.counts["moved"] == 0 and (r.pairs["match"] == "signature").all()
+    assert r.counts["moved"] == 0 and (r.pairs["match"] == "exact").all()
     assert (r.pairs["baseline_id"] == r.pairs["candidate_id"]).all()
     assert np.nansum(np.abs(r.pairs["delta_us"].to_numpy(dtype=float))) == 0
     assert r.delta_pct["device"] == 0 and r.delta_pct["wall"] == 0
@@ -503,7 +503,9 @@ def test_cli_markdown_has_totals_and_top_lists(slowed_pair):
     assert r.returncode == 0, r.stderr
     md = r.stdout
     assert md.startswith("## ttdash diff")
-    for text in ("| Device time |", "| Op-to-op gaps |", "| Wall (device + gaps) |",
+    assert md.split("\n")[2].startswith("- **Verdict**: ")  # the gate's verdict leads
+    for text in ("| Steady state (device + dispatch) * |", "| Device time |",
+                 "| Dispatch gaps |", "| Host pauses |", "| Wall (device + all gaps) |",
                  "Speed-up", "### Top 3 regressions", "### Top 3 improvements",
                  "### Added ops (1;", "### Removed ops (1;", "### By op code",
                  "ProbeDeviceOperation"):
@@ -630,7 +632,8 @@ def _result_of(rows: list[dict]):
 def _pair(status: str, a_us: float | None, b_us: float | None, **kw) -> dict:
     row = {"status": status, "op_code": kw.pop("op_code", "Op"), "baseline_us": a_us,
            "candidate_us": b_us, "baseline_id": kw.pop("a_id", None),
-           "candidate_id": kw.pop("b_id", None)}
+           "candidate_id": kw.pop("b_id", None),
+           "match": kw.pop("match", "exact" if status == "matched" else "")}
     if status == "matched":
         row["delta_us"] = b_us - a_us
         row["delta_pct"] = (b_us - a_us) / a_us * 100 if a_us else None
@@ -640,6 +643,18 @@ def _pair(status: str, a_us: float | None, b_us: float | None, **kw) -> dict:
     row["candidate_pos"] = None if row["candidate_id"] is None else row["candidate_id"] - 2
     row.update(kw)
     return row
+
+
+def test_op_code_only_pairs_are_never_ranked():
+    """A pair matched by op code only compares two shapes: it is shown, not ranked."""
+    r = _result_of([
+        _pair("matched", 100, 300, a_id=2, b_id=2, match="op_code"),  # +200%, other shape
+        _pair("matched", 100, 120, a_id=3, b_id=3),  # +20%, same op
+        _pair("matched", 100, 50, a_id=4, b_id=4, match="op_code"),  # faster, other shape
+    ])
+    assert r.regression_mask(5.0).tolist() == [False, True, False]
+    assert r.regressions()["baseline_id"].tolist() == [3]
+    assert r.improvements().empty
 
 
 def test_regression_mask_and_the_top_list():

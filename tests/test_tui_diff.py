@@ -138,7 +138,7 @@ async def test_diff_export_markdown_and_csv(tmp_path):
             await pilot.press("enter")
             await pilot.pause()
         md = (tmp_path / "d.md").read_text()
-        assert md.startswith("## ttdash diff") and "| Wall (device + gaps) | 16.69 s | 9.44 s |" in md
+        assert md.startswith("## ttdash diff") and "| Wall (device + all gaps) | 16.69 s | 9.44 s |" in md
         lines = (tmp_path / "d.csv").read_text().splitlines()
         assert lines[0].startswith('"baseline_id","candidate_id","op_code"')
         assert len(lines) == 1 + 1872  # every pair: 660 matched + 1212 removed

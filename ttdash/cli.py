@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .model.columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE, PAUSE_ABOVE_US
 from .model.errors import TraceError
 
 if TYPE_CHECKING:
@@ -99,6 +100,10 @@ def _window_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--per-device", "--no-merge-devices", action="store_true",
                    help="one row per device per op (default: merge devices like tt-perf-report: "
                         "CCL ops averaged, others the slowest device)")
+    p.add_argument("--pause-above", type=positive_float, default=PAUSE_ABOVE_US, metavar="US",
+                   help="an op-to-op gap longer than US microseconds is a host pause (compile, "
+                        "warm-up, Python), shorter ones are dispatch; steady state = device + "
+                        f"dispatch (default {PAUSE_ABOVE_US:g})")
 
 
 def _output_args(p: argparse.ArgumentParser) -> None:
@@ -180,9 +185,14 @@ def build_parser() -> Parser:
                     "table otherwise)")
     df.add_argument("--fail-above", type=finite_float, metavar="PCT",
                     help="exit 1 when the candidate is slower than the baseline by more than PCT "
-                    "percent")
-    df.add_argument("--metric", choices=("device", "wall"), default="wall",
-                    help="total compared by --fail-above (default wall = device + gaps)")
+                    "percent on --metric; exit 2 (fail closed) when the totals cannot be trusted "
+                    f"(archs differ, under {MIN_MATCH_RATE * 100:.0f}%% of ops matched, gaps or "
+                    "valid timings missing on one side)")
+    df.add_argument("--metric", choices=tuple(METRIC_NAMES), default=DEFAULT_METRIC,
+                    help="total compared: steady = device + dispatch gaps (default; host pauses "
+                    "left out), device, wall = device + every gap, pauses = host pauses only")
+    df.add_argument("--allow-arch-mismatch", action="store_true",
+                    help="let --fail-above compare traces of different archs")
     df.add_argument("--top", type=positive_int, default=10, metavar="N", help="regressions and "
                     "improvements listed (default 10)")
     df.add_argument("--theme", help="theme name")
@@ -230,7 +240,7 @@ def _window(a: argparse.Namespace) -> WindowOptions:
 
     return WindowOptions(signpost=a.signpost, start_signpost=a.start_signpost,
                          end_signpost=a.end_signpost, perf_report_window=a.perf_report_window,
-                         per_device=a.per_device, arch=a.arch)
+                         per_device=a.per_device, arch=a.arch, pause_above_us=a.pause_above)
 
 
 def _out(a: argparse.Namespace) -> OutputOptions:
@@ -250,7 +260,8 @@ def options(a: argparse.Namespace):
         return o.OpenOptions(path=a.path, theme=a.theme, window=_window(a))
     if a.command == "diff":
         return o.DiffOptions(baseline=a.baseline, candidate=a.candidate, format=a.format,
-                             fail_above=a.fail_above, metric=a.metric, top=a.top, theme=a.theme,
+                             fail_above=a.fail_above, metric=a.metric,
+                             allow_arch_mismatch=a.allow_arch_mismatch, top=a.top, theme=a.theme,
                              window=_window(a), out=_out(a))
     if a.command == "watch":
         return o.WatchOptions(dir=a.dir, poll=a.poll, refresh=a.refresh, once=a.once,

@@ -16,7 +16,9 @@ def load_view(path: str, opts: WindowOptions, columns: str = "analysis"):  # -> 
     from ..model.discover import resolve_trace_path
 
     trace = Trace.load(resolve_trace_path(path), arch=opts.arch, columns=columns)
-    return trace.view(opts.window(trace), merge=not opts.per_device)
+    view = trace.view(opts.window(trace), merge=not opts.per_device)
+    view.pause_above_us = opts.pause_above_us
+    return view
 
 
 def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:

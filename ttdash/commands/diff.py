@@ -16,15 +16,18 @@ from .options import DiffOptions
 EXIT_OK, EXIT_REGRESSION = 0, 1
 
 
-def gate(result, fail_above: float | None, metric: str, err: TextIO | None = None) -> int:
+def gate(result, fail_above: float | None, metric: str, err: TextIO | None = None,
+         allow_arch_mismatch: bool = False) -> int:
     """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
-    more than `fail_above` percent on `metric`, else 0."""
+    more than `fail_above` percent on `metric`; 2 (a TraceError) when the totals cannot be
+    trusted (fail closed: DiffResult.problems); else 0."""
     if fail_above is None:
         return EXIT_OK
+    problems = result.problems(metric, allow_arch_mismatch=allow_arch_mismatch)
+    if problems:
+        raise TraceError(None, "--fail-above cannot trust this comparison: "
+                         + "; ".join(problems))
     pct = result.slower_pct(metric)
-    if pct is None:
-        raise TraceError(result.baseline_totals.file, f"--fail-above: the baseline's {metric} "
-                         "total is zero, so no percentage can be computed")
     if pct > fail_above:
         (err or sys.stderr).write(
             f"ttdash: regression: {result.verdict(metric)}, above --fail-above "
@@ -73,4 +76,5 @@ def diff(opts: DiffOptions) -> int:
         write_output(opts.out, lambda out: render_diff(result, fmt, out, top=opts.top,
                                                        metric=opts.metric, color=color))
         sys.stdout.flush()
-    return gate(result, opts.fail_above, opts.metric)
+    return gate(result, opts.fail_above, opts.metric,
+                allow_arch_mismatch=opts.allow_arch_mismatch)

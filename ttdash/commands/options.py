@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.columns import DEFAULT_METRIC, PAUSE_ABOVE_US
+
 
 @dataclass(frozen=True)
 class WindowOptions:
@@ -19,6 +21,7 @@ class WindowOptions:
     perf_report_window: bool = False
     per_device: bool = False
     arch: str | None = None
+    pause_above_us: float = PAUSE_ABOVE_US
 
     @property
     def explicit(self) -> bool:
@@ -67,7 +70,8 @@ class DiffOptions:
     candidate: str
     format: str | None = None
     fail_above: float | None = None
-    metric: str = "wall"
+    metric: str = DEFAULT_METRIC
+    allow_arch_mismatch: bool = False
     top: int = 10
     theme: str | None = None
     window: WindowOptions = field(default_factory=WindowOptions)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # ------------------------------------------------------------------ thresholds (named once)
 #: tt-perf-report's op-to-op gap limit: above it the device waited for the host.
@@ -23,6 +24,22 @@ GAP_LIMIT_US = 6.5
 LOW_CORES = 10
 #: tt-perf-report's bound rule: an op is DRAM- (FLOP-) bound at this % of the DRAM (FLOP) peak.
 BOUND_THRESHOLD_PCT = 65.0
+#: ttdash's split of op-to-op gaps (default of --pause-above): a gap up to this is *dispatch*
+#: (the host issuing the next op, the steady state of a run); a longer one is a *host pause*
+#: (program compile, warm-up, Python or I/O between iterations). Untraced dispatch gaps measure
+#: tens to hundreds of microseconds; the pauses of the real traces we have run from milliseconds to
+#: seconds and make 97-100% of their gap time. Steady state = device time + dispatch gaps.
+PAUSE_ABOVE_US = 1000.0
+#: What `diff --metric` compares. The default, steady, leaves host pauses out.
+METRIC_NAMES = {
+    "steady": "steady state (device + dispatch gaps)",
+    "device": "device time",
+    "wall": "wall time (device + every op-to-op gap)",
+    "pauses": "host pauses (op-to-op gaps above the pause threshold)",
+}
+DEFAULT_METRIC = "steady"
+#: Below this share of matched ops, two traces run different programs: their totals say little.
+MIN_MATCH_RATE = 0.8
 
 
 class Severity(str, Enum):
@@ -182,6 +199,8 @@ def legend() -> list[tuple[str, str]]:
              ("red gap", f"op-to-op gap above {GAP_LIMIT_US:g} us: the device waited for "
               "the host"),
              ("red cores", f"fewer than {LOW_CORES} cores"),
+             ("dispatch / pauses", f"op-to-op gaps up to {PAUSE_ABOVE_US:g} us are dispatch "
+              "(steady state); longer ones are host pauses (compile, warm-up, Python)"),
              ("! op / corrupt", "impossible profiler timing: shown, left out of totals"),
              ("red op code", "host fallback op")]
     return rows

@@ -26,6 +26,18 @@ delta. ``delta_pct`` is relative to the baseline op (matched ops only). ``by_op_
 ``by_region`` add them up; their ``share_pct`` is the group's delta as a percentage of the total
 device-time delta (signed; groups moving against the total make others exceed 100%).
 
+Steady state and host pauses
+----------------------------
+An op-to-op gap above ``View.pause_above_us`` (``--pause-above``, default
+``columns.PAUSE_ABOVE_US`` = 1000 us) is a *host pause* (compile, warm-up, Python between
+iterations); the others are *dispatch*. In a diff the split is joint: a matched pair's gap is a
+pause on both sides when it is one on either, so a pause that shrinks under the threshold does
+not move time into the steady state. ``steady`` = device + dispatch is the default gate metric
+(``--metric``): untraced traces spend over 99% of wall time in host pauses, which would hide a
+device regression of several percent. The gate fails closed (:meth:`DiffResult.problems`) when
+archs differ, under ``MIN_MATCH_RATE`` of ops matched, gaps exist on one side only, one side has
+more corrupt timings, or the baseline total is zero.
+
 Noise rule
 ----------
 A side has *iterations* when a signpost name repeats (``decode`` x N). For each such name, the
@@ -52,7 +64,7 @@ growing KV cache) counts as spread.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +72,7 @@ import pandas as pd
 
 # The aligner lived here before ttdash.model.align; its public names stay importable from here.
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
+from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from .errors import TraceError
 from .signature import (  # noqa: F401  (the noise constants are documented above)
     IQR_TO_SIGMA,
@@ -75,15 +88,16 @@ from .signature import (  # noqa: F401  (the noise constants are documented abov
 from .trace import View
 
 STATUS_MATCHED, STATUS_ADDED, STATUS_REMOVED = "matched", "added", "removed"
-METRIC_NAMES = {"wall": "wall time (device + op-to-op gaps)", "device": "device time"}
-MATCH_SIGNATURE, MATCH_OP_CODE = "signature", "op_code"
+MATCH_SIGNATURE, MATCH_OP_CODE = "exact", "op_code"
+#: Host pauses above this share of wall time "dominate" it (the verdict says so).
+PAUSES_DOMINATE = 0.5
 
 
 PAIR_COLUMNS = (
     "baseline_id", "candidate_id", "op_code", "size", "status", "baseline_us", "candidate_us",
     "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us", "gap_delta_us",
     "baseline_bound", "candidate_bound", "region", "device", "match", "moved", "within_noise",
-    "noise_pct", "baseline_pos", "candidate_pos",
+    "noise_pct", "baseline_pos", "candidate_pos", "host_pause",
 )
 GROUP_COLUMNS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
                  "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
@@ -97,26 +111,58 @@ class SideTotals:
 
     file: str
     window: str
+    arch: str
     ops: int
     device_time_us: float
-    op_to_op_us: float
-    wall_us: float  # device + gaps
+    op_to_op_us: float  # every gap
+    dispatch_us: float  # gaps up to the pause threshold
+    pauses_us: float  # longer gaps
+    pauses: int
+    steady_us: float  # device + dispatch
+    wall_us: float  # device + every gap
+    gaps_known: int  # ops with an op-to-op gap
     corrupt_rows: int
     host_ops: int
 
     def as_dict(self) -> dict[str, object]:
-        return {"file": self.file, "window": self.window, "ops": self.ops,
-                "device_time_us": self.device_time_us, "op_to_op_us": self.op_to_op_us,
-                "wall_us": self.wall_us, "corrupt_rows": self.corrupt_rows,
-                "host_ops": self.host_ops}
+        return {"file": self.file, "window": self.window, "arch": self.arch, "ops": self.ops,
+                "device_time_us": self.device_time_us, "dispatch_us": self.dispatch_us,
+                "pauses_us": self.pauses_us, "pauses": self.pauses, "steady_us": self.steady_us,
+                "op_to_op_us": self.op_to_op_us, "wall_us": self.wall_us,
+                "corrupt_rows": self.corrupt_rows, "host_ops": self.host_ops}
 
 
 def _side_totals(view: View) -> SideTotals:
     t = view.totals()
-    return SideTotals(file=str(view.trace.path), window=view.description, ops=t["ops"],
+    return SideTotals(file=str(view.trace.path), window=view.description,
+                      arch=view.trace.arch.name, ops=t["ops"],
                       device_time_us=t["device_time_us"], op_to_op_us=t["op_to_op_us"],
-                      wall_us=t["device_time_us"] + t["op_to_op_us"],
-                      corrupt_rows=t["corrupt_rows"], host_ops=t["host_ops"])
+                      dispatch_us=t["dispatch_us"], pauses_us=t["pauses_us"],
+                      pauses=t["pauses"], steady_us=t["steady_us"], wall_us=t["wall_us"],
+                      gaps_known=t["gaps_known"], corrupt_rows=t["corrupt_rows"],
+                      host_ops=t["host_ops"])
+
+
+def _joint_pauses(pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals, pause_above_us: float
+                  ) -> tuple[SideTotals, SideTotals]:
+    """Split both sides' gaps on the same ops: a matched pair's gap is a host pause on both
+    sides when it is one on either (so a pause that shrinks under the threshold, or grows over
+    it, moves nothing between steady state and pauses); an unmatched op's gap by its own.
+    Sets ``pairs["host_pause"]``."""
+    bg = pairs["baseline_gap_us"].to_numpy(dtype="float64")
+    cg = pairs["candidate_gap_us"].to_numpy(dtype="float64")
+    with np.errstate(invalid="ignore"):
+        pause = (bg > pause_above_us) | (cg > pause_above_us)
+    pairs["host_pause"] = pause
+
+    def split(t: SideTotals, g: np.ndarray) -> SideTotals:
+        dispatch = float(np.nansum(np.where(pause, np.nan, g)))
+        paused = float(np.nansum(np.where(pause, g, np.nan)))
+        return replace(t, dispatch_us=dispatch, pauses_us=paused,
+                       pauses=int((pause & ~np.isnan(g)).sum()),
+                       steady_us=t.device_time_us + dispatch)
+
+    return split(bt, bg), split(ct, cg)
 
 
 def _pct(base: float, cand: float) -> float | None:
@@ -145,8 +191,8 @@ class DiffResult:
     pairs: pd.DataFrame
     baseline_totals: SideTotals
     candidate_totals: SideTotals
-    delta_pct: dict[str, float | None]  # device, op_to_op, wall
-    speedup: dict[str, float | None]  # baseline / candidate: device, wall
+    delta_pct: dict[str, float | None]  # steady, device, dispatch, pauses, op_to_op, wall
+    speedup: dict[str, float | None]  # baseline / candidate: steady, device, wall
     by_op_code: pd.DataFrame
     by_region: pd.DataFrame
     counts: dict[str, int]  # matched, added, removed, moved, op_code_only, within_noise
@@ -157,10 +203,12 @@ class DiffResult:
 
     # ------------------------------------------------------------ regressions and top lists
     def _matched_mask(self, include_noise: bool = False) -> np.ndarray:
-        """Per row of ``pairs``: a matched pair (moved ones included), and, unless
+        """Per row of ``pairs``: an exactly matched pair (same op signature; moved ones included;
+        op-code-only pairs compare different shapes and are left out), and, unless
         ``include_noise``, not labelled within noise (an unknown label counts as not within)."""
         p = self.pairs
-        mask = (p["status"] == STATUS_MATCHED).to_numpy(dtype=bool)
+        mask = ((p["status"] == STATUS_MATCHED) & (p["match"] == MATCH_SIGNATURE)
+                ).to_numpy(dtype=bool)
         if not include_noise:
             mask = mask & ~p["within_noise"].fillna(False).to_numpy(dtype=bool)
         return mask
@@ -268,22 +316,65 @@ class DiffResult:
         })
 
     # ------------------------------------------------------------ verdict
-    def slower_pct(self, metric: str = "wall") -> float | None:
-        """How much slower the candidate is than the baseline on `wall` or `device` (percent)."""
-        key = {"wall": "wall", "device": "device", "op_to_op": "op_to_op"}[metric]
-        return self.delta_pct.get(key)
+    def slower_pct(self, metric: str = DEFAULT_METRIC) -> float | None:
+        """How much slower the candidate is than the baseline on `metric` (percent)."""
+        return self.delta_pct.get(metric)
 
-    def verdict(self, metric: str = "wall") -> str:
-        """One sentence on `metric`, shared by every front end and the CI gate."""
+    def verdict(self, metric: str = DEFAULT_METRIC) -> str:
+        """One sentence on `metric`, shared by every front end and the CI gate, with the
+        caveats that change how to read it (low match rate, host pauses dominating wall)."""
         pct = self.slower_pct(metric)
         what = METRIC_NAMES[metric]
         if pct is None:
-            return f"no comparison on {what} (the baseline total is zero)"
-        if pct > 0:
-            return f"candidate is {pct:.2f}% slower than baseline on {what}"
-        if pct < 0:
-            return f"candidate is {-pct:.2f}% faster than baseline on {what}"
-        return f"no change on {what}"
+            text = f"no comparison on {what} (the baseline total is zero)"
+        elif pct > 0:
+            text = f"candidate is {pct:.2f}% slower than baseline on {what}"
+        elif pct < 0:
+            text = f"candidate is {-pct:.2f}% faster than baseline on {what}"
+        else:
+            text = f"no change on {what}"
+        return "; ".join([text, *self.caveats(metric)])
+
+    def caveats(self, metric: str = DEFAULT_METRIC) -> list[str]:
+        """What changes how to read a verdict on `metric`."""
+        out = []
+        if self.match_rate < MIN_MATCH_RATE:
+            out.append(f"low match rate: {self.match_rate:.0%} of ops matched; totals compare "
+                       "different programs")
+        if metric in ("wall", "pauses"):
+            for side, t in (("baseline", self.baseline_totals),
+                            ("candidate", self.candidate_totals)):
+                if t.wall_us > 0 and t.pauses_us / t.wall_us > PAUSES_DOMINATE:
+                    out.append(f"host pauses are {t.pauses_us / t.wall_us:.0%} of the {side}'s "
+                               "wall time (--metric steady leaves them out)")
+                    break
+        return out
+
+    def problems(self, metric: str = DEFAULT_METRIC, allow_arch_mismatch: bool = False
+                 ) -> list[str]:
+        """Why a gate on `metric` cannot trust these totals (empty when it can): different
+        archs, a low match rate, gaps or valid timings missing on one side only, a zero
+        baseline."""
+        b, c = self.baseline_totals, self.candidate_totals
+        out = []
+        if b.arch != c.arch and not allow_arch_mismatch:
+            out.append(f"the baseline ran on {b.arch} and the candidate on {c.arch} "
+                       "(--allow-arch-mismatch to compare anyway)")
+        if self.match_rate < MIN_MATCH_RATE:
+            out.append(f"only {self.match_rate:.0%} of ops matched (under "
+                       f"{MIN_MATCH_RATE:.0%}): the two sides run different programs")
+        if metric != "device" and bool(b.gaps_known) != bool(c.gaps_known):
+            side = "candidate" if not c.gaps_known else "baseline"
+            out.append(f"the {side} has no op-to-op gaps: {METRIC_NAMES[metric]} cannot be "
+                       "compared (--metric device can)")
+        for side, t, other in (("candidate", c, b), ("baseline", b, c)):
+            if t.corrupt_rows > other.corrupt_rows:
+                out.append(f"the {side} has {t.corrupt_rows - other.corrupt_rows} more ops "
+                           "with corrupt timings, left out of its totals")
+        if self.slower_pct(metric) is None:
+            out.append(f"the baseline's {METRIC_NAMES[metric]} total is zero: no percentage "
+                       "can be computed")
+        return out
 
     @property
     def match_rate(self) -> float:
@@ -354,11 +445,15 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
 
     pairs = _pairs_frame(a, b, a_ops, b_ops, ma, mb, moved, a_sig, b_sig, sig_a, sig_b,
                          per_device)
-    bt, ct = _side_totals(a), _side_totals(b)
-    delta = {"device": _pct(bt.device_time_us, ct.device_time_us),
+    bt, ct = _joint_pauses(pairs, _side_totals(a), _side_totals(b), a.pause_above_us)
+    delta = {"steady": _pct(bt.steady_us, ct.steady_us),
+             "device": _pct(bt.device_time_us, ct.device_time_us),
+             "dispatch": _pct(bt.dispatch_us, ct.dispatch_us),
+             "pauses": _pct(bt.pauses_us, ct.pauses_us),
              "op_to_op": _pct(bt.op_to_op_us, ct.op_to_op_us),
              "wall": _pct(bt.wall_us, ct.wall_us)}
-    speed = {"device": _ratio(bt.device_time_us, ct.device_time_us),
+    speed = {"steady": _ratio(bt.steady_us, ct.steady_us),
+             "device": _ratio(bt.device_time_us, ct.device_time_us),
              "wall": _ratio(bt.wall_us, ct.wall_us)}
     total_delta = float(np.nansum(pairs["delta_us"].to_numpy(dtype="float64")))
     by_code = _group(pairs, "op_code", total_delta)
@@ -464,8 +559,8 @@ def _pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma:
         "baseline_id": _nullable_int(take(a_ops, "id", sa, ha, True), ha),
         "candidate_id": _nullable_int(take(b_ops, "id", sb, hb, True), hb),
         "op_code": code,
-        "size": _blank_none(np.where(ha, take(a_ops, "size", sa, ha, False),
-                                     take(b_ops, "size", sb, hb, False))),
+        "size": _pair_sizes(take(a_ops, "size", sa, ha, False),
+                            take(b_ops, "size", sb, hb, False), ha, match),
         "status": status,
         "baseline_us": b_us,
         "candidate_us": c_us,
@@ -487,6 +582,18 @@ def _pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma:
         "candidate_pos": _nullable_int(bpos.astype("float64"), hb),
     })
     return frame
+
+
+def _pair_sizes(size_a: np.ndarray, size_b: np.ndarray, ha: np.ndarray,
+                match: np.ndarray) -> np.ndarray:
+    """The op's size; "baseline → candidate" for a pair matched by op code only (another
+    shape on each side)."""
+    a, b = _blank_none(size_a), _blank_none(size_b)
+    out = np.where(ha, a, b).astype(object)
+    both = (match == MATCH_OP_CODE) & (a != b)
+    if both.any():
+        out[both] = [f"{x or '?'} → {y or '?'}" for x, y in zip(a[both], b[both])]
+    return out
 
 
 def _nullable_int(vals: np.ndarray, has: np.ndarray) -> pd.arrays.IntegerArray:

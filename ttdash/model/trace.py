@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .arch import ArchSpec, arch_from_clock, get_arch
+from .columns import PAUSE_ABOVE_US
 from .errors import TraceError
 from .loader import RawTable, add_column, read_ops_csv
 from .metrics import (
@@ -61,6 +62,10 @@ class Summary:
     ops: int
     device_time_us: float
     op_to_op_us: float
+    dispatch_us: float  # gaps up to pause_above_us
+    pauses_us: float  # longer gaps: host pauses
+    pauses: int
+    pause_above_us: float
     corrupt_rows: int
     host_ops: int
     bound_shares: dict[str, float]
@@ -75,6 +80,7 @@ class View:
     ops: pd.DataFrame  # derived metrics, report order; signpost rows only in the "all" window
     merged: bool
     window_rows: int = -1  # op rows (all devices, before the merge) in the window; -1 unknown
+    pause_above_us: float = PAUSE_ABOVE_US  # op-to-op gaps above this are host pauses
 
     @property
     def op_rows(self) -> pd.DataFrame:
@@ -82,11 +88,27 @@ class View:
         return self.ops[~self.ops["is_signpost"]]
 
     def totals(self) -> dict[str, Any]:
+        """Sums over the window's ops (microseconds). Gaps are split at ``pause_above_us``:
+        ``dispatch_us`` (steady state) and ``pauses_us`` (host pauses, ``pauses`` of them);
+        ``steady_us`` = device + dispatch, ``wall_us`` = device + every gap. ``gaps_known``:
+        ops with an op-to-op gap (0 when the file has none)."""
         ops = self.op_rows
+        gap = ops["op_to_op_us"].to_numpy(dtype="float64")
+        with np.errstate(invalid="ignore"):
+            pause = gap > self.pause_above_us
+        device = float(np.nansum(ops["device_time_us"].to_numpy(dtype="float64")))
+        dispatch = float(np.nansum(np.where(pause, np.nan, gap)))
+        pauses = float(np.nansum(np.where(pause, gap, np.nan)))
         return {
             "ops": int(len(ops)),
-            "device_time_us": float(np.nansum(ops["device_time_us"])),
-            "op_to_op_us": float(np.nansum(ops["op_to_op_us"])),
+            "device_time_us": device,
+            "op_to_op_us": float(np.nansum(gap)),
+            "dispatch_us": dispatch,
+            "pauses_us": pauses,
+            "pauses": int(pause.sum()),
+            "steady_us": device + dispatch,
+            "wall_us": device + dispatch + pauses,
+            "gaps_known": int((~np.isnan(gap)).sum()),
             "corrupt_rows": int(ops["corrupt"].sum()),
             "host_ops": int(ops["is_host"].sum()),
         }
@@ -99,7 +121,9 @@ class View:
             per_device=not self.merged and len(t.devices) > 1, window=self.description,
             window_note=self.window_note(), ops=tot["ops"],
             device_time_us=tot["device_time_us"], op_to_op_us=tot["op_to_op_us"],
-            corrupt_rows=tot["corrupt_rows"], host_ops=tot["host_ops"],
+            dispatch_us=tot["dispatch_us"], pauses_us=tot["pauses_us"], pauses=tot["pauses"],
+            pause_above_us=self.pause_above_us, corrupt_rows=tot["corrupt_rows"],
+            host_ops=tot["host_ops"],
             bound_shares=self.bound_shares(), signposts=t.signposts["label"].tolist())
 
     def window_note(self) -> str:

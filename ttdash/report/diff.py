@@ -9,6 +9,7 @@ from typing import TextIO
 import pandas as pd
 
 from ..format import fmt_int, fmt_us, is_missing
+from ..model.columns import DEFAULT_METRIC
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from .safe import md_cell, write_csv
 from .single import export_frame
@@ -61,14 +62,19 @@ def _label(row: dict) -> str:
 # ==================================================================== summary
 
 def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
-    """(key, text) lines shared by the table and markdown outputs."""
-    lines = []
-    for key, view, tot in (("Baseline", result.baseline, result.baseline_totals),
-                           ("Candidate", result.candidate, result.candidate_totals)):
-        t = view.trace
-        lines.append((key, f"{tot.file} ({t.arch.name}; {tot.window}; {tot.ops} ops)"))
+    """(key, text) lines shared by the table and markdown outputs; the verdict first."""
+    lines = [("Verdict", result.verdict(metric))]
+    problems = result.problems(metric)
+    if problems:
+        lines.append(("Not comparable", "; ".join(problems)))
+    for key, tot in (("Baseline", result.baseline_totals),
+                     ("Candidate", result.candidate_totals)):
+        lines.append((key, f"{tot.file} ({tot.arch}; {tot.window}; {tot.ops} ops)"))
+    b, c_ = result.baseline_totals, result.candidate_totals
+    lines.append(("Host pauses", f"op-to-op gaps above {result.baseline.pause_above_us:g} us: "
+                  f"{b.pauses} in the baseline ({fmt_us(b.pauses_us)}), {c_.pauses} in the "
+                  f"candidate ({fmt_us(c_.pauses_us)}); steady state leaves them out"))
     c = result.counts
-    lines.append(("Verdict", result.verdict(metric)))
     lines.append(("Ops", f"{c['matched']} matched ({c['op_code_only']} by op code only, "
                   f"{c['moved']} moved), {c['added']} added, {c['removed']} removed; "
                   f"match rate {result.match_rate:.1%}"
@@ -87,13 +93,20 @@ def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
     return lines
 
 
-def totals_rows(result: DiffResult) -> list[tuple[str, str, str, str, str, str]]:
-    """(what, baseline, candidate, delta, delta %, speed-up) for device, gaps, wall, ops."""
+def totals_rows(result: DiffResult, metric: str = DEFAULT_METRIC
+                ) -> list[tuple[str, str, str, str, str, str]]:
+    """(what, baseline, candidate, delta, delta %, speed-up) for steady state, device, dispatch,
+    host pauses, wall and ops; the gated metric is marked with a `*`."""
     b, c = result.baseline_totals, result.candidate_totals
     rows = []
-    for name, key, bv, cv in (("Device time", "device", b.device_time_us, c.device_time_us),
-                              ("Op-to-op gaps", "op_to_op", b.op_to_op_us, c.op_to_op_us),
-                              ("Wall (device + gaps)", "wall", b.wall_us, c.wall_us)):
+    for name, key, bv, cv in (
+            ("Steady state (device + dispatch)", "steady", b.steady_us, c.steady_us),
+            ("Device time", "device", b.device_time_us, c.device_time_us),
+            ("Dispatch gaps", "dispatch", b.dispatch_us, c.dispatch_us),
+            ("Host pauses", "pauses", b.pauses_us, c.pauses_us),
+            ("Wall (device + all gaps)", "wall", b.wall_us, c.wall_us)):
+        if key == metric:
+            name += " *"
         rows.append((name, fmt_us(bv), fmt_us(cv), signed_us(cv - bv),
                      signed_pct(result.delta_pct.get(key)),
                      fmt_speedup(result.speedup.get(key))))
@@ -107,7 +120,6 @@ def _side_json(result: DiffResult, side: str) -> dict:
     tot = result.baseline_totals if side == "baseline" else result.candidate_totals
     view = result.baseline if side == "baseline" else result.candidate
     d = {k: _clean(v) for k, v in tot.as_dict().items()}
-    d["arch"] = view.trace.arch.name
     d["devices"] = len(view.trace.devices) or None
     return d
 
@@ -119,7 +131,7 @@ def _records(df: pd.DataFrame, fields: tuple[str, ...]) -> str:
                                             force_ascii=False)
 
 
-def to_json(result: DiffResult, out: TextIO, metric: str = "wall", top: int = 10) -> None:
+def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: int = 10) -> None:
     head = {
         "baseline": _side_json(result, "baseline"),
         "candidate": _side_json(result, "candidate"),
@@ -129,6 +141,8 @@ def to_json(result: DiffResult, out: TextIO, metric: str = "wall", top: int = 10
         "delta_pct_by_metric": {k: _clean(v) for k, v in result.delta_pct.items()},
         "speedup_by_metric": {k: _clean(v) for k, v in result.speedup.items()},
         "verdict": result.verdict(metric),
+        "problems": result.problems(metric),
+        "pause_above_us": result.baseline.pause_above_us,
         "counts": result.counts,
         "match_rate": _clean(result.match_rate),
         "per_device": result.per_device,
@@ -238,13 +252,14 @@ def _md_table(head: list[str], rows: list[list[str]], left: tuple[int, ...]) -> 
     return "\n".join(lines) + "\n"
 
 
-def to_markdown(result: DiffResult, out: TextIO, top: int = 10, metric: str = "wall") -> None:
+def to_markdown(result: DiffResult, out: TextIO, top: int = 10,
+                metric: str = DEFAULT_METRIC) -> None:
     out.write("## ttdash diff\n\n")
     for key, text in summary_lines(result, metric):
         out.write(f"- **{md_cell(key)}**: {md_cell(text)}\n")
     out.write("\n")
     out.write(_md_table(["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
-                        [list(r) for r in totals_rows(result)], left=(0,)))
+                        [list(r) for r in totals_rows(result, metric)], left=(0,)))
     for title, kind, (head, rows) in _sections(result, top):
         out.write(f"\n### {md_cell(title)}\n\n")
         if not rows:
@@ -258,7 +273,7 @@ def to_markdown(result: DiffResult, out: TextIO, top: int = 10, metric: str = "w
 
 # ==================================================================== rich table
 
-def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = "wall",
+def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAULT_METRIC,
              color: bool = False, width: int | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -291,7 +306,7 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = "wall
         console.print(t)
 
     table("Totals", ["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
-          [list(r) for r in totals_rows(result)], left={0}, signed={3, 4})
+          [list(r) for r in totals_rows(result, metric)], left={0}, signed={3, 4})
     for title, kind, (head, rows) in _sections(result, top):
         if not rows:
             console.print()
@@ -306,8 +321,8 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = "wall
 
 # ==================================================================== entry points
 
-def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10, metric: str = "wall",
-                color: bool = False) -> None:
+def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10,
+                metric: str = DEFAULT_METRIC, color: bool = False) -> None:
     if fmt == "json":
         to_json(result, out, metric=metric, top=top)
     elif fmt == "csv":

@@ -136,7 +136,8 @@ def summary_lines(view: View) -> list[str]:
         f"Arch: {arch} ({sm.arch_source}), {clock}; devices: {dev}"
         + (" (per device)" if sm.per_device else ""),
         f"Window: {sm.window}; {sm.ops} ops, device time {fmt_us(sm.device_time_us)}"
-        f", op-to-op gaps {fmt_us(sm.op_to_op_us)}",
+        f", dispatch gaps {fmt_us(sm.dispatch_us)}, host pauses {fmt_us(sm.pauses_us)} "
+        f"({sm.pauses} gaps above {sm.pause_above_us:g} us)",
     ]
     if sm.window_note:
         lines.append(f"Note: {sm.window_note}")
@@ -160,7 +161,8 @@ LEFT = frozenset(c for c in TABLE_FIELDS if BY_KEY[c].kind in ("op", "text", "bo
 def totals_line(view: View) -> str:
     tot = view.totals()
     parts = [f"{tot['ops']:,} ops", f"device time {fmt_us(tot['device_time_us'])}",
-             f"op-to-op gaps {fmt_us(tot['op_to_op_us'])}"]
+             f"dispatch gaps {fmt_us(tot['dispatch_us'])}",
+             f"host pauses {fmt_us(tot['pauses_us'])}"]
     if tot["corrupt_rows"]:
         parts.append(f"{tot['corrupt_rows']:,} corrupt rows left out")
     return "Total: " + ", ".join(parts)

@@ -50,8 +50,9 @@ def summary_text(view: View, extra: str = "") -> Text:
     clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
     line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ", (f"{arch}{clock}", "bold"),
                           f" · {devices} · ", plain(view.trace.path.name))
-    line2 = Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"), " · gaps ",
-                          (fmt_us(sm.op_to_op_us), "bold"))
+    line2 = Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"), " · dispatch ",
+                          (fmt_us(sm.dispatch_us), "bold"), " · pauses ",
+                          (fmt_us(sm.pauses_us), "bold"))
     if sm.corrupt_rows:
         line2.append(f" · {sm.corrupt_rows} corrupt", style="bold")
     if extra:

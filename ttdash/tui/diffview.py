@@ -104,14 +104,14 @@ def _summary(result: DiffResult) -> Text:
                           ("B ", "bold"), plain(Path(c.file).name), f" {c.ops:,} ops · match ",
                           (f"{result.match_rate:.1%}", "bold"),
                           f" · +{counts['added']} added −{counts['removed']} removed")
-    wall = result.delta_pct.get("wall")
-    dev = result.delta_pct.get("device")
+    pct, speed = result.delta_pct, result.speedup
     line2 = Text.assemble(
-        "wall ", (f"{fmt_us(b.wall_us)} → {fmt_us(c.wall_us)}", "bold"),
-        f" ({signed_pct(wall)}, {fmt_speedup(result.speedup.get('wall'))})",
+        "steady ", (f"{fmt_us(b.steady_us)} → {fmt_us(c.steady_us)}", "bold"),
+        f" ({signed_pct(pct.get('steady'))}, {fmt_speedup(speed.get('steady'))})",
         " · device ", (f"{fmt_us(b.device_time_us)} → {fmt_us(c.device_time_us)}", "bold"),
-        f" ({signed_pct(dev)}, {fmt_speedup(result.speedup.get('device'))})",
-        f" · gaps {fmt_us(b.op_to_op_us)} → {fmt_us(c.op_to_op_us)}")
+        f" ({signed_pct(pct.get('device'))})",
+        f" · host pauses {fmt_us(b.pauses_us)} → {fmt_us(c.pauses_us)}",
+        f" · wall {signed_pct(pct.get('wall'))}")
     for line in (line1, line2):
         line.no_wrap, line.overflow = True, "ellipsis"
     return Text("\n", no_wrap=True).join([line1, line2])

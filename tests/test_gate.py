@@ -1,0 +1,141 @@
+"""`ttdash diff --fail-above`: a gate on what the change did to the device, not on host pauses,
+and one that fails closed when the two sides cannot be compared. Candidates are made from a real
+trace: slowed ops, scaled host pauses, cut or changed files."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import real_dir, run_ttdash
+
+WH = "tt-perf-report__wh_clip_encoder_2.csv"
+DUR, GAP = "DEVICE KERNEL DURATION [ns]", "OP TO OP LATENCY [ns]"
+PAUSE_NS = 1000 * 1000  # the default --pause-above, 1000 us
+ATTENTION = re.compile("Softmax|Matmul|LayerNorm")
+
+
+def candidate(tmp_path: Path, name: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> Path:
+    """A changed copy of the real trace (cells kept as text except the ones changed)."""
+    df = pd.read_csv(real_dir() / WH, dtype=str, keep_default_na=False)
+    out = tmp_path / f"{name}.csv"
+    change(df).to_csv(out, index=False)
+    return out
+
+
+def scale(df: pd.DataFrame, col: str, factor: float, rows: np.ndarray | None = None
+          ) -> pd.DataFrame:
+    v = pd.to_numeric(df[col], errors="coerce")
+    pick = v.notna().to_numpy() if rows is None else (v.notna().to_numpy() & rows)
+    df.loc[pick, col] = (v[pick] * factor).round().astype(np.int64).astype(str)
+    return df
+
+
+def pauses(df: pd.DataFrame) -> np.ndarray:
+    return (pd.to_numeric(df[GAP], errors="coerce") > PAUSE_NS).to_numpy()
+
+
+def gate(tmp_path: Path, cand: Path, *extra: str) -> tuple[int, dict, str]:
+    r = run_ttdash("diff", str(real_dir() / WH), str(cand), "-f", "json", "--fail-above", "1",
+                   *extra)
+    return r.returncode, (json.loads(r.stdout) if r.stdout.strip() else {}), r.stderr
+
+
+def test_device_3_percent_slower_fails_even_with_40_percent_shorter_pauses(tmp_path) -> None:
+    def change(df):
+        scale(df, DUR, 1.03)
+        return scale(df, GAP, 0.6, pauses(df))
+
+    rc, doc, err = gate(tmp_path, candidate(tmp_path, "slower", change))
+    assert rc == 1, err
+    assert doc["metric"] == "steady" and doc["delta_pct_by_metric"]["device"] == pytest.approx(
+        3.0, abs=0.05)
+    assert doc["delta_pct_by_metric"]["wall"] < 0  # wall alone would have called it faster
+    assert "slower than baseline on steady state" in err
+
+
+def test_attention_ops_5_percent_slower_fails(tmp_path) -> None:
+    def change(df):
+        return scale(df, DUR, 1.05, df["OP CODE"].str.contains(ATTENTION).to_numpy())
+
+    rc, doc, err = gate(tmp_path, candidate(tmp_path, "attention", change))
+    assert rc == 1, err
+    assert doc["delta_pct"] > 1
+
+
+@pytest.mark.parametrize("factor", [0.5, 1.5, 1.6])
+def test_host_pauses_alone_pass(tmp_path, factor) -> None:
+    rc, doc, err = gate(tmp_path, candidate(
+        tmp_path, f"pauses{factor}", lambda df: scale(df, GAP, factor, pauses(df))))
+    assert rc == 0, err
+    assert doc["delta_pct"] == pytest.approx(0.0)
+    assert abs(doc["delta_pct_by_metric"]["pauses"]) >= 40
+    # --metric wall sees the pause change and says that pauses dominate wall time
+    r = run_ttdash("diff", str(real_dir() / WH), str(tmp_path / f"pauses{factor}.csv"),
+                   "-f", "json", "--metric", "wall")
+    wall = json.loads(r.stdout)
+    assert abs(wall["delta_pct"]) > 10 and "host pauses are" in wall["verdict"]
+
+
+def test_pause_threshold_is_an_option(tmp_path) -> None:
+    cand = candidate(tmp_path, "p", lambda df: scale(df, GAP, 1.5, pauses(df)))
+    r = run_ttdash("diff", str(real_dir() / WH), str(cand), "-f", "json",
+                   "--pause-above", "1e9")  # nothing is a pause: steady == wall
+    doc = json.loads(r.stdout)
+    assert doc["pause_above_us"] == 1e9
+    assert doc["delta_pct_by_metric"]["steady"] == pytest.approx(
+        doc["delta_pct_by_metric"]["wall"])
+
+
+# ------------------------------------------------------------------ fail closed
+
+def fails_closed(tmp_path: Path, cand: Path, why: str, *extra: str) -> None:
+    rc, _, err = gate(tmp_path, cand, *extra)
+    assert rc == 2, err
+    assert err.startswith("ttdash: --fail-above cannot trust this comparison: ")
+    assert why in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_other_arch_fails_closed_unless_allowed(tmp_path) -> None:
+    def other_arch(df):
+        df["DEVICE ARCH"] = "blackhole"
+        return df
+
+    cand = candidate(tmp_path, "bh", other_arch)
+    fails_closed(tmp_path, cand, "the candidate on blackhole_p150")
+    rc, _, err = gate(tmp_path, cand, "--allow-arch-mismatch")
+    assert rc in (0, 1), err
+
+
+def test_missing_ops_fail_closed_even_when_the_rest_is_slower(tmp_path) -> None:
+    def cut(df):
+        df = df.iloc[: int(len(df) * 0.6)].copy()
+        return scale(df, DUR, 1.3)
+
+    fails_closed(tmp_path, candidate(tmp_path, "cut", cut), "of ops matched (under 80%)")
+
+
+def test_missing_gap_column_fails_closed(tmp_path) -> None:
+    fails_closed(tmp_path, candidate(tmp_path, "nogap", lambda df: df.drop(columns=[GAP])),
+                 "the candidate has no op-to-op gaps")
+
+
+def test_corrupt_timings_on_one_side_fail_closed(tmp_path) -> None:
+    def corrupt(df):
+        dur = pd.to_numeric(df[DUR], errors="coerce")
+        slowest = dur.nlargest(5).index
+        df.loc[slowest, DUR] = "-5"  # impossible timings: flagged corrupt, left out of totals
+        return df
+
+    fails_closed(tmp_path, candidate(tmp_path, "corrupt", corrupt), "more ops with corrupt")
+
+
+def test_a_trace_against_itself_passes(tmp_path) -> None:
+    rc, doc, err = gate(tmp_path, real_dir() / WH)
+    assert rc == 0, err
+    assert doc["problems"] == [] and doc["verdict"].startswith("no change on steady state")
