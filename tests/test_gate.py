@@ -139,3 +139,43 @@ def test_a_trace_against_itself_passes(tmp_path) -> None:
     rc, doc, err = gate(tmp_path, real_dir() / WH)
     assert rc == 0, err
     assert doc["problems"] == [] and doc["verdict"].startswith("no change on steady state")
+
+
+# ------------------------------------------------------------------ several runs per side
+
+def runs(tmp_path: Path, name: str, factors: list[float]) -> list[str]:
+    return [str(candidate(tmp_path, f"{name}{i}", lambda df, f=f: scale(df, DUR, f)))
+            for i, f in enumerate(factors)]
+
+
+def gate_runs(base: list[str], cand: list[str]) -> tuple[int, dict, str]:
+    r = run_ttdash("diff", "--baseline", *base, "--candidate", *cand, "-f", "json",
+                   "--fail-above", "1")
+    return r.returncode, (json.loads(r.stdout) if r.stdout.strip() else {}), r.stderr
+
+
+def test_runs_a_change_beyond_the_spread_fails(tmp_path) -> None:
+    base = runs(tmp_path, "a", [0.995, 1.0, 1.005])
+    cand = runs(tmp_path, "b", [1.025, 1.03, 1.035])
+    rc, doc, err = gate_runs(base, cand)
+    assert rc == 1, err
+    s = doc["spread"]
+    assert s["metric"] == "steady" and len(s["baseline_us"]) == len(s["candidate_us"]) == 3
+    assert s["ci_pct"][0] > 1 and not s["within_noise"]
+    assert doc["delta_pct"] == pytest.approx(s["delta_pct"])
+    assert "mean of 3 vs 3 runs" in doc["verdict"]
+
+
+def test_runs_a_change_within_the_spread_passes(tmp_path) -> None:
+    base = runs(tmp_path, "a", [0.96, 1.0, 1.04])
+    cand = runs(tmp_path, "b", [0.98, 1.02, 1.06])  # mean +2%, runs spread +-4%
+    rc, doc, err = gate_runs(base, cand)
+    assert rc == 0, err
+    assert doc["spread"]["within_noise"] and doc["delta_pct"] > 1
+    assert "within the run-to-run noise" in err
+
+
+def test_runs_usage_errors_exit_2() -> None:
+    for args in (["diff"], ["diff", "a.csv"], ["diff", "a.csv", "b.csv", "--baseline", "c.csv"]):
+        r = run_ttdash(*args)
+        assert r.returncode == 2 and "give a baseline and a candidate" in r.stderr, args

@@ -178,8 +178,14 @@ def build_parser() -> Parser:
     df = sub.add_parser("diff", help="compare a baseline and a candidate trace",
                         description="Compare two traces: ops aligned, per-op, per-op-code and "
                         "per-signpost deltas. A CI gate with --fail-above.")
-    df.add_argument("baseline", metavar="A", help="baseline CSV or directory")
-    df.add_argument("candidate", metavar="B", help="candidate CSV or directory")
+    df.add_argument("baseline", metavar="A", nargs="?", help="baseline CSV or directory")
+    df.add_argument("candidate", metavar="B", nargs="?", help="candidate CSV or directory")
+    df.add_argument("--baseline", dest="baseline_runs", nargs="+", metavar="A",
+                    help="several runs of the baseline (instead of A): the gate compares the "
+                    "mean total against the run-to-run spread (bootstrap 95%% CI); the first run "
+                    "is aligned op by op")
+    df.add_argument("--candidate", dest="candidate_runs", nargs="+", metavar="B",
+                    help="several runs of the candidate (instead of B)")
     df.add_argument("--format", "-f", choices=("tui", "table", "csv", "json", "markdown"),
                     default=None, help="output (default: the interactive view on a terminal, "
                     "table otherwise)")
@@ -259,7 +265,17 @@ def options(a: argparse.Namespace):
     if a.command == "open":
         return o.OpenOptions(path=a.path, theme=a.theme, window=_window(a))
     if a.command == "diff":
-        return o.DiffOptions(baseline=a.baseline, candidate=a.candidate, format=a.format,
+        base = [a.baseline] if a.baseline else []
+        cand = [a.candidate] if a.candidate else []
+        base += a.baseline_runs or []
+        cand += a.candidate_runs or []
+        if len(base) < 1 or len(cand) < 1 or (a.baseline_runs and a.baseline) or (
+                a.candidate_runs and a.candidate):
+            Parser(prog="ttdash diff").error(
+                "give a baseline and a candidate: A B, or --baseline A1 A2 ... --candidate B1 "
+                "B2 ...")
+        return o.DiffOptions(baseline=base[0], candidate=cand[0], baseline_runs=tuple(base[1:]),
+                             candidate_runs=tuple(cand[1:]), format=a.format,
                              fail_above=a.fail_above, metric=a.metric,
                              allow_arch_mismatch=a.allow_arch_mismatch, top=a.top, theme=a.theme,
                              window=_window(a), out=_out(a))

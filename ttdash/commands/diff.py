@@ -28,6 +28,11 @@ def gate(result, fail_above: float | None, metric: str, err: TextIO | None = Non
         raise TraceError(None, "--fail-above cannot trust this comparison: "
                          + "; ".join(problems))
     pct = result.slower_pct(metric)
+    s = result.spread(metric)
+    if pct > fail_above and s is not None and s.within_noise:
+        (err or sys.stderr).write(f"ttdash: {pct:+.2f}% is within the run-to-run noise "
+                                  f"({s.text()}): not a regression\n")
+        return EXIT_OK
     if pct > fail_above:
         (err or sys.stderr).write(
             f"ttdash: regression: {result.verdict(metric)}, above --fail-above "
@@ -44,6 +49,14 @@ def _check_windows(baseline, candidate) -> None:
                              + (view.window_note() or "the file has no ops"))
 
 
+def _run_totals(path: str, opts: DiffOptions) -> dict:
+    view = load_view(path, opts.window)
+    if not len(view.op_rows):
+        raise TraceError(view.trace.path, "this run's window has no ops to compare: "
+                         + (view.window_note() or "the file has no ops"))
+    return view.totals()
+
+
 def diff(opts: DiffOptions) -> int:
     """The `ttdash diff` command (see the module docstring for exit codes)."""
     from ..model.diff import diff_traces
@@ -58,6 +71,11 @@ def diff(opts: DiffOptions) -> int:
     candidate = load_view(opts.candidate, opts.window, columns=columns)
     _check_windows(baseline, candidate)
     result = diff_traces(baseline, candidate, top=opts.top)
+    if opts.baseline_runs or opts.candidate_runs:
+        result.runs = {
+            "baseline": [baseline.totals()] + [_run_totals(p, opts) for p in opts.baseline_runs],
+            "candidate": [candidate.totals()] + [_run_totals(p, opts)
+                                                 for p in opts.candidate_runs]}
 
     if fmt is None or fmt == "tui":
         fmt = "table"

@@ -69,6 +69,8 @@ class DiffOptions:
     baseline: str
     candidate: str
     format: str | None = None
+    baseline_runs: tuple[str, ...] = ()  # more runs of each side (the first is aligned)
+    candidate_runs: tuple[str, ...] = ()
     fail_above: float | None = None
     metric: str = DEFAULT_METRIC
     allow_arch_mismatch: bool = False

@@ -74,6 +74,7 @@ import pandas as pd
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from .errors import TraceError
+from .runs import Spread, spread
 from .signature import (  # noqa: F401  (the noise constants are documented above)
     IQR_TO_SIGMA,
     NO_SIGNPOST_LABEL,
@@ -200,6 +201,13 @@ class DiffResult:
     per_device: bool = False
     seconds: dict[str, float] = field(default_factory=dict)  # signatures, align, frame
     top: int = 10
+    #: per-run View.totals() of each side when several runs were given (the first run of each
+    #: side is the one aligned op by op); see ttdash.model.runs
+    runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def spread(self, metric: str = DEFAULT_METRIC) -> Spread | None:
+        """Run-to-run spread of `metric` (None without several runs on a side)."""
+        return spread(self.runs.get("baseline", []), self.runs.get("candidate", []), metric)
 
     # ------------------------------------------------------------ regressions and top lists
     def _matched_mask(self, include_noise: bool = False) -> np.ndarray:
@@ -317,8 +325,10 @@ class DiffResult:
 
     # ------------------------------------------------------------ verdict
     def slower_pct(self, metric: str = DEFAULT_METRIC) -> float | None:
-        """How much slower the candidate is than the baseline on `metric` (percent)."""
-        return self.delta_pct.get(metric)
+        """How much slower the candidate is than the baseline on `metric` (percent): the change
+        of the mean over the runs when several were given, else of the two traces' totals."""
+        s = self.spread(metric)
+        return s.delta_pct if s is not None else self.delta_pct.get(metric)
 
     def verdict(self, metric: str = DEFAULT_METRIC) -> str:
         """One sentence on `metric`, shared by every front end and the CI gate, with the
@@ -338,6 +348,9 @@ class DiffResult:
     def caveats(self, metric: str = DEFAULT_METRIC) -> list[str]:
         """What changes how to read a verdict on `metric`."""
         out = []
+        s = self.spread(metric)
+        if s is not None:
+            out.append(s.text())
         if self.match_rate < MIN_MATCH_RATE:
             out.append(f"low match rate: {self.match_rate:.0%} of ops matched; totals compare "
                        "different programs")

@@ -136,12 +136,15 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "baseline": _side_json(result, "baseline"),
         "candidate": _side_json(result, "candidate"),
         "metric": metric,
-        "delta_pct": _clean(result.delta_pct.get(metric)),
+        "delta_pct": _clean(result.slower_pct(metric)),  # the mean's change with several runs
         "speedup": _clean(result.speedup.get(metric)),
         "delta_pct_by_metric": {k: _clean(v) for k, v in result.delta_pct.items()},
         "speedup_by_metric": {k: _clean(v) for k, v in result.speedup.items()},
         "verdict": result.verdict(metric),
         "problems": result.problems(metric),
+        "runs": {side: [{k: _clean(v) for k, v in t.items()} for t in runs]
+                 for side, runs in result.runs.items()},
+        "spread": spread.as_dict() if (spread := result.spread(metric)) else None,
         "pause_above_us": result.baseline.pause_above_us,
         "counts": result.counts,
         "match_rate": _clean(result.match_rate),
