@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from conftest import real_dir, run_ttdash
@@ -170,3 +172,54 @@ def test_absurd_numbers_work_silently(tmp_path):
     r = run_ttdash("report", str(p), "-f", "json", "--ignore-signposts")
     assert r.returncode == 0 and r.stderr == ""
     assert json.loads(r.stdout)["totals"]["ops"] == 2
+
+
+def test_stdout_on_a_full_disk_is_one_line_exit_2():
+    """`report > /dev/full`: ENOSPC on stdout is a clean error, not a traceback."""
+    f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
+    for fmt in ("table", "json", "csv"):
+        with open("/dev/full", "w") as full:  # opened for writing, never replaced
+            r = subprocess.run([sys.executable, "-m", "ttdash", "report", f, "-f", fmt],
+                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert r.returncode == 2, (fmt, r.stderr)
+        assert r.stderr == "ttdash: output: No space left on device\n", (fmt, r.stderr)
+
+
+def test_demo_dir_must_be_new_or_empty(tmp_path):
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "keep.txt").write_text("mine")
+    (tmp_path / "file").write_text("mine")
+    for target, why in (("busy", "--dir: not empty"), ("file", "--dir: not a directory")):
+        r = run_ttdash("demo", "--dir", str(tmp_path / target), "--once", "--ops", "10",
+                       "--speed", "0")
+        assert r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert (tmp_path / "busy" / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
+    assert (tmp_path / "file").read_text() == "mine"
+    r = run_ttdash("demo", "--dir", str(tmp_path / "new"), "--once", "--ops", "10",
+                   "--speed", "0")
+    assert r.returncode == 0, r.stderr
+
+
+def test_error_locations_name_the_line_and_column(tmp_path):
+    """A bad cell deep in the file: its line and column, not the column in the line slot; an
+    unclosed quote: the line it opens at, not the end of the file."""
+    src = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    lines = src.read_text().splitlines(keepends=True)
+    header = next(csv.reader([lines[0]]))
+    col = header.index("DEVICE KERNEL DURATION [ns]")
+    row = next(csv.reader([lines[1501]]))
+    row[col] = "12x4"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(row)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join(lines[:1501]) + buf.getvalue() + "".join(lines[1502:]))
+    r = run_ttdash("report", str(bad), "-f", "csv")
+    assert r.returncode == 2
+    assert r.stderr == (f"ttdash: {bad}:1502:{col + 1}: column 'DEVICE KERNEL DURATION [ns]': "
+                        "expected a number, found '12x4'\n")
+    quote = tmp_path / "quote.csv"
+    quote.write_text("".join(lines[:10]) + '"' + "".join(lines[10:]))
+    r = run_ttdash("report", str(quote), "-f", "csv")
+    assert r.returncode == 2 and r.stderr.startswith(f"ttdash: {quote}:11: unclosed quote"), \
+        r.stderr

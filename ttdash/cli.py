@@ -323,11 +323,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # `ttdash report ... | head`: the reader went away; not an error of ours. Point stdout
-        # at /dev/null (read-only use of it) so the interpreter's final flush cannot fail too.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        # `ttdash report ... | head`: the reader went away; not an error of ours.
+        _drop_stdout()
         return EXIT_OK
+    except OSError as exc:  # a full disk or a dead terminal under stdout, an unreadable path
+        where = exc.filename or "output"
+        sys.stderr.write(f"ttdash: {where}: {exc.strerror or exc}\n")
+        _drop_stdout()
+        return EXIT_BAD_INPUT
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null (opened for writing, never replaced) so that the interpreter's
+    final flush of what could not be written cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

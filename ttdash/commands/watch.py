@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
+from ..model.errors import TraceError
 from .options import DemoOptions, WatchOptions
 
 
@@ -63,11 +65,27 @@ def watch(opts: WatchOptions) -> int:
                                  theme=opts.theme))
 
 
+def _check_demo_dir(path: Path) -> None:
+    """demo --dir writes a whole simulated run: only into a new or empty directory, never over a
+    real profiler directory or a file."""
+    try:
+        entries = next(os.scandir(path), None) if path.is_dir() else None
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+    if path.exists() and not path.is_dir():
+        raise TraceError(path, "--dir: not a directory")
+    if entries is not None:
+        raise TraceError(path, "--dir: not empty; demo writes a simulated run and would mix it "
+                         "with what is there (give a new or empty directory)")
+
+
 def demo(opts: DemoOptions) -> int:
     from ..model import Trace, Window
     from ..sim import simulate_run
 
     temp = opts.dir is None
+    if not temp:
+        _check_demo_dir(Path(opts.dir))
     base = Path(tempfile.mkdtemp(prefix="ttdash-demo-")) if temp else Path(opts.dir)
     root = base / "generated" / "profiler" if temp else base
     root.mkdir(parents=True, exist_ok=True)

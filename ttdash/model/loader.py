@@ -333,7 +333,22 @@ def _locate_binary(path: Path, limit: int = 64 << 20) -> TraceError:
             if pos - start > limit:
                 return TraceError(path, f"a line longer than {limit >> 20} MiB; not a profiler "
                                   "CSV row", line=line)
+    opened = _unclosed_quote(path)
+    if opened is not None:
+        return TraceError(path, 'unclosed quote: a cell opened with " here never ends, so the '
+                          "rest of the file reads as one cell", line=opened)
     return TraceError(path, "cannot split the file into CSV rows", line=line)
+
+
+def _unclosed_quote(path: Path) -> int | None:
+    """The line where a quoted cell opens and the file ends inside it (None if none)."""
+    inside, opened = False, None
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if raw.count(b'"') % 2:
+                inside = not inside
+                opened = n if inside else None
+    return opened if inside else None
 
 
 def _binary_to_text(table: pa.Table) -> pa.Table:
@@ -348,9 +363,26 @@ def _binary_to_text(table: pa.Table) -> pa.Table:
 
 
 def _numeric_error(path: Path, header: list[str], msg: str) -> TraceError:
+    """pyarrow names the column of a cell it cannot convert, not the row: find the row (slow
+    path, errors only) and name the column by its header."""
     m = re.search(r"column #?(\d+)", msg)
-    col = int(m.group(1)) + 1 if m else None
-    return TraceError(path, f"bad value: {msg.splitlines()[0]}", column=col)
+    if not m or int(m.group(1)) >= len(header):
+        return TraceError(path, f"bad value: {msg.splitlines()[0]}")
+    col = int(m.group(1))
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        reader = csv.reader(fh)
+        next(reader, None)
+        for row in reader:
+            cell = row[col].strip() if col < len(row) else ""
+            if not cell:
+                continue
+            try:
+                float(cell)
+            except ValueError:
+                return TraceError(path, f"column {header[col]!r}: expected a number, found "
+                                  f"{cell[:40]!r}", line=reader.line_num, column=col + 1)
+    return TraceError(path, f"column {header[col]!r}: bad value: {msg.splitlines()[0]}",
+                      column=col + 1)
 
 
 def _check_numeric(path: Path, header: list[str], df: pd.DataFrame) -> None:
