@@ -223,3 +223,14 @@ def test_error_locations_name_the_line_and_column(tmp_path):
     r = run_ttdash("report", str(quote), "-f", "csv")
     assert r.returncode == 2 and r.stderr.startswith(f"ttdash: {quote}:11: unclosed quote"), \
         r.stderr
+
+
+def test_error_lines_are_inert_text(tmp_path):
+    """A path (or a cell) carrying terminal escapes or bidi controls reaches stderr inert."""
+    d = tmp_path / "run\x1b]0;pwned\x07\u061c\u202e"
+    d.mkdir()
+    (d / "ops.csv").write_text("not,a\nreport,file\n")
+    r = run_ttdash("report", str(d / "ops.csv"))
+    assert r.returncode == 2 and r.stderr.startswith("ttdash: ")
+    assert not any(ch in r.stderr for ch in "\x1b\x07\u061c\u202e"), repr(r.stderr)
+    assert "run]0;pwned" in r.stderr

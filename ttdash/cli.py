@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except OSError as exc:  # a full disk or a dead terminal under stdout, an unreadable path
         where = exc.filename or "output"
-        sys.stderr.write(f"ttdash: {where}: {exc.strerror or exc}\n")
+        sys.stderr.write(f"ttdash: {TraceError(where, exc.strerror or str(exc)).oneline()}\n")
         _drop_stdout()
         return EXIT_BAD_INPUT
 

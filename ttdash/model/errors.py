@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .text import clean_text
+
 
 class TraceError(Exception):
     """Bad input: printed as one line ``file:line:col: message`` by the CLI (exit 2)."""
@@ -20,5 +22,5 @@ class TraceError(Exception):
         where = [p for p in (self.path, self.line, self.column) if p is not None]
         prefix = ":".join(str(p) for p in where)
         text = f"{prefix}: {self.message}" if prefix else self.message
-        # One line, whatever the message carried.
-        return " ".join(text.split())
+        # One line of inert text, whatever the message or the path carried (escapes, bidi).
+        return " ".join(str(clean_text(text)).split())

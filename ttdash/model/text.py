@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # clean_text is used by the CLI's error line: no pandas import for it
+    import pandas as pd
 
-# C0 controls except tab, DEL, C1 controls (escape sequences start here), and the Unicode bidi
-# overrides/isolates that reorder what a terminal shows.
-CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
+# C0 controls except tab, DEL, C1 controls (escape sequences start here), the Unicode bidi
+# marks, overrides and isolates that reorder what a terminal shows (U+061C ARABIC LETTER MARK
+# included), and the line/paragraph separators some terminals break lines on.
+CONTROL_RE = re.compile(
+    r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_text(value: object) -> object:
@@ -21,6 +24,9 @@ def clean_text(value: object) -> object:
 
 def clean_series(s: pd.Series) -> pd.Series:
     """clean_text over a text column, once per distinct value (missing stays missing)."""
+    import numpy as np
+    import pandas as pd
+
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
     cleaned = [clean_text(u) for u in uniques]
     if all(c == u for c, u in zip(cleaned, uniques)):

@@ -282,7 +282,7 @@ class TraceScreen(TableViewMixin, Screen):
             return
         text = "\t".join("" if op.get(f) is None else str(op.get(f)) for f in COPY_FIELDS)
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied op {op['id']} (tab-separated)")
+        self.notify(f"Copied op {op['id']} (tab-separated)", markup=False)
 
     def action_export(self) -> None:
         grouped = self.query_one(ContentSwitcher).current == "grouped"

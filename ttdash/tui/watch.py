@@ -20,6 +20,7 @@ from ..model import Trace, Window
 from ..model.discover import find_reports, report_is_complete
 from ..model.errors import TraceError
 from ..model.live import LiveSources
+from ..model.text import clean_text
 from .app import TraceScreen, TTDashApp, summary_text
 from .widgets import plain
 
@@ -305,7 +306,7 @@ class WatchScreen(TraceScreen):
         to is only announced (R lists the runs)."""
         if not switch:
             self.watch_status = ("info", f"new report {path.name} (R lists runs)")
-            self.notify(f"New report: {path}")
+            self.notify(str(clean_text(f"New report: {path}")), markup=False)
             return
         if self._loading == path:
             return
@@ -349,7 +350,7 @@ class WatchScreen(TraceScreen):
                 table.scroll_to(y=max(0, table.cursor - table.body_height // 2), animate=False)
         self.watch_status = ("info", str(path.relative_to(self.root)) if path.is_relative_to(
             self.root) else str(path))
-        self.notify(f"Report ready: switched to {path.name}")
+        self.notify(str(clean_text(f"Report ready: switched to {path.name}")), markup=False)
         self.update_status()
 
     def open_diff(self, baseline: Path, candidate: Path) -> None:
@@ -361,7 +362,7 @@ class WatchScreen(TraceScreen):
         try:
             self.app.push_screen(diff_screen_for_paths(baseline, candidate, arch=self.arch))
         except TraceError as exc:
-            self.notify(exc.oneline(), severity="error")
+            self.notify(exc.oneline(), severity="error", markup=False)
 
 
 def watch_app(root: Path, *, refresh: float = 0.5, poll: float | None = None,

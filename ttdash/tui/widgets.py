@@ -110,9 +110,9 @@ def ask_and_export(screen, title: str, default: str, render, protected: tuple = 
         try:
             write_atomic(target, render(target), force=force, protected=protected)
         except TraceError as exc:
-            screen.notify(exc.oneline(), severity="error")
+            screen.notify(exc.oneline(), severity="error", markup=False)
             return
-        screen.notify(f"Wrote {target}")
+        screen.notify(str(clean_text(f"Wrote {target}")), markup=False)
 
     def chosen(path: str | None) -> None:
         if not path:
@@ -120,7 +120,7 @@ def ask_and_export(screen, title: str, default: str, render, protected: tuple = 
         try:
             target = check_target(path.strip(), protected)
         except TraceError as exc:
-            screen.notify(exc.oneline(), severity="error")
+            screen.notify(exc.oneline(), severity="error", markup=False)
             return
         if target.exists():
             screen.app.push_screen(ConfirmScreen(f"{target} exists. Overwrite?"),
