@@ -649,6 +649,22 @@ def test_write_atomic_refuses_watched_directory(tmp_path):
     assert ok.read_text() == "x\n"
 
 
+def test_write_atomic_refuses_the_target_of_a_symlink_inside_the_watched_directory(tmp_path):
+    """`.logs` linked to another disk: writing there is writing into the watched run."""
+    from ttdash.model.errors import TraceError
+    from ttdash.report.export import write_atomic
+
+    watched, disk = tmp_path / "profiler", tmp_path / "scratch" / "logs"
+    watched.mkdir()
+    disk.mkdir(parents=True)
+    os.symlink(disk, watched / ".logs")
+    with pytest.raises(TraceError, match="linked from"):
+        write_atomic(disk / "export.csv", "x\n", protected=(watched,))
+    assert list(disk.iterdir()) == []
+    ok = write_atomic(tmp_path / "scratch" / "fine.csv", "x\n", protected=(watched,))
+    assert ok.read_text() == "x\n"
+
+
 def _failing_fdopen(monkeypatch, exc: BaseException, after: int = 5):
     """os.fdopen whose file writes `after` characters, then raises `exc`."""
     real_fdopen = os.fdopen

@@ -20,6 +20,27 @@ def inside(path: Path, directory: Path) -> bool:
         return False
 
 
+def watched_dirs(root: Path, max_depth: int = 4, max_entries: int = 20_000) -> list[Path]:
+    """`root` and the resolved target of every symlink inside it (a `.logs` linked to another
+    disk is as watched as `root`): a bounded walk, symlinks not followed."""
+    out = [root]
+    seen = 0
+    stack = [(root, 0)]
+    while stack and seen < max_entries:
+        d, depth = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if e.is_symlink():
+                out.append(Path(e.path).resolve())
+            elif depth < max_depth and e.is_dir(follow_symlinks=False):
+                stack.append((Path(e.path), depth + 1))
+    return out
+
+
 def check_target(path: str | Path, protected: tuple[Path, ...] = ()) -> Path:
     """The resolved target, or TraceError when it is a directory or inside a watched dir."""
     p = Path(path).expanduser()
@@ -27,9 +48,11 @@ def check_target(path: str | Path, protected: tuple[Path, ...] = ()) -> Path:
         raise TraceError(None, "no file name given")
     if p.is_dir():
         raise TraceError(p, "is a directory")
-    for d in protected:
-        if inside(p, d):
-            raise TraceError(p, f"refusing to write inside the watched directory {d}")
+    for root in protected:
+        for d in watched_dirs(root):
+            if inside(p, d):
+                where = d if d == root else f"{d} (linked from {root})"
+                raise TraceError(p, f"refusing to write inside the watched directory {where}")
     if not p.parent.exists():
         raise TraceError(p.parent, "no such directory")
     return p
