@@ -471,3 +471,45 @@ def test_property_chunked_equals_whole(tmp_path: Path, doc: tuple[bytes, list[in
         starts.append(before + 1)
         before = reader.line_num
     assert lines == starts[1:]
+
+
+def test_a_repeated_header_is_skipped_and_counted(tmp_path: Path) -> None:
+    """A second header line mid-file (a profiler dump appended with its header) is not an op."""
+    p = tmp_path / "log.csv"
+    rows = [make_row(i) for i in range(4)]
+    p.write_bytes(to_csv([HEADER, rows[0], rows[1], HEADER, rows[2], rows[3]]))
+    with CsvTailer(p) as t:
+        res = t.poll()
+    assert res.rows == rows and res.lines == [2, 3, 5, 6]
+    assert res.bad_rows == 1 and res.bad_lines == [4]
+
+
+def test_a_cell_over_128_kib_is_kept(tmp_path: Path) -> None:
+    """The csv module's default field limit (128 KiB) must not drop a row the loader keeps."""
+    p = tmp_path / "log.csv"
+    big = make_row(1, op_name="Op" + "x" * 200_000)
+    p.write_bytes(to_csv([HEADER, make_row(0), big, make_row(2)]))
+    with CsvTailer(p) as t:
+        res = t.poll()
+    assert len(res.rows) == 3 and res.rows[1] == big and res.bad_rows == 0
+
+
+def test_watch_once_counts_skipped_rows_and_fails_when_all_are_bad(tmp_path: Path) -> None:
+    import json
+
+    from conftest import run_ttdash
+
+    logs = tmp_path / "p" / ".logs"
+    logs.mkdir(parents=True)
+    log = logs / "cpp_device_perf_report.csv"
+    log.write_bytes(to_csv([HEADER, make_row(0), ["short", "row"], HEADER, make_row(1)]))
+    r = run_ttdash("watch", str(tmp_path / "p"), "--once")
+    assert r.returncode == 0, r.stderr
+    live = json.loads(r.stdout)["live"]
+    assert live["rows"] == 2 and live["skipped_rows"] == 2
+    assert live["skipped_lines"] == [f"{log}:3", f"{log}:4"]
+    log.write_bytes(to_csv([HEADER, ["short", "row"], ["a", "b", "c"]]))
+    r = run_ttdash("watch", str(tmp_path / "p"), "--once")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"ttdash: {log}:2: every row of the live log is malformed"), \
+        r.stderr

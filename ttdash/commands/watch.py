@@ -23,6 +23,10 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
     view = snap.model.view()
     tot = view.totals()
     rows = int(snap.model.total_rows)
+    if snap.skipped and not rows:
+        path, line = snap.skipped_lines[0] if snap.skipped_lines else (root, None)
+        raise TraceError(path, f"every row of the live log is malformed ({snap.skipped} skipped: "
+                         "wrong number of fields or a repeated header)", line=line)
     return {
         "root": str(root), "exists": root.is_dir(),
         "runs": [{"path": str(r.path), "name": r.name, "timestamp": r.timestamp.isoformat(),
@@ -31,7 +35,8 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
         "live": {"sources": [str(p) for p in snap.paths],
                  "shown": str(snap.sources.chosen) if snap.sources.chosen else None,
                  "not_counted": {str(p): n for p, n in snap.sources.ignored.items()},
-                 "rows": rows, "ops": tot["ops"],
+                 "rows": rows, "ops": tot["ops"], "skipped_rows": snap.skipped,
+                 "skipped_lines": [f"{p}:{ln}" for p, ln in snap.skipped_lines],
                  "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
                  "devices": view.trace.devices,
                  "arch": view.trace.arch.name if rows else None},

@@ -9,7 +9,7 @@ import os
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.live import LiveModel, LiveSources, is_live_header
@@ -22,6 +22,8 @@ class LiveSnapshot:
     model: LiveModel
     sources: LiveSources
     paths: list[Path]  # every live source found (shown or not)
+    skipped: int = 0  # malformed rows left out (wrong field count, repeated header)
+    skipped_lines: list[tuple[Path, int]] = field(default_factory=list)  # the first few
 
 
 def live_sources(root: Path) -> list[Path]:
@@ -45,17 +47,20 @@ def read_live(root: Path, arch: str | None = None, snapshot=None) -> LiveSnapsho
     model = LiveModel(root, arch)
     sources = LiveSources(snapshot)
     paths = live_sources(root)
+    skipped, where = 0, []
     for path in paths:
         with CsvTailer(path) as tailer:
             while True:
                 res = tailer.poll()
+                skipped += res.bad_rows
+                where += [(path, ln) for ln in res.bad_lines[:10 - len(where)]]
                 if res.header and res.rows:
                     rows, lines = sources.filter(path, res.header, res.rows, res.lines)
                     if rows:
                         model.add_rows(path, res.header, rows, lines)
                 if not res.more:
                     break
-    return LiveSnapshot(model, sources, paths)
+    return LiveSnapshot(model, sources, paths, skipped, where)
 
 
 class LiveFeed:

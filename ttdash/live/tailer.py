@@ -62,6 +62,9 @@ def _one_line(exc: BaseException) -> str:
 
 
 MAX_LINE_BYTES = 16 << 20  # no profiler row is this long
+# The csv module refuses fields over 128 KiB by default; the one-shot loader (pyarrow) keeps
+# them, so the tailer must too (a long ATTRIBUTES cell is not a malformed row).
+csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
 
 
 class CsvTailer:
@@ -362,7 +365,8 @@ class CsvTailer:
         if not body:
             return
         width = len(self._header)
-        if all(len(r) == width for r in body):
+        header = self._header
+        if all(len(r) == width and r != header for r in body):
             res.rows.extend(body)
             if starts is None:
                 res.lines.extend(range(first + k, first + len(recs)))
@@ -372,7 +376,7 @@ class CsvTailer:
         for i, rec in enumerate(body, start=k):
             line = first + i if starts is None else starts[i]
             n = len(rec)
-            if n == width:
+            if n == width and rec != header:
                 res.rows.append(rec)
                 res.lines.append(line)
             elif n:  # blank lines are skipped silently
