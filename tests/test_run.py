@@ -137,6 +137,53 @@ def test_terminate_signals_the_group_then_kills(tmp_path):
     assert w.returncode == -signal.SIGKILL and w.describe().startswith("killed by SIGKILL")
 
 
+def test_stop_reaches_setsid_children_and_term_ignoring_grandchildren(tmp_path):
+    """Outside the group (setsid) or ignoring SIGTERM after the leader is gone: all stopped."""
+    script = ("import os, signal, subprocess, sys, time\n"
+              "s = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+              "g = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'])\n"
+              "print(s.pid, g.pid, flush=True)\n"
+              "time.sleep(60)\n")
+    w = Workload([PY, "-c", script], grace=0.5)
+    w.start()
+    wait_for(lambda: w.pending())
+    setsid_child, stubborn = (int(x) for x in w.drain()[0][0].text.split())
+    assert os.getpgid(setsid_child) != w.pid  # out of the group: killpg alone would miss it
+    wait_for(lambda: {setsid_child, stubborn} <= {p.pid for p in w.descendants()})
+    w.stop(grace=0.5)
+    wait_for(lambda: not alive(setsid_child) and not alive(stubborn), timeout=10)
+    assert w.descendants() == []
+
+
+def test_what_a_workload_leaves_running_is_named_then_stopped(tmp_path):
+    """The workload exits; a daemonised child lives on: its exit line says so, stop() ends it."""
+    script = ("import subprocess\n"
+              "p = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+              "print(p.pid, flush=True)\n")
+    w = Workload([PY, "-c", script], grace=0.5)
+    w.start()
+    assert w.wait(20) == 0
+    orphan = int(w.drain()[0][0].text)
+    assert alive(orphan)
+    assert "still running: 1 process: sleep (" in w.exit_summary
+    assert [p.pid for p in w.left_running] == [orphan]
+    w.stop(grace=0.5)
+    wait_for(lambda: not alive(orphan), timeout=10)
+
+
+def test_no_tui_stops_what_the_workload_left_running(tmp_path):
+    res = run_ttdash("run", "--no-tui", "--dir", str(tmp_path / "p"), "--", PY, "-c",
+                     "import subprocess; p = subprocess.Popen(['sleep', '60'], "
+                     "start_new_session=True); print(p.pid, flush=True)",
+                     unset=PROFILER_VARS, timeout=60)
+    assert res.returncode == 0, res.stderr
+    orphan = int(res.stdout.split()[0])
+    last = res.stderr.strip().splitlines()[-1]
+    assert "still running: 1 process: sleep (" in last and "(stopped by ttdash)" in last
+    wait_for(lambda: not alive(orphan), timeout=10)
+
+
 def test_start_errors():
     with pytest.raises(WorkloadError, match="command not found"):
         Workload(["ttdash-no-such-command-xyz"]).start()
@@ -189,7 +236,7 @@ def test_no_tui_passes_output_through_and_exits_with_the_workload_code(tmp_path,
     else:
         args += ["--no-tui"]
     res = run_ttdash(*args, "--", PY, str(WORKLOAD), "--ops", "120", "--exit", str(code),
-                 env=clean_env())
+                     unset=PROFILER_VARS)
     assert res.returncode == code, res.stderr
     env_line = next(ln for ln in res.stdout.splitlines() if ln.startswith("env "))
     assert "TT_METAL_DEVICE_PROFILER=1 TT_METAL_PROFILER_CPP_POST_PROCESS=1 " \
@@ -208,7 +255,7 @@ def test_default_dir_like_watch(tmp_path, var):
     where = tmp_path / "envdir"
     expected = where if var == "TT_METAL_PROFILER_DIR" else where / "generated" / "profiler"
     res = run_ttdash("run", "--no-tui", "--", PY, str(WORKLOAD), "--ops", "20",
-                 env=clean_env(**{var: str(where)}), cwd=str(tmp_path))
+                     env={var: str(where)}, unset=PROFILER_VARS, cwd=str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert f"TT_METAL_PROFILER_DIR={expected} " in res.stdout
     assert (expected / ".logs" / "cpp_device_perf_report.csv").exists()
@@ -218,7 +265,7 @@ def test_default_dir_like_watch(tmp_path, var):
 def test_rows_of_an_earlier_run_are_not_counted(tmp_path):
     old_live_log(tmp_path, 40)
     res = run_ttdash("run", "--no-tui", "--dir", str(tmp_path), "--", PY, "-c", "print('hi')",
-                 env=clean_env())
+                     unset=PROFILER_VARS)
     assert res.returncode == 0 and res.stdout == "hi\n"
     assert "no live rows" in res.stderr.splitlines()[-1]
 

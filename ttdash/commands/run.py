@@ -62,7 +62,7 @@ def run_plain(spec, out=None) -> int:
     Returns the workload's exit code. ctrl+c is passed on to it (SIGINT to its group); a second
     ctrl+c, SIGTERM or SIGHUP stop it (SIGTERM, then SIGKILL after the grace period)."""
     from ..model.text import clean_text
-    from ..runner import Workload, WorkloadError, describe_exit, snapshot_logs
+    from ..runner import Workload, WorkloadError, snapshot_logs
 
     out = sys.stderr if out is None else out
     spec.snapshot = snapshot_logs(spec.root)
@@ -94,15 +94,15 @@ def run_plain(spec, out=None) -> int:
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
-        if w.running:
-            w.stop()
+        w.stop()  # the workload if still running, and whatever it left running
     code = w.exit_code if w.exit_code is not None else 1
     assert w.returncode is not None
+    ended = w.exit_summary + (" (stopped by ttdash)" if w.left_running else "")
     try:
         summary = live_summary(spec.root, spec.snapshot)
-        line = summary_line(describe_exit(w.returncode, w.elapsed), summary)
+        line = summary_line(ended, summary)
     except Exception as exc:  # the summary must never hide the workload's exit code
-        line = (f"ttdash run: workload {describe_exit(w.returncode, w.elapsed)} · "
+        line = (f"ttdash run: workload {ended} · "
                 f"could not read {spec.root / '.logs'}: {type(exc).__name__}: {exc}")
     finally:
         spec.snapshot.close()
