@@ -623,7 +623,7 @@ def _result_of(rows: list[dict]):
               "candidate_gap_us", "noise_pct"):
         pairs[c] = pairs[c].astype("float64")
     pairs["within_noise"] = pd.array(pairs["within_noise"].tolist(), dtype="boolean")
-    pairs["moved"] = pairs["moved"].fillna(False).astype(bool)
+    pairs["moved"] = [bool(v) if v is not None else False for v in pairs["moved"]]
     return DiffResult(baseline=None, candidate=None, pairs=pairs, baseline_totals=None,
                       candidate_totals=None, delta_pct={}, speedup={}, by_op_code=pd.DataFrame(),
                       by_region=pd.DataFrame(), counts={}, top=10)

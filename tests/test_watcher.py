@@ -222,6 +222,40 @@ def test_live_log_and_report_flow(root: Path, mode: str) -> None:
     assert listing(root) == written
 
 
+def test_a_report_written_in_chunks_is_not_ready_at_a_pause(root: Path, mode: str) -> None:
+    """The profiler writes reports non-atomically: a pause at a line end (here 0.8 s, longer than
+    the old 0.3 s settle) is not the end. Ready comes after the writer closes the file (inotify)
+    or after the quiet period (polling)."""
+    rec = Recorder()
+    report = root / "reports" / TS / f"ops_perf_results_{TS}.csv"
+    full = to_csv([["OP CODE", "GLOBAL CALL COUNT", "DEVICE ID"]]
+                  + [[f"Op{i}", str(i << 10), "0"] for i in range(900)])
+    cuts = [i + 1 for i in range(len(full)) if full[i:i + 1] == b"\n"]
+    chunks = [cuts[len(cuts) // 3], cuts[2 * len(cuts) // 3], len(full)]
+    with make_watcher(root, rec, mode, report_quiet=2.0) as w:
+        rec.wait_for(lambda e: isinstance(e, Status) and e.message.startswith("watching"))
+        report.parent.mkdir(parents=True)
+        with open(report, "wb") as f:
+            start = 0
+            for end in chunks[:-1]:
+                f.write(full[start:end])
+                f.flush()
+                start = end
+                time.sleep(0.8)  # the writer pausing at a line end (what is being tested)
+                rec.drain()
+                assert not [e for e in rec.of(ReportSeen) if e.complete], "ready at a pause"
+            f.write(full[start:])
+        t_closed = time.monotonic()
+        done = rec.wait_for(lambda e: isinstance(e, ReportSeen) and e.complete, timeout=10)
+        waited = time.monotonic() - t_closed
+        assert done.path == report and report.read_bytes() == full  # type: ignore[union-attr]
+        if w.polling:
+            assert waited >= 1.5  # the quiet period, not the close
+        else:
+            assert waited < 1.5  # the close-write event
+    assert sum(e.complete for e in rec.of(ReportSeen)) == 1
+
+
 def test_root_missing_at_start_then_created(tmp_path: Path, mode: str) -> None:
     rec = Recorder()
     root = tmp_path / "generated" / "profiler"

@@ -59,6 +59,11 @@ log = logging.getLogger(__name__)
 LIVE_LOG_NAME = "cpp_device_perf_report.csv"
 #: SourceReset.reason when the whole watched directory went away.
 ROOT_DELETED = "root directory deleted"
+#: A report written while we watch is "ready" once its last line is whole and either its writer
+#: closed it (inotify close-write, seen with this very content) and it stayed unchanged for
+#: ``report_settle`` s, or it stayed unchanged for this long (polling mode, or no close event:
+#: the profiler writes reports in chunks, and a pause at a line end is not the end).
+REPORT_QUIET_S = 3.0
 _LOGS_DIR = ".logs"
 _EVENT_FILTER: list[type[FileSystemEvent]] = [
     FileCreatedEvent,
@@ -140,6 +145,7 @@ class _Report:
     checked: float  # monotonic time of the last signature change
     emitted: bool | None = None  # last `complete` announced; None = nothing announced yet
     stall_warned: bool = False
+    written_while_watched: bool = False  # appeared or changed after the first scan
 
 
 class _Wake(FileSystemEventHandler):
@@ -151,10 +157,20 @@ class _Wake(FileSystemEventHandler):
         self._logs_prefix = str(logs_dir) + os.sep
         #: Set when an event touched something outside .logs/ (a report may have changed).
         self.reports_dirty = True
+        #: path -> (inode, size, mtime_ns) of the file when a writer closed it (inotify's
+        #: IN_CLOSE_WRITE): the report writer is done with exactly that content.
+        self.closed: dict[str, tuple[int, int, int]] = {}
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in _IGNORED_EVENT_TYPES:
             return
+        if event.event_type == "closed" and not event.is_directory:
+            path = os.fsdecode(event.src_path)
+            try:
+                st = os.stat(path)
+                self.closed[path] = (st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                pass
         for p in (event.src_path, getattr(event, "dest_path", "")):
             if p and not os.fsdecode(p).startswith(self._logs_prefix):
                 self.reports_dirty = True
@@ -202,6 +218,7 @@ class ProfilerWatcher:
         max_rows_per_event: int = 50_000,
         stall_warning: float = 5.0,
         report_settle: float = 0.3,
+        report_quiet: float = REPORT_QUIET_S,
         min_pass_interval: float = 0.05,
     ) -> None:
         self.root = Path(root).absolute()
@@ -212,6 +229,9 @@ class ProfilerWatcher:
         self.max_rows_per_event = max(1, max_rows_per_event)
         self.stall_warning = stall_warning
         self.report_settle = report_settle
+        self.report_quiet = report_quiet
+        self._first_report_scan = True
+        self._created_wall = time.time()  # reports modified since were written while we watch
         self.min_pass_interval = min_pass_interval
 
         self._wake = threading.Event()
@@ -577,8 +597,11 @@ class ProfilerWatcher:
             if rep is None or rep.sig != sig:
                 if rep is None:
                     rep = self._reports[path] = _Report(sig, now)
+                    rep.written_while_watched = (not self._first_report_scan
+                                                 or st.st_mtime >= self._created_wall)
                 else:
                     rep.sig, rep.checked, rep.stall_warned = sig, now, False
+                    rep.written_while_watched = True
                 if not report_is_complete(path) and rep.emitted is not False:
                     rep.emitted = False
                     self._emit(ReportSeen(path, False, info))
@@ -588,8 +611,11 @@ class ProfilerWatcher:
                 self._schedule_report_check(now + self.report_settle)
             elif rep.emitted is not True:
                 age = now - rep.checked
-                if age < self.report_settle:
-                    self._schedule_report_check(rep.checked + self.report_settle)
+                closed = self._handler.closed.get(str(path)) == rep.sig
+                settle = (self.report_settle if closed or not rep.written_while_watched
+                          else max(self.report_settle, self.report_quiet))
+                if age < settle:
+                    self._schedule_report_check(rep.checked + settle)
                 elif report_is_complete(path):
                     rep.emitted = True
                     self._emit(ReportSeen(path, True, info))
@@ -605,6 +631,7 @@ class ProfilerWatcher:
                         )
                     elif not rep.stall_warned:
                         self._schedule_report_check(rep.checked + self.stall_warning + 0.05)
+        self._first_report_scan = False
         for path in [p for p in self._reports if p not in seen]:
             rep = self._reports.pop(path)
             if rep.emitted is not None:
