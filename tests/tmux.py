@@ -27,7 +27,9 @@ class Tmux:
         cmd = " ".join(shlex.quote(c) for c in command)
         shell = f"cd {shlex.quote(cwd)} && " if cwd else ""
         # The shell prints the program's exit status into the pane, then idles until killed.
-        script = (f"{shell}env TERM=xterm-256color {env_prefix} {cmd}; "
+        # COLUMNS/LINES unset: the program sizes itself from the pane, as in a real terminal
+        # (a tmux server started under pytest may carry COLUMNS=80 in its environment).
+        script = (f"{shell}env -u COLUMNS -u LINES TERM=xterm-256color {env_prefix} {cmd}; "
                   f"echo {EXIT_MARK}$?; sleep 600")
         subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y",
                         str(height), "sh", "-c", script], check=True)

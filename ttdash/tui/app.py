@@ -50,14 +50,15 @@ def summary_text(view: View, extra: str = "") -> Text:
     clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
     line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ", (f"{arch}{clock}", "bold"),
                           f" · {devices} · ", plain(view.trace.path.name))
-    line2 = Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"), " · dispatch ",
-                          (fmt_us(sm.dispatch_us), "bold"), " · pauses ",
-                          (fmt_us(sm.pauses_us), "bold"))
+    line2 = Text()
+    if extra:  # what is live (rows, rate) first: it must survive the crop at 80 columns
+        line2.append_text(plain(extra))
+        line2.append(" · ")
+    line2.append_text(Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"),
+                                    " · dispatch ", (fmt_us(sm.dispatch_us), "bold"),
+                                    " · pauses ", (fmt_us(sm.pauses_us), "bold")))
     if sm.corrupt_rows:
         line2.append(f" · {sm.corrupt_rows} corrupt", style="bold")
-    if extra:
-        line2.append(" · ")
-        line2.append_text(plain(extra))
     if sm.bound_shares:
         line2.append(" · " + " ".join(f"{k} {v:.0f}%"
                                       for k, v in list(sm.bound_shares.items())[:5]))
