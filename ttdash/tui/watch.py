@@ -13,7 +13,6 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..format import fmt_us
 from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
 from ..live.feed import LiveFeed
 from ..model import Trace, Window
@@ -233,8 +232,7 @@ class WatchScreen(TraceScreen):
     def update_header(self) -> None:
         if self.mode == "live":
             tot = self.view.totals()
-            extra = (f"live: {tot['ops']:,} ops · {self.feed.rate:,.0f} ops/s · "
-                     f"device time so far {fmt_us(tot['device_time_us'])}")
+            extra = f"live: {tot['ops']:,} ops · {self.feed.rate:,.0f} ops/s"
             self.query_one("#summary", Static).update(summary_text(self.view, extra))
             self.update_status()
         else:
