@@ -179,3 +179,28 @@ def test_runs_usage_errors_exit_2() -> None:
     for args in (["diff"], ["diff", "a.csv"], ["diff", "a.csv", "b.csv", "--baseline", "c.csv"]):
         r = run_ttdash(*args)
         assert r.returncode == 2 and "give a baseline and a candidate" in r.stderr, args
+
+
+def test_a_closed_pipe_does_not_decide_the_gate(tmp_path) -> None:
+    """`diff ... | head -1`: the reader leaving early is not an error (exit 0 for a pass), and
+    a regression still exits 1 (Rich's own broken-pipe exit would say 1 for everything)."""
+    import shlex
+    import subprocess
+    import sys
+
+    slower = candidate(tmp_path, "slower", lambda df: scale(df, DUR, 1.05))
+    within = candidate(tmp_path, "within", lambda df: scale(df, DUR, 1.005))  # +0.5% < 1%
+
+    def piped(cand: Path) -> int:
+        cmd = " ".join(shlex.quote(c) for c in (sys.executable, "-m", "ttdash", "diff",
+                                                 str(real_dir() / WH), str(cand),
+                                                 "--fail-above", "1", "-f", "table",
+                                                 "--top", "2000"))  # > a pipe buffer
+        r = subprocess.run(["bash", "-c", f"{cmd} | head -1 >/dev/null; "
+                            "exit ${PIPESTATUS[0]}"], capture_output=True, text=True,
+                           timeout=120)
+        assert "Traceback" not in r.stderr, r.stderr
+        return r.returncode
+
+    assert piped(within) == 0
+    assert piped(slower) == 1

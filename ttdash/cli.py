@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -324,20 +323,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # `ttdash report ... | head`: the reader went away; not an error of ours.
-        _drop_stdout()
+        from .commands.common import drop_stdout
+
+        drop_stdout()
         return EXIT_OK
     except OSError as exc:  # a full disk or a dead terminal under stdout, an unreadable path
         where = exc.filename or "output"
         sys.stderr.write(f"ttdash: {TraceError(where, exc.strerror or str(exc)).oneline()}\n")
-        _drop_stdout()
+        from .commands.common import drop_stdout
+
+        drop_stdout()
         return EXIT_BAD_INPUT
 
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null (opened for writing, never replaced) so that the interpreter's
-    final flush of what could not be written cannot fail a second time."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

@@ -41,3 +41,13 @@ def color_wanted(fmt: str, out: OutputOptions) -> bool:
 def note(message: str) -> None:
     """A remark for the user on stderr (stdout stays machine-readable)."""
     sys.stderr.write(f"ttdash: note: {message}\n")
+
+
+def drop_stdout() -> None:
+    """Point stdout at /dev/null (opened for writing, never replaced) so that the interpreter's
+    final flush of what could not be written cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

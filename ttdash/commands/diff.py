@@ -10,7 +10,7 @@ import sys
 from typing import TextIO
 
 from ..model.errors import TraceError
-from .common import color_wanted, load_view, write_output
+from .common import color_wanted, drop_stdout, load_view, write_output
 from .options import DiffOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -91,8 +91,11 @@ def diff(opts: DiffOptions) -> int:
                 fmt = None
     if fmt is not None:
         color = color_wanted(fmt, opts.out)
-        write_output(opts.out, lambda out: render_diff(result, fmt, out, top=opts.top,
-                                                       metric=opts.metric, color=color))
-        sys.stdout.flush()
+        try:
+            write_output(opts.out, lambda out: render_diff(result, fmt, out, top=opts.top,
+                                                           metric=opts.metric, color=color))
+            sys.stdout.flush()
+        except BrokenPipeError:  # `diff ... | head`: the gate still decides the exit code
+            drop_stdout()
     return gate(result, opts.fail_above, opts.metric,
                 allow_arch_mismatch=opts.allow_arch_mismatch)

@@ -282,7 +282,13 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAU
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200,
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # Rich exits 1 on a closed pipe; for `diff` 1 means "regression". Let the CLI's
+            # handler see the broken pipe (exit 0, quietly), as for every other output.
+            raise BrokenPipeError
+
+    console = PipeConsole(file=out, force_terminal=color, no_color=not color, width=width or 200,
                       highlight=False, emoji=False, markup=False, soft_wrap=False)
 
     def delta_style(s: str) -> str:
