@@ -204,3 +204,18 @@ def test_a_closed_pipe_does_not_decide_the_gate(tmp_path) -> None:
 
     assert piped(within) == 0
     assert piped(slower) == 1
+
+
+@pytest.mark.parametrize("what", ["blank durations", "host fallbacks only"])
+def test_a_candidate_without_device_time_fails_closed(tmp_path, what) -> None:
+    def change(df):
+        if what == "blank durations":
+            df[DUR] = ""
+        else:
+            df["OP CODE"] = "(torch) " + df["OP CODE"]  # every op a host fallback
+            df["OP TYPE"] = "python_fallback"
+            df[DUR] = ""
+        return df
+
+    fails_closed(tmp_path, candidate(tmp_path, what.replace(" ", "_"), change),
+                 "the candidate has no valid device time")

@@ -381,6 +381,9 @@ class DiffResult:
             out.append(f"the {side} has no op-to-op gaps: {METRIC_NAMES[metric]} cannot be "
                        "compared (--metric device can)")
         for side, t, other in (("candidate", c, b), ("baseline", b, c)):
+            if t.ops and not t.device_time_us > 0 and other.device_time_us > 0:
+                out.append(f"the {side} has no valid device time in its {t.ops} ops (blank or "
+                           "corrupt durations, or host fallbacks only)")
             if t.corrupt_rows > other.corrupt_rows:
                 out.append(f"the {side} has {t.corrupt_rows - other.corrupt_rows} more ops "
                            "with corrupt timings, left out of its totals")
