@@ -328,9 +328,24 @@ class Workload:
         return procs
 
     def _read(self, name: str, pipe) -> None:
+        """Read what is there (up to 64 KiB at a time) and queue its complete lines in one go:
+        a chatty workload costs one lock and one wake-up per chunk, not per line."""
+        tail = b""
         try:
-            for raw in iter(lambda: pipe.readline(1 << 16), b""):
-                self._push(OutputLine(name, clean_line(raw.decode("utf-8", "replace"))))
+            while True:
+                chunk = pipe.read1(1 << 16)
+                if not chunk:
+                    break
+                parts = (tail + chunk).split(b"\n")
+                tail = parts.pop()
+                if len(tail) > 1 << 16:  # no newline for 64 KiB: show it as a line anyway
+                    parts.append(tail)
+                    tail = b""
+                if parts:
+                    self._push([OutputLine(name, clean_line(p.decode("utf-8", "replace")))
+                                for p in parts])
+            if tail:
+                self._push([OutputLine(name, clean_line(tail.decode("utf-8", "replace")))])
         except (OSError, ValueError):
             pass
         finally:
@@ -339,12 +354,14 @@ class Workload:
             except OSError:
                 pass
 
-    def _push(self, line: OutputLine) -> None:
+    def _push(self, lines: list[OutputLine]) -> None:
         with self._lock:
-            if len(self._lines) >= self._max_buffered:
-                self._lines.popleft()
-                self.lines_dropped += 1
-            self._lines.append(line)
+            self._lines.extend(lines)
+            over = len(self._lines) - self._max_buffered
+            if over > 0:  # the reader (UI) fell far behind: keep the newest lines
+                for _ in range(over):
+                    self._lines.popleft()
+                self.lines_dropped += over
         self._notify()
 
     def _notify(self) -> None:

@@ -4,6 +4,7 @@ with the workload's output in a log panel and its state under the table."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from rich.text import Text
@@ -16,9 +17,11 @@ from .app import TTDashApp, run_guarded
 from .watch import WatchScreen
 from .widgets import ConfirmScreen, plain
 
-#: Output lines moved into the log panel per UI turn (the rest on the next turn).
-LINES_PER_TURN = 2000
+#: The log panel keeps this many lines; a larger backlog only writes its newest ones.
 LOG_MAX_LINES = 5000
+#: At most this often the output backlog is moved into the panel: a chatty workload then costs
+#: one panel update per interval, whatever its line rate, and runs at terminal speed.
+DRAIN_INTERVAL_S = 0.1
 
 
 class WorkloadWake(Message):
@@ -52,6 +55,7 @@ class RunScreen(WatchScreen):
         self.workload = workload
         self._snapshot = snapshot
         self._wl_wake = threading.Event()
+        self._last_drain = 0.0
         self._confirming = False
         self.quit_when_done = False
         self.exit_summary: str | None = None
@@ -92,15 +96,24 @@ class RunScreen(WatchScreen):
             self.post_message(WorkloadWake())  # thread-safe
 
     def on_workload_wake(self, _: WorkloadWake) -> None:
+        wait = self._last_drain + DRAIN_INTERVAL_S - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, self._drain_after_wait)
+        else:
+            self._wl_wake.clear()
+            self._drain_workload()
+
+    def _drain_after_wait(self) -> None:
         self._wl_wake.clear()
         self._drain_workload()
 
     def _drain_workload(self) -> None:
-        lines, exited = self.workload.drain(LINES_PER_TURN)
+        self._last_drain = time.monotonic()
+        lines, exited = self.workload.drain()
         if lines:
-            self.query_one("#output", Log).write_lines([ln.text for ln in lines])
-        if self.workload.pending():
-            self._signal_workload()  # more next turn: keys and repaints go first
+            # Lines beyond the panel's capacity would be pruned at once: skip writing them.
+            self.query_one("#output", Log).write_lines(
+                [ln.text for ln in lines[-LOG_MAX_LINES:]])
         if exited is not None:
             self._workload_exited(exited)
         self.update_workload_line()
