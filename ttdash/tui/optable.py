@@ -197,7 +197,7 @@ class OpTable(ScrollView, can_focus=True):
         old = len(self.rows)
         self.ops, self.rows = ops, rows
         self._data = {c: ops[c].to_numpy() for c in ops.columns}
-        self._note_empty_columns()
+        self._note_empty_columns(since=old)
         self.virtual_size = Size(self.size.width, len(rows) + 1)
         self._refresh_scrollbars()
         if follow and len(rows):
@@ -208,13 +208,23 @@ class OpTable(ScrollView, can_focus=True):
         if 0 < first_line < self.size.height:
             self.refresh_lines(first_line, self.size.height - first_line)
 
-    def _note_empty_columns(self) -> None:
-        """Columns with no value at all (e.g. DRAM % in a live log without shapes) are hidden."""
+    def _note_empty_columns(self, since: int = 0) -> None:
+        """Columns with no value at all (e.g. DRAM % in a live log without shapes) are hidden.
+        `since`: rows before it were checked already (live growth: a column with a value keeps
+        it, so only the empty ones are looked at again, in the new rows only; the cost of an
+        update does not grow with the table)."""
         empty = set()
         for c in self.COLUMNS:
             v = self._data.get(c.key)
             if v is None or not len(v):
                 continue
+            if since:
+                if c.key not in self._empty:
+                    continue  # had a value before: still has
+                v = v[since:]
+                if not len(v):
+                    empty.add(c.key)
+                    continue
             if v.dtype == object:
                 if (pd.isna(v) | (v == "")).all():
                     empty.add(c.key)
