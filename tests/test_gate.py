@@ -219,3 +219,24 @@ def test_a_candidate_without_device_time_fails_closed(tmp_path, what) -> None:
 
     fails_closed(tmp_path, candidate(tmp_path, what.replace(" ", "_"), change),
                  "the candidate has no valid device time")
+
+
+def test_repeated_signpost_iterations_give_a_spread(tmp_path) -> None:
+    """One run per side, 4 iterations of a signposted block: the verdict gives the change of the
+    mean iteration against the iteration-to-iteration spread (informative, not the gate)."""
+    src = real_dir() / "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv"
+
+    def changed(name: str, factor: float) -> Path:
+        df = pd.read_csv(src, dtype=str, keep_default_na=False)
+        out = tmp_path / f"{name}.csv"
+        scale(df, DUR, factor).to_csv(out, index=False)
+        return out
+
+    for cand, within in ((changed("small", 1.001), True), (changed("big", 1.08), False)):
+        r = run_ttdash("diff", str(src), str(cand), "-f", "json")
+        doc = json.loads(r.stdout)
+        it = doc["iteration_spread"]
+        assert it["unit"] == "TTBasicBlock forward started"
+        assert len(it["baseline_us"]) == len(it["candidate_us"]) == 4
+        assert it["within_noise"] is within, it
+        assert "per TTBasicBlock forward started iteration (4 vs 4)" in doc["verdict"]

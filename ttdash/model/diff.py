@@ -74,7 +74,7 @@ import pandas as pd
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from .errors import TraceError
-from .runs import Spread, spread
+from .runs import Spread, iteration_totals, spread
 from .signature import (  # noqa: F401  (the noise constants are documented above)
     IQR_TO_SIGMA,
     NO_SIGNPOST_LABEL,
@@ -205,9 +205,22 @@ class DiffResult:
     #: side is the one aligned op by op); see ttdash.model.runs
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
+    #: (unit, per-iteration totals) of each side that repeats a unit (see runs.iteration_totals)
+    iterations: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
     def spread(self, metric: str = DEFAULT_METRIC) -> Spread | None:
         """Run-to-run spread of `metric` (None without several runs on a side)."""
         return spread(self.runs.get("baseline", []), self.runs.get("candidate", []), metric)
+
+    def iteration_spread(self, metric: str = DEFAULT_METRIC) -> tuple[str, Spread] | None:
+        """The change of the mean iteration when both sides repeat the same unit (replay
+        sessions or a signpost name) at least twice. Informative: it covers the iterations
+        only, so the gate does not pass a change on it (a slower prefill would not show)."""
+        a, b = self.iterations.get("baseline"), self.iterations.get("candidate")
+        if a is None or b is None or a[0] != b[0] or len(a[1]) < 2 or len(b[1]) < 2:
+            return None
+        s = spread(a[1], b[1], metric)
+        return (a[0], s) if s is not None else None
 
     # ------------------------------------------------------------ regressions and top lists
     def _matched_mask(self, include_noise: bool = False) -> np.ndarray:
@@ -351,6 +364,14 @@ class DiffResult:
         s = self.spread(metric)
         if s is not None:
             out.append(s.text())
+        it = self.iteration_spread(metric) if s is None else None
+        if it is not None:
+            unit, si = it
+            lo, hi = si.ci_pct
+            out.append(f"per {unit} iteration ({len(si.baseline)} vs {len(si.candidate)}): "
+                       f"{si.delta_pct:+.2f}%, 95% CI {lo:+.2f}% .. {hi:+.2f}%"
+                       + (", within the iteration-to-iteration noise" if si.within_noise
+                          else ""))
         if self.match_rate < MIN_MATCH_RATE:
             out.append(f"low match rate: {self.match_rate:.0%} of ops matched; totals compare "
                        "different programs")
@@ -493,10 +514,12 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
                   "sqrt(sigma_a^2 + sigma_b^2), sigma = IQR / 1.349 / median across iterations",
                   "iterations": iterations}
     seconds["frame"] = time.perf_counter() - t0
+    its = {side: it for side, v in (("baseline", a), ("candidate", b))
+           if (it := iteration_totals(v)) is not None}
     return DiffResult(baseline=a, candidate=b, pairs=pairs, baseline_totals=bt,
                       candidate_totals=ct, delta_pct=delta, speedup=speed, by_op_code=by_code,
                       by_region=by_region, counts=counts, noise=noise_info,
-                      per_device=per_device, seconds=seconds, top=top)
+                      per_device=per_device, seconds=seconds, top=top, iterations=its)
 
 
 def _pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: np.ndarray,

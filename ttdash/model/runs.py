@@ -79,3 +79,65 @@ def spread(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], metr
                   candidate=tuple(float(x) for x in b),
                   delta_pct=float((b.mean() / a.mean() - 1.0) * 100.0),
                   ci_pct=(float(lo), float(hi)), cv_pct=(cv(a), cv(b)))
+
+
+# ------------------------------------------------------------------ iterations inside one run
+REPLAY_COLUMN = "METAL TRACE REPLAY SESSION ID"
+
+
+def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """The repeated unit of a trace and each repetition's totals, or None when nothing repeats:
+    metal-trace replay sessions (``METAL TRACE REPLAY SESSION ID``), else the signpost name
+    repeated most often (its regions with the most common op count, as the noise rule does).
+    Totals as View.totals() names them (``steady_us``, ``device_time_us``, ``wall_us``,
+    ``pauses_us``), gaps split at the view's pause threshold."""
+    import pandas as pd
+
+    ops = view.op_rows
+    if not len(ops):
+        return None
+    unit, keys = "", None
+    ordered = view.trace.ordered
+    if REPLAY_COLUMN in ordered.columns:
+        pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
+        session = pd.to_numeric(ordered[REPLAY_COLUMN], errors="coerce").to_numpy()
+        sess = np.where(pos >= 0, session[np.maximum(pos, 0)], np.nan)
+        if np.unique(sess[~np.isnan(sess)]).size >= 2:
+            unit, keys = "trace replay", pd.Series(sess, index=ops.index)
+    if keys is None:
+        sp = view.trace.signposts
+        if not len(sp):
+            return None
+        names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
+        region = ops["region"]
+        name = region.map(names)
+        counts = name.dropna().groupby(region[name.notna()]).size()
+        if counts.empty:
+            return None
+        per_name = pd.DataFrame({"n": counts, "name": counts.index.map(names)})
+        best = None
+        for nm, g in per_name.groupby("name"):
+            modal = g["n"].mode().iloc[0]
+            iters = int((g["n"] == modal).sum())
+            if iters >= 2 and (best is None or (iters, modal) > best[:2]):
+                best = (iters, modal, nm, g.index[g["n"] == modal])
+        if best is None:
+            return None
+        unit = str(best[2])
+        keys = region.where(region.isin(best[3]))
+    frame = pd.DataFrame({
+        "key": keys.to_numpy(),
+        "device": ops["device_time_us"].to_numpy(dtype="float64"),
+        "gap": ops["op_to_op_us"].to_numpy(dtype="float64"),
+    }).dropna(subset=["key"])
+    pause = frame["gap"].to_numpy() > view.pause_above_us
+    frame["dispatch"] = np.where(pause, np.nan, frame["gap"])
+    frame["pauses"] = np.where(pause, frame["gap"], np.nan)
+    sums = frame.groupby("key", sort=True)[["device", "dispatch", "pauses"]].sum(min_count=0)
+    if len(sums) < 2:
+        return None
+    out = [{"device_time_us": float(r.device), "pauses_us": float(r.pauses),
+            "steady_us": float(r.device + r.dispatch),
+            "wall_us": float(r.device + r.dispatch + r.pauses)}
+           for r in sums.itertuples(index=False)]
+    return unit, out

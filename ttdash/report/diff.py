@@ -145,6 +145,8 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "runs": {side: [{k: _clean(v) for k, v in t.items()} for t in runs]
                  for side, runs in result.runs.items()},
         "spread": spread.as_dict() if (spread := result.spread(metric)) else None,
+        "iteration_spread": ({"unit": it[0], **it[1].as_dict()}
+                             if (it := result.iteration_spread(metric)) else None),
         "pause_above_us": result.baseline.pause_above_us,
         "counts": result.counts,
         "match_rate": _clean(result.match_rate),
