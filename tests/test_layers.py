@@ -19,6 +19,7 @@ FORBIDDEN = {
     "sim": {"tui", "report", "commands", "cli", "live"},
     "hooks": {"tui", "report", "commands", "cli"},
     "runner": {"tui", "report", "commands", "cli"},
+    "proctree": {"tui", "report", "commands", "cli", "live", "sim", "runner"},
     "commands": {"cli"},
 }
 MAX_LINES = 600

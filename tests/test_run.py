@@ -150,10 +150,10 @@ def test_stop_reaches_setsid_children_and_term_ignoring_grandchildren(tmp_path):
     wait_for(lambda: w.pending())
     setsid_child, stubborn = (int(x) for x in w.drain()[0][0].text.split())
     assert os.getpgid(setsid_child) != w.pid  # out of the group: killpg alone would miss it
-    wait_for(lambda: {setsid_child, stubborn} <= {p.pid for p in w.descendants()})
+    wait_for(lambda: {setsid_child, stubborn} <= {p.pid for p in w.tree.alive()})
     w.stop(grace=0.5)
     wait_for(lambda: not alive(setsid_child) and not alive(stubborn), timeout=10)
-    assert w.descendants() == []
+    assert w.tree.alive() == []
 
 
 def test_what_a_workload_leaves_running_is_named_then_stopped(tmp_path):

@@ -4,12 +4,9 @@ Process management only (no Textual): the profiler environment, the child proces
 session and process group, its output read by threads and handed over through a queue, stopping it
 (SIGTERM to the group and to every descendant, SIGKILL after a grace period).
 
-The whole process tree is tracked, not only the group: ttdash becomes a child subreaper
-(``PR_SET_CHILD_SUBREAPER``, Linux), so a workload's orphans (a daemonised or ``setsid`` child,
-a grandchild left behind when the workload exits) are re-parented to ttdash instead of init, and
-a thread records the workload's descendants (psutil) four times a second. Stopping signals all
-of them; what is still running when the workload exits is named in its exit line, and stopped
-when ttdash stops or quits. The command (`--no-tui` and its summary) is
+The whole process tree is tracked, not only the group (``ttdash.proctree``): stopping signals
+every descendant; what is still running when the workload exits is named in its exit line, and
+stopped when ttdash stops or quits. The command (`--no-tui` and its summary) is
 ``ttdash.commands.run``; the interactive view is ``ttdash.tui.run``.
 """
 
@@ -32,6 +29,7 @@ import psutil
 
 from .model.live import LIVE_KEY, LiveSources  # noqa: F401  (LiveSources: re-exported)
 from .model.text import clean_text
+from .proctree import ProcessTree, become_subreaper, describe_procs
 
 __all__ = [
     "Exited", "LiveSources", "LogsSnapshot", "OutputLine", "RunSpec", "Workload", "WorkloadError",
@@ -39,11 +37,6 @@ __all__ = [
 ]
 
 MAX_LINE_CHARS = 10_000
-TREE_POLL_S = 0.25  # how often the workload's descendants are recorded
-PR_SET_CHILD_SUBREAPER = 36
-#: Set in the workload's environment (inherited by its descendants): tells its orphans, once
-#: re-parented to ttdash, from any other child of ttdash's.
-RUN_MARK = "TTDASH_RUN_ID"
 MAX_BUFFERED_LINES = 20_000
 
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[P^_][^\x1b]*"
@@ -114,29 +107,6 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def become_subreaper() -> bool:
-    """Make this process the subreaper of its descendants (Linux; False elsewhere)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def describe_procs(procs: list[psutil.Process]) -> str:
-    """``2 processes: sleep (1234), python3 (1240)``."""
-    names = []
-    for p in procs[:5]:
-        try:
-            names.append(f"{clean_text(p.name())} ({p.pid})")
-        except psutil.Error:
-            names.append(f"pid {p.pid}")
-    more = f", +{len(procs) - 5} more" if len(procs) > 5 else ""
-    return f"{len(procs)} process{'es' if len(procs) != 1 else ''}: {', '.join(names)}{more}"
-
-
 def describe_exit(returncode: int, elapsed: float) -> str:
     """``exited with 0 after 12.3 s`` / ``killed by SIGTERM after 3.0 s``."""
     if returncode < 0:
@@ -192,8 +162,7 @@ class Workload:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._timer: threading.Timer | None = None
-        self._tree: dict[int, psutil.Process] = {}  # every descendant seen (pid -> process)
-        self._mark = ""
+        self.tree = ProcessTree()
         self.left_running: list[psutil.Process] = []  # still alive when the workload exited
 
     # ------------------------------------------------------------ start / wait
@@ -212,8 +181,7 @@ class Workload:
         try:
             check_command(self.argv, self.env)
             become_subreaper()
-            self._mark = f"{os.getpid()}-{id(self)}-{time.monotonic_ns()}"
-            env = dict(os.environ if self.env is None else self.env, **{RUN_MARK: self._mark})
+            env = self.tree.mark(os.environ if self.env is None else self.env)
             self.proc = subprocess.Popen(
                 self.argv, env=env, cwd=self.cwd,
                 stdin=subprocess.DEVNULL if self.capture else None,
@@ -229,8 +197,7 @@ class Workload:
             raise WorkloadError(self.error) from None
         self.started_at = time.monotonic()
         self.state = "running"
-        threading.Thread(target=self._watch_tree, daemon=True,
-                         name="ttdash-workload-tree").start()
+        self.tree.watch(self.proc.pid, self._done)
         readers = []
         if self.capture:
             for name, pipe in (("stdout", self.proc.stdout), ("stderr", self.proc.stderr)):
@@ -240,92 +207,6 @@ class Workload:
                 readers.append(t)
         threading.Thread(target=self._wait, args=(readers,), daemon=True,
                          name="ttdash-workload-wait").start()
-
-    # ------------------------------------------------------------ the process tree
-    def _record_tree(self) -> None:
-        """Add the leader's descendants and the known ones' children to the known set."""
-        roots: list[psutil.Process] = list(self._tree.values())
-        if self.proc is not None and not self._done.is_set():
-            try:
-                roots.append(psutil.Process(self.proc.pid))
-            except psutil.Error:
-                pass
-        try:  # orphans re-parented to us (we are their subreaper) before they were seen
-            ours = psutil.Process().children()
-        except psutil.Error:
-            ours = []
-        for p in ours:
-            if p.pid in self._tree or (self.proc is not None and p.pid == self.proc.pid):
-                continue
-            try:
-                if p.environ().get(RUN_MARK) == self._mark:
-                    self._tree[p.pid] = p
-                    roots.append(p)
-            except psutil.Error:
-                pass
-        for root in roots:
-            try:
-                kids = root.children(recursive=True)
-            except psutil.Error:
-                continue
-            for k in kids:
-                self._tree.setdefault(k.pid, k)
-
-    def _watch_tree(self) -> None:
-        while not self._done.wait(TREE_POLL_S):
-            with self._lock:
-                self._record_tree()
-
-    def descendants(self) -> list[psutil.Process]:
-        """The workload's descendants still running (its leader excluded)."""
-        with self._lock:
-            self._record_tree()
-            alive = []
-            for pid, p in list(self._tree.items()):
-                try:
-                    if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                        alive.append(p)
-                        continue
-                except psutil.Error:
-                    pass
-                self._reap(p)
-                del self._tree[pid]
-            return alive
-
-    @staticmethod
-    def _reap(p: psutil.Process) -> None:
-        """Collect an orphan re-parented to us (a zombie otherwise)."""
-        try:
-            os.waitpid(p.pid, os.WNOHANG)
-        except (ChildProcessError, OSError):
-            pass
-
-    def _signal_tree(self, sig: int) -> int:
-        procs = self.descendants()
-        for p in procs:
-            try:
-                p.send_signal(sig)
-            except psutil.Error:
-                pass
-        return len(procs)
-
-    def stop_descendants(self, grace: float | None = None) -> list[psutil.Process]:
-        """SIGTERM every descendant still running, SIGKILL those left after `grace` s; the
-        processes that had to be stopped."""
-        grace = self.grace if grace is None else grace
-        procs = self.descendants()
-        if not procs:
-            return []
-        self._signal_tree(signal.SIGTERM)
-        _, alive = psutil.wait_procs(procs, timeout=max(grace, 0.0))
-        for p in alive:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(alive, timeout=2.0)
-        self.descendants()  # reap
-        return procs
 
     def _read(self, name: str, pipe) -> None:
         """Read what is there (up to 64 KiB at a time) and queue its complete lines in one go:
@@ -378,11 +259,11 @@ class Workload:
         self.ended_at = time.monotonic()
         for t in readers:  # grandchildren may keep the pipes open: do not wait for them forever
             t.join(timeout=2.0)
-        left = self.descendants()
+        left = self.tree.alive()
         if self.terminating and left:
             # Stopping: the leader is gone but not its tree. SIGTERM what is left now; the
             # pending SIGKILL (kill()) still applies to it.
-            self._signal_tree(signal.SIGTERM)
+            self.tree.signal(signal.SIGTERM)
         elif self._timer is not None:
             self._timer.cancel()
         self.left_running = left
@@ -466,8 +347,8 @@ class Workload:
         if self.proc is None:
             return False
         if self._done.is_set():
-            return self._signal_tree(sig) > 0
-        self._signal_tree(sig)
+            return self.tree.signal(sig) > 0
+        self.tree.signal(sig)
         try:
             os.killpg(self.proc.pid, sig)
         except ProcessLookupError:
@@ -507,7 +388,7 @@ class Workload:
                 self.kill()
                 self.wait(2.0)
         if self.state == "exited":
-            self.stop_descendants(grace)
+            self.tree.stop(grace)
         return self.exit_code
 
 
