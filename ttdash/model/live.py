@@ -46,6 +46,7 @@ class LiveModel:
         self._last_raw: pd.DataFrame | None = None  # previous row, for the gap of the next one
         self._arrivals: deque[tuple[float, int]] = deque()
         self.total_rows = 0
+        self._devices: set[int] = set()
         self.sources: set[Path] = set()
         self.header: list[str] = []
 
@@ -111,6 +112,8 @@ class LiveModel:
         self._raw.append(raw)
         self._ops.append(ops.reset_index(drop=True))
         self._last_raw = raw.iloc[[-1]]
+        dev = ops["device"].to_numpy(dtype="float64")  # new rows only: no pass over the table
+        self._devices.update(int(d) for d in np.unique(dev[~np.isnan(dev)]))
 
     def reset(self, source: Path) -> None:
         """The source was truncated or replaced (a device re-open): start over."""
@@ -121,6 +124,7 @@ class LiveModel:
         self._last_raw = None
         self._arrivals.clear()
         self.total_rows = 0
+        self._devices.clear()
 
     def _settle_arch(self, raw: pd.DataFrame, source: Path) -> None:
         """The report's arch chain (DEVICE ARCH column, profile_log_device.csv beside the
@@ -160,11 +164,9 @@ class LiveModel:
     def view(self) -> View:
         raw, ops = self.frames()
         source = next(iter(self.sources), self.root / ".logs" / "cpp_device_perf_report.csv")
-        dev = ops["device"].to_numpy(dtype="float64") if len(ops) else np.zeros(0)
         trace = Trace(path=source, header=self.header, arch=self.arch or get_arch("wormhole_b0"),
                       arch_source=self.arch_source or "no rows yet", clock_mhz=self.clock,
-                      trace_mode=False,
-                      devices=sorted(int(d) for d in np.unique(dev[~np.isnan(dev)])),
+                      trace_mode=False, devices=sorted(self._devices),
                       ordered=raw, signposts=_empty_signposts())
         return View(trace=trace, window=Window("all"), description="live .logs",
                     ops=ops, merged=False)
