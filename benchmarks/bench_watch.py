@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ttdash watch: append-to-screen latency, and CPU use idle and at 1,000 rows/s.
 
-Usage: python benchmarks/bench_watch.py [--seconds 10]
+Usage: python benchmarks/bench_watch.py [--seconds 10] [--windows 1] [--cpu-only]
 
 Latency (in process, headless, default --refresh 0.5): the time from a write to
 .logs/cpp_device_perf_report.csv to the table update that shows it, for two writers: "dumps"
@@ -98,13 +98,16 @@ def ttdash_pid(shell_pid: int) -> int:
     raise RuntimeError("ttdash process not found")
 
 
-def cpu(seconds: float) -> tuple[float, float]:
+def cpu(seconds: float, windows: int = 1) -> tuple[float, list[float]]:
+    """CPU of `ttdash watch`: idle, then at 1,000 rows/s for `windows` windows of `seconds`
+    each (the table grows by 1,000 rows a second: a flat series means an update's cost does not
+    grow with the table)."""
     from tmux import Tmux, ttdash_bin
 
     root = Path(tempfile.mkdtemp()) / "p"
     log = root / ".logs" / "cpp_device_perf_report.csv"
     log.parent.mkdir(parents=True)
-    rows = make_rows(int(1000 * seconds) + 1000)
+    rows = make_rows(int(1000 * seconds * windows) + 1000)
     append(rows.iloc[:1000], log)
     with Tmux([ttdash_bin(), "watch", str(root)], width=120, height=40) as t:
         t.wait_text("1,000 ops", timeout=30)
@@ -115,16 +118,18 @@ def cpu(seconds: float) -> tuple[float, float]:
         c0, w0 = proc_cpu(pid), time.monotonic()
         time.sleep(seconds)
         idle = (proc_cpu(pid) - c0) / (time.monotonic() - w0) * 100
-        c0, w0 = proc_cpu(pid), time.monotonic()
         sent = 1000
         start = time.monotonic()
-        while time.monotonic() - start < seconds:  # 1,000 rows/s in 10 writes a second
-            target = 1000 + int((time.monotonic() - start) * 1000)
-            if target > sent:
-                append(rows.iloc[sent:target], log)
-                sent = target
-            time.sleep(0.1)
-        busy = (proc_cpu(pid) - c0) / (time.monotonic() - w0) * 100
+        busy = []
+        for k in range(windows):
+            c0, w0 = proc_cpu(pid), time.monotonic()
+            while time.monotonic() - start < seconds * (k + 1):  # 1,000 rows/s, 10 writes/s
+                target = 1000 + int((time.monotonic() - start) * 1000)
+                if target > sent:
+                    append(rows.iloc[sent:target], log)
+                    sent = target
+                time.sleep(0.1)
+            busy.append((proc_cpu(pid) - c0) / (time.monotonic() - w0) * 100)
         t.wait_text(f"{sent:,} ops", timeout=30)
         t.send("q")
     return idle, busy
@@ -133,9 +138,12 @@ def cpu(seconds: float) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--windows", type=int, default=1,
+                    help="CPU windows of --seconds at 1,000 rows/s (e.g. 10 x 30 s = 5 min)")
+    ap.add_argument("--cpu-only", action="store_true", help="skip the latency part")
     args = ap.parse_args()
-    lat = {p: asyncio.run(latency(p)) for p in PATTERNS}
-    idle, busy = cpu(args.seconds)
+    lat = {} if args.cpu_only else {p: asyncio.run(latency(p)) for p in PATTERNS}
+    idle, busy = cpu(args.seconds, args.windows)
     print("| writer | append-to-screen p50 | p95 | max |")
     print("|---|---:|---:|---:|")
     for p, v in lat.items():
@@ -144,9 +152,11 @@ def main() -> None:
         print(f"| {p}: {rows:,} rows every {period:g} s | {statistics.median(v) * 1000:.0f} ms "
               f"| {q[18] * 1000:.0f} ms | {max(v) * 1000:.0f} ms |")
     print()
-    print("| CPU idle | CPU at 1,000 rows/s |")
+    print(f"CPU of one core, idle: {idle:.1f}%")
+    print("| rows in the table at the window's end | CPU at 1,000 rows/s |")
     print("|---:|---:|")
-    print(f"| {idle:.1f}% of one core | {busy:.1f}% of one core |")
+    for k, b in enumerate(busy, 1):
+        print(f"| {1000 + int(1000 * args.seconds * k):,} | {b:.1f}% |")
 
 
 if __name__ == "__main__":
