@@ -4,7 +4,7 @@
 Usage: python benchmarks/bench_run.py [--lines 200000] [--repeat 3]
 
 The workload prints N short log lines as fast as it can and reports its own elapsed time (from
-its first line to its flush) on stderr. It runs in a real terminal (tmux, 120x40) twice: directly,
+its first line to its flush) into a file. It runs in a real terminal (tmux, 120x40) twice: directly,
 and under the installed `ttdash run` (its output read from a pipe into the output panel). A
 workload that writes faster than ttdash reads blocks on the pipe, so the ratio is what ttdash
 costs it.
@@ -13,7 +13,6 @@ costs it.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 import tempfile
@@ -29,19 +28,22 @@ w = sys.stdout.write
 for i in range({n}):
     w(f"step {{i}}: loss=0.{{i % 997:03d}} lr=1e-4 tokens/s=12345\\n")
 sys.stdout.flush()
-print(f"CHATTY elapsed={{time.perf_counter() - t0:.3f}}", file=sys.stderr, flush=True)
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{{time.perf_counter() - t0:.3f}}")
 """
 
 
-def elapsed(cmd: list[str]) -> float:
+def elapsed(cmd: list[str], result: Path) -> float:
     from tmux import Tmux
 
-    with Tmux(cmd, width=120, height=40) as t:
-        screen = t.wait_for(lambda s: "CHATTY elapsed=" in s, timeout=300)
-        value = float(re.search(r"CHATTY elapsed=([0-9.]+)", screen).group(1))
-        t.send("q")
-        time.sleep(0.2)
-    return value
+    result.unlink(missing_ok=True)
+    with Tmux(cmd + [str(result)], width=120, height=40):
+        deadline = time.monotonic() + 300
+        while not (result.exists() and result.read_text()):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{cmd}: no result after 300 s")
+            time.sleep(0.05)
+    return float(result.read_text())
 
 
 def main() -> None:
@@ -56,9 +58,9 @@ def main() -> None:
     script.write_text(WORKLOAD.format(n=args.lines))
     direct, under = [], []
     for k in range(args.repeat):
-        direct.append(elapsed([sys.executable, str(script)]))
+        direct.append(elapsed([sys.executable, str(script)], work / "t"))
         under.append(elapsed([ttdash_bin(), "run", "--dir", str(work / f"p{k}"), "--",
-                              sys.executable, str(script)]))
+                              sys.executable, str(script)], work / "t"))
     d, u = statistics.median(direct), statistics.median(under)
     print(f"| workload printing {args.lines:,} lines | directly in the terminal | under "
           "`ttdash run` | ratio |")

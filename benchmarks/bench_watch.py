@@ -111,8 +111,8 @@ def cpu(seconds: float, windows: int = 1) -> tuple[float, list[float]]:
     append(rows.iloc[:1000], log)
     with Tmux([ttdash_bin(), "watch", str(root)], width=120, height=40) as t:
         t.wait_text("1,000 ops", timeout=30)
-        shell = int(subprocess.run(["tmux", "display-message", "-p", "-t", t.name,
-                                    "#{pane_pid}"], capture_output=True, text=True).stdout)
+        shell = int(subprocess.run(t.cmd("display-message", "-p", "-t", t.name, "#{pane_pid}"),
+                                   capture_output=True, text=True).stdout)
         pid = ttdash_pid(shell)
         time.sleep(2)
         c0, w0 = proc_cpu(pid), time.monotonic()

@@ -118,7 +118,7 @@ def body_rows(screen: str) -> list[str]:
 
 def styled(t: Tmux) -> str:
     """The pane with its colours (SGR escapes): a highlight has no other trace in plain text."""
-    return subprocess.run(["tmux", "capture-pane", "-p", "-e", "-t", t.name],
+    return subprocess.run(t.cmd("capture-pane", "-p", "-e", "-t", t.name),
                           capture_output=True, text=True, check=True).stdout
 
 

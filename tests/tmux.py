@@ -20,6 +20,10 @@ def ttdash_bin() -> str:
 
 
 class Tmux:
+    """One program in one tmux pane, on a tmux server of its own (`-L`): no other test, CI pass
+    or user shares it, and there is no race with a shared server exiting as its last session
+    closes."""
+
     def __init__(self, command: list[str], width: int = 100, height: int = 30,
                  env: dict[str, str] | None = None, cwd: str | None = None) -> None:
         self.name = f"ttdash-test-{uuid.uuid4().hex[:8]}"
@@ -31,15 +35,19 @@ class Tmux:
         # (a tmux server started under pytest may carry COLUMNS=80 in its environment).
         script = (f"{shell}env -u COLUMNS -u LINES TERM=xterm-256color {env_prefix} {cmd}; "
                   f"echo {EXIT_MARK}$?; sleep 600")
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y",
-                        str(height), "sh", "-c", script], check=True)
+        subprocess.run(self.cmd("new-session", "-d", "-s", self.name, "-x", str(width), "-y",
+                                str(height), "sh", "-c", script), check=True)
+
+    def cmd(self, *args: str) -> list[str]:
+        """A tmux command line for this pane's server."""
+        return ["tmux", "-L", self.name, *args]
 
     def send(self, *keys: str, literal: bool = False) -> None:
-        args = ["tmux", "send-keys", "-t", self.name] + (["-l"] if literal else []) + list(keys)
+        args = self.cmd("send-keys", "-t", self.name, *(["-l"] if literal else []), *keys)
         subprocess.run(args, check=True)
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+        return subprocess.run(self.cmd("capture-pane", "-p", "-t", self.name),
                               capture_output=True, text=True, check=True).stdout
 
     def wait_for(self, predicate, timeout: float = 20.0) -> str:
@@ -62,7 +70,7 @@ class Tmux:
         return int(screen.split(EXIT_MARK, 1)[1].split()[0])
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run(self.cmd("kill-server"), capture_output=True)
 
     def __enter__(self) -> Tmux:
         return self

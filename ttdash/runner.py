@@ -82,6 +82,9 @@ def clean_line(raw: str) -> str:
     """One line of untrusted output made inert: what a terminal would show after carriage
     returns (progress bars), without escape sequences or control characters."""
     line = raw.rstrip("\n").rstrip("\r")
+    if line.isprintable():  # the common case: nothing to strip (escapes, controls, tabs and
+        # bidi marks are all non-printable)
+        return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
     if "\r" in line:
         parts = [p for p in line.split("\r") if p]
         line = parts[-1] if parts else ""
