@@ -22,7 +22,7 @@ from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header  # noqa: F401  
 from .loader import NUMERIC, dedupe_header, wanted_columns
 from .metrics import analyze, total_share_pct
 from .text import clean_series
-from .trace import Trace, View, Window, detect_arch, infer_clock
+from .trace import Trace, View, Window, bound_time, detect_arch, infer_clock
 
 # cpp_device_perf_report column -> report column (the rest keep their names). The columns kept
 # and the numeric ones are the loader's.
@@ -47,6 +47,7 @@ class LiveModel:
         self._arrivals: deque[tuple[float, int]] = deque()
         self.total_rows = 0
         self._devices: set[int] = set()
+        self._bound_time: dict[str, float] = {}
         self.sources: set[Path] = set()
         self.header: list[str] = []
 
@@ -114,6 +115,8 @@ class LiveModel:
         self._last_raw = raw.iloc[[-1]]
         dev = ops["device"].to_numpy(dtype="float64")  # new rows only: no pass over the table
         self._devices.update(int(d) for d in np.unique(dev[~np.isnan(dev)]))
+        for k, v in bound_time(ops).items():
+            self._bound_time[k] = self._bound_time.get(k, 0.0) + v
 
     def reset(self, source: Path) -> None:
         """The source was truncated or replaced (a device re-open): start over."""
@@ -125,6 +128,7 @@ class LiveModel:
         self._arrivals.clear()
         self.total_rows = 0
         self._devices.clear()
+        self._bound_time.clear()
 
     def _settle_arch(self, raw: pd.DataFrame, source: Path) -> None:
         """The report's arch chain (DEVICE ARCH column, profile_log_device.csv beside the
@@ -169,7 +173,7 @@ class LiveModel:
                       trace_mode=False, devices=sorted(self._devices),
                       ordered=raw, signposts=_empty_signposts())
         return View(trace=trace, window=Window("all"), description="live .logs",
-                    ops=ops, merged=False)
+                    ops=ops, merged=False, bound_time_us=dict(self._bound_time))
 
 
 def _empty_signposts() -> pd.DataFrame:

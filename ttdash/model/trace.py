@@ -81,11 +81,21 @@ class View:
     merged: bool
     window_rows: int = -1  # op rows (all devices, before the merge) in the window; -1 unknown
     pause_above_us: float = PAUSE_ABOVE_US  # op-to-op gaps above this are host pauses
+    #: device time by bound class, when the producer keeps it as rows arrive (the live model:
+    #: its header must not group the whole table twice a second); else computed from the ops
+    bound_time_us: dict[str, float] | None = None
 
     @property
     def op_rows(self) -> pd.DataFrame:
-        """Ops without signpost rows."""
-        return self.ops[~self.ops["is_signpost"]]
+        """Ops without signpost rows (computed once per view; `ops` itself, not a copy, when
+        there is no signpost row: a live view is refreshed twice a second and must not copy
+        its whole table for a header line)."""
+        cached = self.__dict__.get("_op_rows")
+        if cached is None or cached[0] is not self.ops:
+            sp = self.ops["is_signpost"].to_numpy(dtype=bool)
+            cached = (self.ops, self.ops[~sp] if sp.any() else self.ops)
+            self.__dict__["_op_rows"] = cached
+        return cached[1]
 
     def totals(self) -> dict[str, Any]:
         """Sums over the window's ops (microseconds). Gaps are split at ``pause_above_us``:
@@ -145,13 +155,22 @@ class View:
 
     def bound_shares(self) -> dict[str, float]:
         """Share of device time by bound class ("" = not modelled)."""
-        ops = self.op_rows
-        t = ops["device_time_us"].fillna(0.0)
-        total = float(t.sum())
+        by = self.bound_time_us if self.bound_time_us is not None else \
+            bound_time(self.op_rows)
+        total = sum(by.values())
         if total <= 0:
             return {}
-        by = t.groupby(ops["bound"].replace("", "unmodelled")).sum() / total * 100
-        return {str(k): float(v) for k, v in by.sort_values(ascending=False).items()}
+        out = {("unmodelled" if k == "" else k): v / total * 100 for k, v in by.items()}
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def bound_time(ops: pd.DataFrame) -> dict[str, float]:
+    """Device time (us) by bound class ("" = not modelled) of these ops."""
+    t = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64"))
+    codes, names = pd.factorize(ops["bound"], use_na_sentinel=True)
+    ok = codes >= 0
+    sums = np.bincount(codes[ok], weights=t[ok], minlength=len(names))
+    return {str(n): float(v) for n, v in zip(names, sums)}
 
 
 @dataclass
