@@ -77,7 +77,7 @@ def test_demo_cleans_up_when_the_terminal_dies():
         base = _new_demo_dir(before)
         t.wait_text("live: ", timeout=30)
     finally:
-        t.close()  # tmux kill-server: the program gets SIGHUP
+        t.close()  # tmux kill-session: the program gets SIGHUP
     def alive() -> bool:
         return subprocess.run(["pgrep", "-f", "ttdash demo --ops 2000"],
                               capture_output=True).returncode == 0

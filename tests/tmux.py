@@ -70,7 +70,9 @@ class Tmux:
         return int(screen.split(EXIT_MARK, 1)[1].split()[0])
 
     def close(self) -> None:
-        subprocess.run(self.cmd("kill-server"), capture_output=True)
+        # kill-session (SIGHUP to the program, as a closed terminal does); this pane's private
+        # server then exits by itself, having no session left.
+        subprocess.run(self.cmd("kill-session", "-t", self.name), capture_output=True)
 
     def __enter__(self) -> Tmux:
         return self
