@@ -128,3 +128,36 @@ def test_model_does_not_import_textual():
             "bad=[m for m in sys.modules if m.split('.')[0] in ('textual','textual_plotext')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_column_store_equals_concat_and_never_copies_the_table():
+    """The live table's store: frames equal pd.concat of the chunks (dtype promotion, a chunk
+    with other columns), share the store's memory, are read-only, and a frame taken earlier is
+    not changed by later appends (growth reallocates, it does not write into old rows)."""
+    import pandas as pd
+
+    from ttdash.model.live import ColumnStore
+
+    chunks = [pd.DataFrame({"i": np.arange(n, dtype=np.int64) + 10 * n, "x": np.full(n, 0.5 * n),
+                            "s": [f"op{n}"] * n, "b": np.arange(n) % 2 == 0})
+              for n in (3, 700, 1, 900)]
+    chunks.append(pd.DataFrame({"i": [1.5], "x": [np.nan], "s": [None], "b": ["yes"]}))
+    store = ColumnStore()
+    early = None
+    for k, c in enumerate(chunks):
+        store.append(c)
+        if k == 1:
+            early = store.frame()
+            early_copy = early.copy()
+    want = pd.concat(chunks, ignore_index=True)
+    got = store.frame()
+    assert len(store) == len(want) == 1605
+    assert got["i"].dtype == np.float64 and got["b"].dtype == object  # int+float, bool+str
+    pd.testing.assert_frame_equal(got, want.astype({"s": object}), check_dtype=False)
+    pd.testing.assert_frame_equal(early, early_copy)  # untouched by 3 later appends
+    assert np.shares_memory(got["x"].to_numpy(), store.column("x"))
+    with pytest.raises(ValueError):
+        got["x"].to_numpy()[0] = 1.0
+    store.append(pd.DataFrame({"i": [1.0], "x": [2.0]}))  # other columns: rebuilt via concat
+    assert store.frame()["s"].iloc[-1] is None or pd.isna(store.frame()["s"].iloc[-1])
+    assert len(store) == 1606 and list(store.frame().columns) == ["i", "x", "s", "b"]

@@ -101,7 +101,16 @@ class View:
         """Sums over the window's ops (microseconds). Gaps are split at ``pause_above_us``:
         ``dispatch_us`` (steady state) and ``pauses_us`` (host pauses, ``pauses`` of them);
         ``steady_us`` = device + dispatch, ``wall_us`` = device + every gap. ``gaps_known``:
-        ops with an op-to-op gap (0 when the file has none)."""
+        ops with an op-to-op gap (0 when the file has none). Computed once per view (a live
+        header asks for them more than once per refresh)."""
+        key = (self.ops, self.pause_above_us)
+        cached = self.__dict__.get("_totals")
+        if cached is None or cached[0][0] is not key[0] or cached[0][1] != key[1]:
+            cached = (key, self._totals())
+            self.__dict__["_totals"] = cached
+        return dict(cached[1])
+
+    def _totals(self) -> dict[str, Any]:
         ops = self.op_rows
         gap = ops["op_to_op_us"].to_numpy(dtype="float64")
         with np.errstate(invalid="ignore"):
