@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ttdash.model import Trace, Window
+
+_ROOFLINE = re.compile(r"Overall DRAM roofline \(modeled ops\): ([\d.]+)% \(([\d.]+) GB/s\)")
 
 
 def perf_report_csv(path: Path, out: Path, arch: str | None, tracing: bool, ignore_signposts: bool,
@@ -27,7 +30,10 @@ def perf_report_csv(path: Path, out: Path, arch: str | None, tracing: bool, igno
         raise RuntimeError(f"tt-perf-report failed: {res.stderr[-2000:]}")
     if not out.exists():  # nothing to report in that window
         return pd.DataFrame(columns=["ID"])
-    return pd.read_csv(out)
+    df = pd.read_csv(out)
+    m = _ROOFLINE.search(res.stdout)
+    df.attrs["roofline"] = (float(m.group(1)), float(m.group(2))) if m else None
+    return df
 
 
 def compare(path: Path, tmp: Path, ignore_signposts: bool, merge: bool = True) -> dict:
@@ -37,10 +43,12 @@ def compare(path: Path, tmp: Path, ignore_signposts: bool, merge: bool = True) -
     ours = view.ops[~view.ops["is_signpost"]].set_index("id")
     ref = perf_report_csv(path, tmp / "ref.csv", trace.arch.perf_report_name, trace.trace_mode,
                           ignore_signposts, merge)
+    roofline = ref.attrs.get("roofline")
     ref = ref[~ref["OP Code"].astype(str).str.endswith("(signpost)")].set_index("ID") \
         if len(ref) else ref.set_index("ID")
     joined = ours.join(ref, how="outer")
-    out = {"ours": len(ours), "ref": len(ref), "joined": joined, "mismatch": {}}
+    out = {"ours": len(ours), "ref": len(ref), "joined": joined, "mismatch": {},
+           "roofline": roofline, "view": view}
     pairs = {"device_time_us": "Device Time", "op_to_op_us": "Op-to-Op Gap",
              "dram_pct": "DRAM %", "flops_pct": "FLOPs %", "total_pct": "Total %"}
     for mine, theirs in pairs.items():
@@ -54,4 +62,47 @@ def compare(path: Path, tmp: Path, ignore_signposts: bool, merge: bool = True) -
     bound_ref = joined["Bound"].astype(object).where(joined["Bound"].notna(), "").astype(str)
     bound_ours = joined["bound"].fillna("").astype(str)
     out["mismatch"]["bound"] = list(joined.index[bound_ref != bound_ours])
+    return out
+
+
+# ---------------------------------------------------------------- the printed report (advice, footer)
+_FOOTER = re.compile(r"(\d+) device ops, (\d+) host ops, (\d+) signposts")
+_SAVING = re.compile(r"could save (\d+) μs \(([\d.]+|nan)% of overall time\)")
+_ROW = re.compile(r"^\s*(\d+)\s")
+_SECTIONS = {"Fallback": "host", "High Op-to-Op Gap": "gap", "Matmul Optimization": "matmul"}
+
+
+def perf_report_printed(path: Path, arch: str | None, tracing: bool) -> dict:
+    """tt-perf-report's terminal report of the whole file (--ignore-signposts), parsed: the
+    footer counts, the tracing saving, and per advice section the IDs it lists (for matmuls, the
+    number of bullets under each; 0 for "Optimized")."""
+    cmd = [sys.executable, "-m", "tt_perf_report.perf_report", str(path), "--ignore-signposts",
+           "--no-summary", "--no-color"] + (["--arch", arch] if arch else [])
+    if tracing:
+        cmd.append("--tracing-mode")
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if res.returncode != 0:
+        raise RuntimeError(f"tt-perf-report failed: {res.stderr[-2000:]}")
+    out: dict = {"host": [], "gap": [], "matmul": {}, "saving": None, "footer": None}
+    section, current = None, None
+    for line in res.stdout.splitlines():
+        if m := _FOOTER.search(line):
+            out["footer"] = tuple(int(g) for g in m.groups())
+        if m := _SAVING.search(line):
+            out["saving"] = (float(m.group(1)), float(m.group(2)))
+        if line.strip() in _SECTIONS:
+            section = _SECTIONS[line.strip()]
+            continue
+        if section is None:
+            continue
+        if m := _ROW.match(line):
+            current = int(m.group(1))
+            if section == "matmul":
+                out["matmul"][current] = 0
+            else:
+                out[section].append(current)
+        elif section == "matmul" and line.startswith("- ") and current is not None:
+            out["matmul"][current] += 1
+        elif line.startswith(("These ops", "Alternatively")):
+            section = None
     return out

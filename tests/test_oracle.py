@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
 from oracle import compare
@@ -19,6 +21,14 @@ def test_matches_tt_perf_report(name, window, tmp_path):
         "an ID is present in one tool's output only"
     for metric in METRICS:
         assert r["mismatch"][metric] == [], f"{metric} differs at IDs {r['mismatch'][metric][:10]}"
+    # The totals footer's overall DRAM roofline (printed to 0.1% and 1 GB/s)
+    tot = r["view"].totals()
+    if r["roofline"] is None:
+        assert tot["dram_roofline_pct"] is None, tot
+    else:
+        pct, gbps = r["roofline"]
+        assert round(tot["dram_roofline_pct"], 1) == pytest.approx(pct, abs=0.051), tot
+        assert round(tot["dram_roofline_gbps"]) == pytest.approx(gbps, abs=0.51), tot
 
 
 def test_per_device_matches(tmp_path):
@@ -83,3 +93,54 @@ def test_difference_blank_math_fidelity(tmp_path):
     assert res.returncode != 0 and "Unknown math fidelity" in res.stderr
     op = Trace.load(path).view(Window("all")).op_rows.set_index("id").loc[first_mm + 2]
     assert op["dram_pct"] > 0 and pd.isna(op["flops_pct"]) and op["bound"] == ""
+
+
+# ---------------------------------------------------------------- advice and the totals footer
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+def test_advice_and_footer_match_tt_perf_report(name):
+    """Advice (the ops each section lists, one entry per matmul bullet, the tracing saving) and
+    the footer's device/host/signpost counts equal tt-perf-report's printed report (whole file)."""
+    from collections import Counter
+
+    from oracle import perf_report_printed
+
+    from ttdash.model import Trace, Window
+    from ttdash.model.advice import advice
+
+    trace = Trace.load(real_dir() / name)
+    view = trace.view(Window("all"))
+    ref = perf_report_printed(real_dir() / name, trace.arch.perf_report_name, trace.trace_mode)
+    tot = view.totals()
+    assert (tot["device_ops"], tot["host_ops"], tot["signposts"]) == ref["footer"]
+    got = advice(view.ops)
+    assert [a.id for a in got if a.kind == "host"] == ref["host"]
+    assert [a.id for a in got if a.kind == "gap"] == ref["gap"]
+    saving = [a for a in got if a.kind == "gap_saving"]
+    if ref["saving"] is None:
+        assert saving == []
+    else:
+        (s,) = saving
+        assert round(s.saving_us) == pytest.approx(ref["saving"][0], abs=1)
+        assert round(s.saving_pct, 1) == pytest.approx(ref["saving"][1], abs=0.051)
+    bullets = Counter(a.id for a in got if a.kind.startswith("matmul") and a.kind != "matmul_ok")
+    ok = {a.id for a in got if a.kind == "matmul_ok"}
+    assert {i: bullets.get(i, 0) for i in ref["matmul"]} == ref["matmul"]
+    assert ok == {i for i, n in ref["matmul"].items() if n == 0}
+    assert set(bullets) | ok == set(ref["matmul"])
+
+
+def test_advice_comparison_is_not_vacuous():
+    """The fixtures exercise every section: host fallbacks, gaps with a saving, matmul bullets
+    of the FLOP and SLOW branches and "Optimized" (no fixture has a DRAM-bound matmul: that
+    branch is tested on a built row in test_rules)."""
+    from ttdash.model import Trace, Window
+    from ttdash.model.advice import advice
+
+    kinds = Counter()
+    for name in REPORT_FIXTURES:
+        kinds.update(a.kind for a in advice(Trace.load(real_dir() / name).view(Window("all")).ops))
+    assert kinds["host"] >= 781 and kinds["gap"] > 100 and kinds["gap_saving"] >= 5
+    for k in ("matmul_ok", "matmul_grid", "matmul_in0_l1", "matmul_config_ok",
+              "matmul_fidelity", "matmul_program_config"):
+        assert kinds[k] > 0, (k, kinds)

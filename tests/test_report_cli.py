@@ -35,6 +35,32 @@ def test_json_shape():
     assert conv and all(isinstance(o["flops_pct"], float) for o in conv)
 
 
+def test_advice_and_footer_in_every_format():
+    """tt-perf-report's advice and totals footer: json (advice list, totals counts and roofline),
+    table and markdown (an Advice section after the totals line); --no-advice leaves it out."""
+    f = str(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    doc = json.loads(run_ttdash("report", f, "-f", "json").stdout)
+    tot = doc["totals"]
+    assert (tot["device_ops"], tot["host_ops"], tot["signposts"]) == (26, 0, 0)
+    assert round(tot["dram_roofline_pct"], 1) == 3.3 and round(tot["dram_roofline_gbps"]) == 17
+    kinds = [a["kind"] for a in doc["advice"]]
+    assert kinds.count("gap") == 25 and kinds.count("gap_saving") == 1
+    saving = next(a for a in doc["advice"] if a["kind"] == "gap_saving")
+    assert saving["id"] is None and round(saving["saving_us"]) == 90322390
+    assert {"id": 7, "kind": "matmul_grid"}.items() <= next(
+        a for a in doc["advice"] if a["kind"] == "matmul_grid").items()
+    table = run_ttdash("report", f).stdout
+    assert "26 ops (26 device, 0 host; 0 signposts)" in table
+    assert "overall DRAM roofline (modelled ops) 3.3% (17 GB/s)" in table
+    advice = table[table.index("Advice"):]
+    assert "ID 7  MatmulDeviceOperation 3200 x 1792 x 1536\n    - FLOP-bound on 100 of 110" in advice
+    md = run_ttdash("report", f, "-f", "markdown").stdout
+    assert "### Advice" in md and "- ID 14  ReduceScatterMinimalAsyncDeviceOperation" in md
+    for fmt in ("table", "markdown", "json"):
+        out = run_ttdash("report", f, "-f", fmt, "--no-advice").stdout
+        assert "Advice" not in out and '"advice"' not in out and "FLOP-bound" not in out
+
+
 def test_top_and_signpost_selection():
     f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
     doc = json.loads(run_ttdash("report", f, "-f", "json", "--top", "5", "--ignore-signposts").stdout)

@@ -131,6 +131,9 @@ def build_parser() -> Parser:
     r.add_argument("--rank-by", choices=("share", "device", "gap"), default="share",
                    help="what --top ranks by: share of total time (default), device time, or "
                         "op-to-op gap")
+    r.add_argument("--no-advice", action="store_true", help="leave out the advice (host "
+                   "fallbacks, high op-to-op gaps and the tracing saving, matmul rules) that "
+                   "table, markdown and json print after the ops")
     _output_args(r)
     _window_args(r)
 
@@ -260,7 +263,7 @@ def options(a: argparse.Namespace):
 
     if a.command == "report":
         return o.ReportOptions(path=a.path, format=a.format, top=a.top, rank_by=a.rank_by,
-                               window=_window(a), out=_out(a))
+                               window=_window(a), out=_out(a), advice=not a.no_advice)
     if a.command == "open":
         return o.OpenOptions(path=a.path, theme=a.theme, window=_window(a))
     if a.command == "diff":

@@ -55,6 +55,7 @@ class ReportOptions:
     rank_by: str = "share"
     window: WindowOptions = field(default_factory=WindowOptions)
     out: OutputOptions = field(default_factory=OutputOptions)
+    advice: bool = True
 
 
 @dataclass(frozen=True)

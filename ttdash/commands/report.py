@@ -20,7 +20,8 @@ def report(opts: ReportOptions) -> int:
     color = color_wanted(opts.format, opts.out)
     width = shutil.get_terminal_size().columns if color else None
     write_output(opts.out, lambda out: render(view, opts.format, out, top=opts.top, color=color,
-                                              rank_by=opts.rank_by, width=width))
+                                              rank_by=opts.rank_by, width=width,
+                                              with_advice=opts.advice))
     sys.stdout.flush()
     return EXIT_OK
 

@@ -1,64 +1,100 @@
-"""Advice for one op: tt-perf-report 1.4.1's rules (matmul fidelity, grid, program config, gaps,
-host fallback), worded for a detail pane."""
+"""Advice: tt-perf-report 1.4.1's "Advice" section, as data.
+
+The same ops and the same conditions as tt-perf-report (one entry per bullet it prints), in
+ttdash's own words:
+
+* ``host``: a host fallback op ("Fallback" section), one entry per op;
+* ``gap``: an op whose op-to-op gap is above GAP_LIMIT_US ("High Op-to-Op Gap"), one entry per
+  op, plus one whole-trace ``gap_saving`` entry: what running with metal trace could save
+  (each listed gap less 6 us, as tt-perf-report counts it), in us and % of device + gap time;
+* ``matmul_*``: one entry per bullet of "Matmul Optimization" (every op whose code contains
+  "Matmul"; ``matmul_ok`` where it prints "Optimized").
+
+`advice(ops)` lists them for a table of ops (report order); `op_advice(op)` is one op's (the
+details pane), from the same rules.
+"""
 
 from __future__ import annotations
 
 import math
-import re
+from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from .columns import GAP_LIMIT_US
 
-__all__ = ["GAP_LIMIT_US", "advise", "fidelity_verdict"]
+__all__ = ["GAP_LIMIT_US", "Advice", "advice", "fidelity_verdict", "gap_saving", "op_advice"]
 
+#: tt-perf-report subtracts 6 us (not the 6.5 us limit) from each listed gap for the saving.
+GAP_FLOOR_US = 6.0
 MANTISSA = {"FLOAT32": 23, "BFLOAT16": 8, "BFLOAT8_B": 7, "BFLOAT4_B": 3}
 INTEGER_TYPES = {"UINT8", "UINT16", "INT32", "UINT32"}
 
 
+@dataclass(frozen=True)
+class Advice:
+    id: int | None  # the op's ID; None for whole-trace advice
+    kind: str
+    message: str
+    saving_us: float | None = None
+    saving_pct: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items()
+                if v is not None or k in ("id", "kind", "message")}
+
+
+# ------------------------------------------------------------------ fidelity
+_BF16_WIDE = {"HiFi4": ("sufficient", "HiFi2 may do: it drops the lowest activation bit and runs "
+                        "2x faster than HiFi4"),
+              "HiFi3": ("too_low", "unless FLOP-bound, use HiFi4 with BF16 activations for full "
+                        "accuracy"),
+              "HiFi2": ("too_low", "unless FLOP-bound, use HiFi4 with BF16 activations for full "
+                        "accuracy"),
+              "LoFi": ("too_low", "use HiFi2 or HiFi4 with BF16 activations for accuracy")}
+_BF16_BFP4 = {"HiFi4": ("too_high", "HiFi2 very likely suffices for a BFP4 output (2x faster)"),
+              "HiFi3": ("too_high", "HiFi2 very likely suffices for a BFP4 output and is faster"),
+              "HiFi2": ("sufficient", "LoFi may suffice for a BFP4 output (almost 2x faster)"),
+              "LoFi": ("too_low", "HiFi2 may be more accurate for large accumulations")}
+_BFP8_WIDE = {"HiFi4": ("too_high", "HiFi2 suffices for BFP8 weights (2x faster than HiFi4)"),
+              "HiFi3": ("too_high", "HiFi2 suffices for BFP8 weights and is faster than HiFi3"),
+              "HiFi2": ("sufficient", ""),
+              "LoFi": ("too_low", "HiFi2 is recommended: LoFi drops the lowest 2 weight bits")}
+_BFP8_BFP4 = {**_BFP8_WIDE,
+              "HiFi2": ("sufficient", "LoFi may suffice for a BFP4 output (almost 2x faster)"),
+              "LoFi": ("too_low", "HiFi2 may be slightly more accurate for large accumulations")}
+
+
 def fidelity_verdict(in0: object, in1: object, out: object, fidelity: object) -> tuple[str, str]:
-    """("sufficient"|"too_high"|"too_low"|"unknown"|"not_applicable", advice)."""
+    """("sufficient"|"too_high"|"too_low"|"unknown"|"not_applicable", advice or "").
+
+    tt-perf-report's cases; where it stops on an assertion (a fidelity it does not know) or
+    says a datatype is unsupported, this says "unknown" with a message."""
     if {in0, in1, out} & INTEGER_TYPES:
-        return "not_applicable", ""
-    try:
-        a, w, o = MANTISSA[str(in0)], MANTISSA[str(in1)], MANTISSA[str(out)]
-    except KeyError:
-        return "unknown", ""
+        return "not_applicable", "fidelity is not evaluated for integer datatypes"
+    missing = [str(d) for d in (in0, in1, out) if str(d) not in MANTISSA]
+    if missing:
+        return "unknown", f"fidelity is not evaluated for datatype {missing[0]}"
+    a, w, o = (MANTISSA[str(d)] for d in (in0, in1, out))
     f = str(fidelity)
-    if a == 8 and o >= 7:  # BF16 activations, wide output
-        return {"HiFi4": ("sufficient", "HiFi2 may do: it drops the lowest activation bit and "
-                          "runs 2x faster than HiFi4"),
-                "HiFi3": ("too_low", "use HiFi4 with BF16 activations for full accuracy (unless "
-                          "FLOP-bound)"),
-                "HiFi2": ("too_low", "use HiFi4 with BF16 activations for full accuracy (unless "
-                          "FLOP-bound)"),
-                "LoFi": ("too_low", "use HiFi2 or HiFi4 with BF16 activations for accuracy")
-                }.get(f, ("unknown", ""))
+    unknown = ("unknown", f"fidelity {f} is not one tt-perf-report knows")
+    if a == 8 and o >= 7:
+        return _BF16_WIDE.get(f, unknown)
     if a == 8 and o == 3:
-        return {"HiFi4": ("too_high", "HiFi2 very likely suffices for a BFP4 output (2x faster)"),
-                "HiFi3": ("too_high", "HiFi2 very likely suffices for a BFP4 output"),
-                "HiFi2": ("sufficient", "LoFi may suffice for a BFP4 output (almost 2x faster)"),
-                "LoFi": ("too_low", "HiFi2 may be more accurate for large accumulations")
-                }.get(f, ("unknown", ""))
-    if w >= 7:
-        if f in ("HiFi4", "HiFi3"):
-            return "too_high", "HiFi2 suffices for BFP8 weights and is faster"
-        if f == "HiFi2":
-            return "sufficient", ("LoFi may suffice for a BFP4 output (almost 2x faster)"
-                                  if o == 3 else "")
-        if f == "LoFi":
-            return "too_low", "HiFi2 is recommended: LoFi drops the lowest 2 weight bits"
-        return "unknown", ""
+        return _BF16_BFP4.get(f, unknown)
+    if w >= 7 and o >= 7:
+        return _BFP8_WIDE.get(f, unknown)
+    if w >= 7 and o == 3:
+        return _BFP8_BFP4.get(f, unknown)
     if w == 3:
-        return (("sufficient", "") if f == "LoFi"
-                else ("too_high", "LoFi suffices with BFP4 weights and is much faster"))
-    return "unknown", ""
+        return ("sufficient", "") if f == "LoFi" else \
+            ("too_high", "LoFi suffices with BFP4 weights and is much faster")
+    return "unknown", f"{f} with {in0}/{in1} inputs and a {out} output is not evaluated"
 
 
-def _int_attr(attrs: str, name: str) -> int | None:
-    m = re.search(rf"{name}=(\d+)", attrs)
-    return int(m.group(1)) if m else None
-
-
+# ------------------------------------------------------------------ one op
 def _number(v: object) -> float | None:
     """The value as a float; None when missing (None, NaN, pd.NA) or not a number."""
     try:
@@ -68,49 +104,134 @@ def _number(v: object) -> float | None:
     return None if math.isnan(x) else x
 
 
-def advise(op: dict[str, Any], attributes: str = "") -> list[str]:
-    """Advice lines for one derived op row (a dict of a View's ops columns)."""
-    out: list[str] = []
-    if op.get("is_host"):
-        out.append("Host fallback op: move it to the device.")
-    gap = _number(op.get("op_to_op_us"))
-    if gap is not None and gap > GAP_LIMIT_US:
-        out.append(f"Op-to-op gap {gap:,.1f} us > {GAP_LIMIT_US} us: the device waited for the "
-                   "host; metal trace or compile-time args could remove it.")
-    if op.get("analysis") != "full":
-        return out
-    verdict, fid_advice = fidelity_verdict(op.get("in0_dtype"), op.get("in1_dtype"),
-                                           op.get("out_dtype"), op.get("math_fidelity"))
+def _text(v: object) -> str | None:
+    return None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) \
+        else str(v)
+
+
+def is_matmul(op: dict[str, Any]) -> bool:
+    return "Matmul" in str(op.get("op_code") or "") and not op.get("is_signpost")
+
+
+def matmul_advice(op: dict[str, Any]) -> list[tuple[str, str]]:
+    """(kind, message) for each bullet tt-perf-report prints under a matmul ("matmul_ok" for
+    its "Optimized")."""
+    if op.get("sparse_nnz_missing"):
+        return [("matmul_sparse", "sparse matmul: utilisation not modelled (the row has no "
+                 "numeric nnz in its attributes)")]
+    fidelity = _text(op.get("math_fidelity"))
+    fidelity = fidelity.split()[0] if fidelity and fidelity.split() else None
+    verdict, fid = fidelity_verdict(_text(op.get("in0_dtype")), _text(op.get("in1_dtype")),
+                                    _text(op.get("out_dtype")), fidelity)
     bound, sharded = op.get("bound"), bool(op.get("dram_sharded"))
-    flops_pct = _number(op.get("flops_pct"))
+    out: list[tuple[str, str]] = []
     if bound in ("DRAM", "BOTH"):
         if not sharded and "SparseMatmul" not in str(op.get("op_code")):
-            out.append("DRAM-bound: try a DRAM-sharded program config "
-                       "(MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig).")
+            out.append(("matmul_dram_sharded", "DRAM-bound: try a DRAM-sharded program config "
+                        "(MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig)"))
+        flops_pct = _number(op.get("flops_pct"))
         if verdict == "too_low" and flops_pct is not None and flops_pct < 40:
-            out.append(f"Fidelity: {fid_advice}.")
+            out.append(("matmul_fidelity", f"fidelity: {fid}"))
         if verdict == "too_high":
-            out.append(f"Fidelity: {fid_advice}.")
+            out.append(("matmul_fidelity", f"fidelity: {fid}"))
     elif bound == "FLOP":
         cores, avail = _number(op.get("cores")), _number(op.get("available_cores"))
         if not sharded and cores is not None and avail is not None and cores < avail:
-            out.append(f"FLOP-bound on {int(cores)} of {int(avail)} cores: use a bigger grid.")
+            out.append(("matmul_grid", f"FLOP-bound on {cores:g} of {avail:g} cores: use a "
+                        "bigger grid"))
         if verdict == "too_high":
-            out.append(f"Fidelity: {fid_advice}.")
+            out.append(("matmul_fidelity", f"fidelity: {fid}"))
     elif bound == "SLOW":
-        mem = op.get("in0_memory")
-        if mem and "L1" not in str(mem):
-            out.append(f"Neither DRAM- nor FLOP-bound: put input 0 in L1 if possible (now {mem}).")
-        block = _int_attr(attributes, "in0_block_w") if "program_config" in attributes else None
-        sub_h = _int_attr(attributes, "out_subblock_h") if "program_config" in attributes else None
-        sub_w = _int_attr(attributes, "out_subblock_w") if "program_config" in attributes else None
+        mem = _text(op.get("in0_memory"))
+        if mem and "L1" not in mem:
+            out.append(("matmul_in0_l1", f"neither DRAM- nor FLOP-bound: put input 0 in L1 if "
+                        f"possible (now {mem})"))
+        block = _number(op.get("in0_block_w"))
+        sub_h, sub_w = _number(op.get("out_subblock_h")), _number(op.get("out_subblock_w"))
         if not sharded and block is None and sub_h is None and sub_w is None:
-            out.append("No program_config: set one to choose in0_block_w and out_subblock_h/w.")
+            out.append(("matmul_program_config", "no program_config: set one to choose "
+                        "in0_block_w and out_subblock_h/w"))
         else:
-            if block is not None and block < 2:
-                out.append(f"in0_block_w={block} is small: try 2 or more.")
-            if not sharded and sub_h is not None and sub_w is not None and sub_h * sub_w < 2:
-                out.append(f"Output subblock {sub_h}x{sub_w} is small: aim for h*w >= 2.")
-            if fid_advice:
-                out.append(f"Fidelity: {fid_advice}.")
+            good = True
+            if block is None:
+                out.append(("matmul_in0_block_w", "no in0_block_w in the program config"))
+                good = False
+            elif block < 2:
+                out.append(("matmul_in0_block_w", f"in0_block_w={block:g} is small: try 2 or "
+                            "more"))
+                good = False
+            if not sharded:
+                if sub_h is None or sub_w is None:
+                    out.append(("matmul_subblock", "no output subblock in the program config"))
+                    good = False
+                elif sub_h * sub_w < 2:
+                    out.append(("matmul_subblock", f"output subblock {sub_h:g}x{sub_w:g} is "
+                                "small: aim for h*w >= 2"))
+                    good = False
+            if good:
+                what = (f"in0_block_w={block:g}" if sharded else
+                        f"in0_block_w={block:g} and output subblock {sub_h:g}x{sub_w:g}")
+                out.append(("matmul_config_ok", f"{what} look reasonable; no rule applies"))
+            if fid:
+                out.append(("matmul_fidelity", f"fidelity: {fid}"))
+    return out or [("matmul_ok", "optimised: no rule applies")]
+
+
+def op_advice(op: dict[str, Any]) -> list[Advice]:
+    """Advice for one derived op row (a dict of a View's ops columns)."""
+    op_id = _number(op.get("id"))
+    ident = int(op_id) if op_id is not None else None
+    out: list[Advice] = []
+    if op.get("is_host"):
+        out.append(Advice(ident, "host", "host fallback op: move it to the device"))
+    gap = _number(op.get("op_to_op_us"))
+    if gap is not None and gap > GAP_LIMIT_US:
+        out.append(Advice(ident, "gap", f"op-to-op gap {gap:,.1f} us > {GAP_LIMIT_US:g} us: the "
+                          "device waited for the host (metal trace, or runtime args made "
+                          "compile-time args, could remove it)"))
+    if is_matmul(op):
+        out.extend(Advice(ident, k, m) for k, m in matmul_advice(op))
+    return out
+
+
+# ------------------------------------------------------------------ a table of ops
+def gap_saving(ops: pd.DataFrame) -> tuple[float, float] | None:
+    """tt-perf-report's tracing estimate: (saving us, % of device + gap time) over the ops whose
+    gap is above GAP_LIMIT_US; None when none is."""
+    gap = ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        high = gap > GAP_LIMIT_US
+    if not high.any():
+        return None
+    saving = float(np.sum(gap[high] - GAP_FLOOR_US))
+    total = float(np.nansum(ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
+                  + np.nansum(gap))
+    return saving, (saving / total * 100 if total > 0 else math.nan)
+
+
+def advice(ops: pd.DataFrame) -> list[Advice]:
+    """Every entry for these ops, in tt-perf-report's order: host fallbacks, high gaps (then the
+    whole-trace saving), matmuls. Only the rows that can have advice are visited."""
+    fields = [c for c in ops.columns if c != "signpost"]
+    out: list[Advice] = []
+    host = ops["is_host"].to_numpy(dtype=bool)
+    for op in ops.loc[host, fields].to_dict("records"):
+        out.append(Advice(int(op["id"]), "host", "host fallback op: move it to the device"))
+    saving = gap_saving(ops)
+    if saving is not None:
+        gap = ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            high = gap > GAP_LIMIT_US
+        for op in ops.loc[high, fields].to_dict("records"):
+            out.extend(a for a in op_advice(op) if a.kind == "gap")
+        us, pct = saving
+        out.append(Advice(None, "gap_saving", f"running with metal trace could save {us:,.0f} us "
+                          f"({pct:.1f}% of device + gap time): {int(high.sum()):,} ops waited "
+                          f"over {GAP_LIMIT_US:g} us for the host", saving_us=us, saving_pct=pct))
+    codes = ops["op_code"].astype(object).to_numpy()
+    sign = ops["is_signpost"].to_numpy(dtype=bool)
+    mm = np.fromiter(("Matmul" in str(c) for c in codes), bool, len(codes)) & ~sign
+    for op in ops.loc[mm, fields].to_dict("records"):
+        ident = int(op["id"])
+        out.extend(Advice(ident, k, m) for k, m in matmul_advice(op))
     return out

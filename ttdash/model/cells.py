@@ -67,9 +67,24 @@ def nnz(attrs: object) -> float:
     return float(m.group(1)) if m else np.nan
 
 
+def program_config_int(name: str) -> Callable[[object], float]:
+    """A whole-number field of a matmul's program_config (in0_block_w, out_subblock_h/w), read
+    only when the attributes hold a program_config, as tt-perf-report reads them."""
+    pattern = re.compile(rf"{name}=(\d+)")
+
+    def read(attrs: object) -> float:
+        text = str(attrs)
+        m = pattern.search(text) if "program_config" in text else None
+        return float(m.group(1)) if m else np.nan
+    return read
+
+
 ATTRIBUTE_FEATURES = {
     "_ATTR_DRAM_SHARDED": lambda a: float(DRAM_SHARDED_CONFIG in str(a)),
     "_ATTR_WINDOW_H": lambda a: conv_window(a, 0),
     "_ATTR_WINDOW_W": lambda a: conv_window(a, 1),
     "_ATTR_NNZ": nnz,
+    "_ATTR_IN0_BLOCK_W": program_config_int("in0_block_w"),
+    "_ATTR_OUT_SUBBLOCK_H": program_config_int("out_subblock_h"),
+    "_ATTR_OUT_SUBBLOCK_W": program_config_int("out_subblock_w"),
 }

@@ -215,7 +215,8 @@ OUTPUT_COLUMNS = (
     "dram_pct", "flops", "flops_pct", "bound", "math_fidelity", "fidelity_desc", "category",
     "size", "analysis", "is_signpost", "is_host", "corrupt", "dram_sharded", "io_dram_gbps",
     "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
-    "in0_memory", "raw_kernel_ns", "pm_ideal_ns",
+    "in0_memory", "raw_kernel_ns", "pm_ideal_ns", "dram_bytes", "in0_block_w", "out_subblock_h",
+    "out_subblock_w", "sparse_nnz_missing",
 )
 
 SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
@@ -300,8 +301,10 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         mm_bytes += np.where(contains(mem[t], "DRAM"), vol[t] * dtype_bytes(dts[t]), 0.0)
     mm_flops = 2.0 * M * K * N * W * Z
     sparse = is_matmul & contains(op_code, "SparseMatmul")
+    nnz_missing = np.zeros(n, dtype=bool)
     if sparse.any():
         nnz = num(rows, "_ATTR_NNZ")
+        nnz_missing = sparse & np.isnan(nnz)
         sp_bytes = np.zeros(n)
         for t, a, b in (("INPUT_0", M, K), ("INPUT_1", K, N), ("OUTPUT_0", M, N)):
             sp_bytes += np.where(contains(mem[t], "DRAM"), a * b * dtype_bytes(dts[t]) * nnz, 0.0)
@@ -372,6 +375,13 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "in0_memory": text_column(interned(mem["INPUT_0"])),
         "raw_kernel_ns": dur,
         "pm_ideal_ns": num(rows, "PM IDEAL [ns]"),
+        # tt-perf-report's "DRAM Bytes" (matmuls with shapes and a valid duration), for the
+        # overall DRAM roofline; program_config fields and a sparse matmul without nnz, for advice
+        "dram_bytes": np.where(mm_ok, mm_bytes, np.nan),
+        "in0_block_w": num(rows, "_ATTR_IN0_BLOCK_W"),
+        "out_subblock_h": num(rows, "_ATTR_OUT_SUBBLOCK_H"),
+        "out_subblock_w": num(rows, "_ATTR_OUT_SUBBLOCK_W"),
+        "sparse_nnz_missing": nnz_missing,
     })
     return out
 

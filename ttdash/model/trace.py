@@ -130,6 +130,9 @@ class View:
             "gaps_known": int((~np.isnan(gap)).sum()),
             "corrupt_rows": int(ops["corrupt"].sum()),
             "host_ops": int(ops["is_host"].sum()),
+            "device_ops": int(len(ops) - ops["is_host"].sum()),
+            "signposts": int(self.ops["is_signpost"].sum()),
+            **dram_roofline(ops),
         }
 
     def summary(self) -> Summary:
@@ -171,6 +174,22 @@ class View:
             return {}
         out = {("unmodelled" if k == "" else k): v / total * 100 for k, v in by.items()}
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def dram_roofline(ops: pd.DataFrame) -> dict[str, float | None]:
+    """tt-perf-report's "Overall DRAM roofline (modeled ops)": DRAM bytes of the modelled ops
+    over the device time of every op (GB/s), and their DRAM % weighted by device time over the
+    same total (None when nothing is modelled)."""
+    t = ops["device_time_us"].to_numpy(dtype="float64")
+    total = float(np.nansum(t))
+    nbytes = float(np.nansum(ops["dram_bytes"].to_numpy(dtype="float64"))) \
+        if "dram_bytes" in ops else 0.0
+    if total <= 0 or nbytes <= 0:
+        return {"dram_roofline_gbps": None, "dram_roofline_pct": None}
+    pct = ops["dram_pct"].to_numpy(dtype="float64")
+    weighted = float(np.nansum(pct * t))  # NaN where either is missing: left out
+    return {"dram_roofline_gbps": nbytes / (total * 1e-6) / 1e9,
+            "dram_roofline_pct": weighted / total}
 
 
 def bound_time(ops: pd.DataFrame) -> dict[str, float]:

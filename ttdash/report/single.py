@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..format import fmt_us
 from ..model import View
+from ..model.advice import GAP_LIMIT_US, Advice, advice
 from ..model.columns import BY_KEY, INT_FIELDS, JSON_FIELDS, TABLE_FIELDS, TEXT_FIELDS, Severity
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.text import clean_text
@@ -38,7 +39,8 @@ def select(view: View, top: int | None, rows=None, rank_by: str = "share") -> pd
 
 
 def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
-    """The ops with machine-friendly types: ints as Int64, "" bound as missing."""
+    """The ops with machine-friendly types: ints as Int64, "" bound as missing, floats rounded
+    to 6 decimals except total_pct (a share of 1e-6 % would lose its digits)."""
     out = ops[list(fields)].copy()
     for f in fields:
         if f == "corrupt":
@@ -47,7 +49,7 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
             out[f] = out[f].astype("Float64").round().astype("Int64")
         elif f == "bound":
             out[f] = out[f].replace("", None)
-        elif out[f].dtype == "float64":
+        elif out[f].dtype == "float64" and f != "total_pct":  # a tiny share keeps its digits
             with np.errstate(all="ignore"):  # 1e300 cells: rounding overflows harmlessly
                 out[f] = out[f].round(6)
     return out
@@ -77,14 +79,17 @@ def summary_dict(view: View) -> dict:
 
 
 def to_json(view: View, out: TextIO, top: int | None = None, rows=None,
-            rank_by: str = "share") -> None:
+            rank_by: str = "share", with_advice: bool = True) -> None:
     doc = summary_dict(view)
+    if with_advice:
+        doc["advice"] = [a.as_dict() for a in advice(view.ops)]
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
     ops = select(view, top, rows, rank_by)
     out.write(head[:-1] + ',"ops":[')
     for start in range(0, len(ops), CHUNK):
         chunk = export_frame(ops.iloc[start:start + CHUNK], JSON_OP_FIELDS)
-        text = chunk.to_json(orient="records", double_precision=6, force_ascii=False)
+        # 15 decimals (the most pandas writes): other floats are rounded to 6 already
+        text = chunk.to_json(orient="records", double_precision=15, force_ascii=False)
         out.write(("," if start else "") + text[1:-1])
     out.write("]}\n")
 
@@ -159,17 +164,76 @@ LEFT = frozenset(c for c in TABLE_FIELDS if BY_KEY[c].kind in ("op", "text", "bo
 
 
 def totals_line(view: View) -> str:
+    """tt-perf-report's footer, in words: ops by kind, time, the overall DRAM roofline."""
     tot = view.totals()
-    parts = [f"{tot['ops']:,} ops", f"device time {fmt_us(tot['device_time_us'])}",
+    parts = [f"{tot['ops']:,} ops ({tot['device_ops']:,} device, {tot['host_ops']:,} host; "
+             f"{tot['signposts']:,} signposts)", f"device time {fmt_us(tot['device_time_us'])}",
              f"dispatch gaps {fmt_us(tot['dispatch_us'])}",
              f"host pauses {fmt_us(tot['pauses_us'])}"]
+    if tot["dram_roofline_pct"] is not None:
+        parts.append(f"overall DRAM roofline (modelled ops) {tot['dram_roofline_pct']:.1f}% "
+                     f"({tot['dram_roofline_gbps']:,.0f} GB/s)")
     if tot["corrupt_rows"]:
         parts.append(f"{tot['corrupt_rows']:,} corrupt rows left out")
     return "Total: " + ", ".join(parts)
 
 
+ADVICE_SECTIONS = {
+    "host": "Host fallback ops: move them to the device",
+    "gap": f"High op-to-op gap (over {GAP_LIMIT_US:g} us): the device waited for the host",
+    "matmul": "Matmuls",
+}
+
+
+def advice_sections(view: View, items: list[Advice] | None = None
+                    ) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """The advice as (section title, [(op line, [bullets])]) in tt-perf-report's order; a
+    whole-trace entry is an op line of its own without bullets."""
+    items = advice(view.ops) if items is None else items
+    if not items:
+        return []
+    ids = {a.id for a in items if a.id is not None}
+    ops = view.op_rows
+    ops = ops[ops["id"].isin(ids).to_numpy(dtype=bool)]
+    labels = dict(zip(ops["id"].tolist(), _op_labels(ops)))
+    gaps = dict(zip(ops["id"].tolist(), ops["op_to_op_us"].tolist()))
+    out: list[tuple[str, list[tuple[str, list[str]]]]] = []
+    last: tuple[str, int | None] | None = None
+    for a in items:
+        section = a.kind.split("_")[0]
+        if not out or out[-1][0] != ADVICE_SECTIONS[section]:
+            out.append((ADVICE_SECTIONS[section], []))
+            last = None
+        entries = out[-1][1]
+        if a.id is None:
+            entries.append((a.message[:1].upper() + a.message[1:], []))
+            continue
+        head = f"ID {a.id}  {labels.get(a.id, '')}"
+        if section == "gap":
+            head += f"  gap {fmt_us(gaps.get(a.id))}"
+        if section == "matmul":
+            if last != (section, a.id):
+                entries.append((head, []))
+            entries[-1][1].append(a.message)
+        else:
+            entries.append((head, []))
+        last = (section, a.id)
+    return out
+
+
+def advice_lines(view: View) -> list[str]:
+    lines = []
+    for title, entries in advice_sections(view):
+        lines += ["", title]
+        for head, bullets in entries:
+            lines.append("  " + head)
+            lines += [f"    - {b}" for b in bullets]
+    return ["", "Advice (tt-perf-report's rules; --no-advice leaves it out)", *lines] \
+        if lines else []
+
+
 def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None,
-                rank_by: str = "share") -> None:
+                rank_by: str = "share", with_advice: bool = True) -> None:
     out.write("## ttdash report\n\n")
     for line in summary_lines(view):
         key, _, rest = line.partition(": ")
@@ -183,6 +247,16 @@ def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None,
         for i in range(len(cells[fields[0]])):
             out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
     out.write("\n" + md_cell(totals_line(view)) + "\n")
+    # a TUI export (`rows`) is the table on screen; the report's advice covers the whole view
+    sections = advice_sections(view) if with_advice and rows is None else []
+    if sections:
+        out.write("\n### Advice\n")
+    for title, entries in sections:
+        out.write(f"\n**{md_cell(title)}**\n\n")
+        for head, bullets in entries:
+            out.write(f"- {md_cell(head)}\n")
+            for b in bullets:
+                out.write(f"  - {md_cell(b)}\n")
 
 
 SGR = {Severity.GOOD: "\x1b[32m", Severity.WARN: "\x1b[33m", Severity.BAD: "\x1b[31m"}
@@ -193,7 +267,7 @@ DROP_ORDER = ("fidelity_desc", "dram_gbps", "flops", "device", "cores", "flops_p
 
 
 def to_table(view: View, out: TextIO, top: int | None = None, color: bool = False,
-             width: int | None = None, rank_by: str = "share") -> None:
+             width: int | None = None, rank_by: str = "share", with_advice: bool = True) -> None:
     """A plain-text table streamed row by row (no layout pass over the whole table): columns
     sized from their formatted cells, never wrapped; on a terminal (`width`), columns that do not
     fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
@@ -248,18 +322,22 @@ def to_table(view: View, out: TextIO, top: int | None = None, color: bool = Fals
             lines.append("  ".join(parts).rstrip())
         out.write("\n".join(lines) + "\n")
     out.write("\n" + totals_line(view) + "\n")
+    if with_advice:
+        for line in advice_lines(view):
+            out.write(str(clean_text(line)) + "\n")
 
 
 def render(view: View, fmt: str, out: TextIO, top: int | None = None, color: bool = False,
-           rank_by: str = "share", width: int | None = None) -> None:
+           rank_by: str = "share", width: int | None = None, with_advice: bool = True) -> None:
     if fmt == "json":
-        to_json(view, out, top, rank_by=rank_by)
+        to_json(view, out, top, rank_by=rank_by, with_advice=with_advice)
     elif fmt == "csv":
         to_csv(view, out, top, rank_by=rank_by)
     elif fmt == "markdown":
-        to_markdown(view, out, top, rank_by=rank_by)
+        to_markdown(view, out, top, rank_by=rank_by, with_advice=with_advice)
     else:
-        to_table(view, out, top, color=color, width=width, rank_by=rank_by)
+        to_table(view, out, top, color=color, width=width, rank_by=rank_by,
+                 with_advice=with_advice)
 
 
 def render_to_string(view: View, fmt: str, top: int | None = None) -> str:

@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
 from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
-from ..model.advice import advise
+from ..model.advice import op_advice
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
@@ -227,7 +227,7 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
         yield Static(_grid([("Ideal (PM IDEAL)", fmt_us(pm / 1000)),
                             ("Actual", fmt_us(op["device_time_us"])),
                             ("Ideal / actual", fmt_pct(ratio))]))
-    advice = advise(op, attrs)
+    advice = [a.message[:1].upper() + a.message[1:] for a in op_advice(op)]
     yield Static("Advice", classes="section")
     if advice:  # one bullet per row, wrapped lines indented under their own bullet
         grid = Table.grid(padding=(0, 1))
