@@ -36,6 +36,12 @@ def test_open_grouped(snap_compare):
                         terminal_size=(160, 48), press=["2"])
 
 
+def test_open_advice_at_80x24(snap_compare):
+    """`3`: the advice view, on the matmul section (bullets wrap under their bullet)."""
+    assert snap_compare(app_for("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"),
+                        terminal_size=(80, 24), press=["3", "G"])
+
+
 def test_open_help(snap_compare):
     assert snap_compare(app_for("tt-perf-report__bh_p100_dlv3.csv"), terminal_size=(80, 24),
                         press=["question_mark"])

@@ -324,6 +324,21 @@ def test_grouped_view_header_at_80_columns(term_env, name):
                                      for w in ("Count", "Total", "Max", "Share")))
 
 
+def test_advice_view_at_80x24_then_enter_shows_the_op(term_env):
+    """`3` in the installed binary: the advice listing, bullets indented; enter on an entry
+    lands on that op in the op table."""
+    with Tmux([ttdash_bin(), "open", real(DEEPSEEK)], 80, 24, term_env) as t:
+        t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
+        t.send("3")
+        wait_stable(t, lambda s: "High op-to-op gap (over 6.5 us)" in s
+                    and "ID 14  ReduceScatterMinimalAsyncDeviceOperation  gap 5.05 s" in s)
+        t.send("G")
+        wait_stable(t, lambda s: "ID 201  MatmulDeviceOperation 3200 x 4096 x 7168" in s
+                    and "• optimised: no rule applies" in s)
+        t.send("Enter")
+        wait_stable(t, lambda s: "row 25/26" in s and "Op code" in s)
+
+
 def test_details_modal_at_80x24_shows_tensor_header_uncut_and_no_na(term_env):
     with Tmux([ttdash_bin(), "open", real(CLIP_WH)], 80, 24, term_env) as t:
         t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)

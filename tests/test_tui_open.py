@@ -161,6 +161,36 @@ async def test_grouped_view_and_group_by():
         assert app.screen.query_one("#switcher").current == "ops"
 
 
+async def test_advice_view_lists_the_advice_and_jumps_to_its_op():
+    """`3`: tt-perf-report's advice (sections, one entry per op, matmul bullets); enter on an
+    entry shows that op in the op table, even when the filter hid it."""
+    from ttdash.tui.widgets import AdviceView
+
+    app = open_app(view_of("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"LayerNorm", "enter")
+        assert len(table(app).rows) == 2
+        await pilot.press("3")
+        adv = app.screen.query_one(AdviceView)
+        assert app.screen.focused is adv
+        def text(prompt) -> str:
+            console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+            console.print(prompt)
+            return console.export_text()
+
+        prompts = [text(adv.get_option_at_index(i).prompt) for i in range(adv.option_count)]
+        assert prompts[0].startswith("High op-to-op gap")
+        assert sum(p.startswith("ID ") for p in prompts) == 25 + 6  # gap ops, then matmuls
+        assert any(p.startswith("Running with metal trace could save") for p in prompts)
+        grid = next(p for p in prompts if p.startswith("ID 7 "))
+        assert "• FLOP-bound on 100 of 110 cores" in grid
+        assert adv.op_id(adv.get_option_at_index(adv.highlighted)) == 14  # first entry
+        await pilot.press("down", "enter")  # ID 22: AllGather, hidden by the filter
+        await pilot.pause()
+        t = table(app)
+        assert app.screen.focused is t and t.current_id() == 22 and len(t.rows) == 26
+
+
 async def test_help_palette_copy_quit():
     app = open_app(view_of("tt-perf-report__bh_p100_dlv3.csv"))
     async with app.run_test(size=SIZE) as pilot:

@@ -185,10 +185,13 @@ ADVICE_SECTIONS = {
 }
 
 
+AdviceEntry = tuple[int | None, str, list[str]]  # op ID (None: whole trace), line, bullets
+
+
 def advice_sections(view: View, items: list[Advice] | None = None
-                    ) -> list[tuple[str, list[tuple[str, list[str]]]]]:
-    """The advice as (section title, [(op line, [bullets])]) in tt-perf-report's order; a
-    whole-trace entry is an op line of its own without bullets."""
+                    ) -> list[tuple[str, list[AdviceEntry]]]:
+    """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order; a
+    whole-trace entry has no ID and no bullets."""
     items = advice(view.ops) if items is None else items
     if not items:
         return []
@@ -197,7 +200,7 @@ def advice_sections(view: View, items: list[Advice] | None = None
     ops = ops[ops["id"].isin(ids).to_numpy(dtype=bool)]
     labels = dict(zip(ops["id"].tolist(), _op_labels(ops)))
     gaps = dict(zip(ops["id"].tolist(), ops["op_to_op_us"].tolist()))
-    out: list[tuple[str, list[tuple[str, list[str]]]]] = []
+    out: list[tuple[str, list[AdviceEntry]]] = []
     last: tuple[str, int | None] | None = None
     for a in items:
         section = a.kind.split("_")[0]
@@ -206,17 +209,17 @@ def advice_sections(view: View, items: list[Advice] | None = None
             last = None
         entries = out[-1][1]
         if a.id is None:
-            entries.append((a.message[:1].upper() + a.message[1:], []))
+            entries.append((None, a.message[:1].upper() + a.message[1:], []))
             continue
         head = f"ID {a.id}  {labels.get(a.id, '')}"
         if section == "gap":
             head += f"  gap {fmt_us(gaps.get(a.id))}"
         if section == "matmul":
             if last != (section, a.id):
-                entries.append((head, []))
-            entries[-1][1].append(a.message)
+                entries.append((a.id, head, []))
+            entries[-1][2].append(a.message)
         else:
-            entries.append((head, []))
+            entries.append((a.id, head, []))
         last = (section, a.id)
     return out
 
@@ -225,7 +228,7 @@ def advice_lines(view: View) -> list[str]:
     lines = []
     for title, entries in advice_sections(view):
         lines += ["", title]
-        for head, bullets in entries:
+        for _, head, bullets in entries:
             lines.append("  " + head)
             lines += [f"    - {b}" for b in bullets]
     return ["", "Advice (tt-perf-report's rules; --no-advice leaves it out)", *lines] \
@@ -253,7 +256,7 @@ def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None,
         out.write("\n### Advice\n")
     for title, entries in sections:
         out.write(f"\n**{md_cell(title)}**\n\n")
-        for head, bullets in entries:
+        for _, head, bullets in entries:
             out.write(f"- {md_cell(head)}\n")
             for b in bullets:
                 out.write(f"  - {md_cell(b)}\n")

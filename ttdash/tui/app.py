@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -29,6 +30,7 @@ from .config import DEFAULT_THEME, load_keymap, load_themes
 from .optable import SORTABLE, OpTable
 from .tableview import TABLE_BINDINGS, TableViewMixin
 from .widgets import (
+    AdviceView,
     DetailScreen,
     GroupedView,
     HelpScreen,
@@ -79,6 +81,7 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("s", "toggle_signposts", "Signposts", show=False, id="ttdash.toggle_signposts"),
         Binding("1", "show('ops')", "Ops", show=False, id="ttdash.view_ops"),
         Binding("2", "show('grouped')", "Group", id="ttdash.view_grouped"),
+        Binding("3", "show('advice')", "Advice", show=False, id="ttdash.view_advice"),
         Binding("c", "group_by", "By code/cat", show=False, id="ttdash.group_by"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
         Binding("e", "export", "Export", id="ttdash.export"),
@@ -110,6 +113,7 @@ class TraceScreen(TableViewMixin, Screen):
             with ContentSwitcher(initial="ops", id="switcher"):
                 yield OpTable(id="ops")
                 yield GroupedView(id="grouped")
+                yield AdviceView(id="advice")
         yield from self.panels()
         yield Static(id="status")
         yield Footer()
@@ -213,7 +217,7 @@ class TraceScreen(TableViewMixin, Screen):
 
     def action_details(self) -> None:
         focused = self.focused
-        if isinstance(focused, SignpostList):
+        if isinstance(focused, (SignpostList, AdviceView)):
             return  # handled by on_option_list_option_selected
         if self.query_one(ContentSwitcher).current == "grouped":
             self.narrow_to_group()
@@ -247,8 +251,27 @@ class TraceScreen(TableViewMixin, Screen):
         self.recompute(top=True)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if isinstance(event.option_list, AdviceView):
+            op_id = AdviceView.op_id(event.option)
+            if op_id is not None:
+                self.show_op(op_id)
+            return
         self.narrow(int(event.option.id or 0))
         self.query_one(OpTable).focus()
+
+    def show_op(self, op_id: int) -> None:
+        """The op table with the cursor on op `op_id` (filter and region dropped when they hide
+        it)."""
+        self.action_show("ops")
+        table = self.table
+        ids = self.view.ops["id"].to_numpy()
+        if not (ids[table.rows] == op_id).any():
+            self.state.filter = Filter.for_keys("", self.filter_keys)
+            self.state.narrowed = 0
+            self.recompute()
+        hit = np.flatnonzero(ids[table.rows] == op_id)
+        if len(hit):
+            table.cursor = int(hit[0])
 
     def narrow(self, region: int) -> None:
         self.state.narrowed = region
@@ -269,6 +292,9 @@ class TraceScreen(TableViewMixin, Screen):
         if name == "grouped":
             self.query_one(GroupedView).show(self.view.ops, self.table.rows)
             self.query_one("#groups").focus()
+        elif name == "advice":
+            self.query_one(AdviceView).show(self.view)
+            self.query_one(AdviceView).focus()
         else:
             self.query_one(OpTable).focus()
 

@@ -304,6 +304,54 @@ class SignpostList(OptionList):
         self.highlighted = 0
 
 
+class AdviceView(OptionList):
+    """tt-perf-report's advice (report.single.advice_sections): section titles, then one entry
+    per op with its bullets. `enter` on an entry shows that op in the op table (the screen
+    does that)."""
+
+    DEFAULT_CSS = "AdviceView { height: 1fr; border: none; }"
+    BINDINGS = [Binding("j", "cursor_down", show=False), Binding("k", "cursor_up", show=False),
+                Binding("g", "first", show=False), Binding("G", "last", show=False)]
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._for: object = None
+
+    @staticmethod
+    def op_id(option: Option) -> int | None:
+        return None if option.id is None else int(option.id.partition(":")[2])
+
+    def show(self, view) -> None:
+        """Rebuild for a new view only (advice covers the whole view, not the filter)."""
+        if self._for is view.ops:
+            return
+        from ..report.single import advice_sections
+
+        self._for = view.ops
+        self.clear_options()
+        options: list[Option] = []
+        for title, entries in advice_sections(view):
+            options.append(Option(Text(title, style="bold"), disabled=True))
+            for op_id, head, bullets in entries:
+                line: Text | Group = plain(head)
+                if bullets:  # wrapped bullet lines stay indented under their bullet
+                    grid = Table.grid(padding=(0, 1))
+                    grid.add_column(no_wrap=True)
+                    grid.add_column()
+                    for b in bullets:
+                        grid.add_row(" •", plain(b))
+                    line = Group(line, grid)
+                # an op can be in two sections (a gap and a matmul): ids must be unique
+                options.append(Option(line, id=None if op_id is None else
+                                      f"{len(options)}:{op_id}", disabled=op_id is None))
+        if not options:
+            options.append(Option(plain("No advice: no host fallback, no op-to-op gap above "
+                                        "6.5 us, no matmul."), disabled=True))
+        self.add_options(options)
+        first = next((i for i, o in enumerate(options) if not o.disabled), None)
+        self.highlighted = first
+
+
 def bar_chart(labels: list[str], values: list[float], width: int, unit: str,
               diverging: bool = False) -> Text:
     """A horizontal bar chart in text: one line per label (aligned by construction, unlike a plot
