@@ -15,10 +15,12 @@ from ttdash.model import Trace, Window
 _ROOFLINE = re.compile(r"Overall DRAM roofline \(modeled ops\): ([\d.]+)% \(([\d.]+) GB/s\)")
 
 
-def perf_report_csv(path: Path, out: Path, arch: str | None, tracing: bool, ignore_signposts: bool,
-                    merge: bool = True) -> pd.DataFrame:
-    cmd = [sys.executable, "-m", "tt_perf_report.perf_report", str(path), "--csv", str(out),
-           "--no-advice", "--no-summary"] + (["--arch", arch] if arch else [])
+def perf_report_csv(path: Path | list[Path], out: Path, arch: str | None, tracing: bool,
+                    ignore_signposts: bool, merge: bool = True,
+                    flags: tuple[str, ...] = ()) -> pd.DataFrame:
+    paths = [str(p) for p in (path if isinstance(path, list) else [path])]
+    cmd = [sys.executable, "-m", "tt_perf_report.perf_report", *paths, "--csv", str(out),
+           "--no-advice", "--no-summary", *flags] + (["--arch", arch] if arch else [])
     if tracing:
         cmd.append("--tracing-mode")
     if ignore_signposts:
@@ -36,13 +38,22 @@ def perf_report_csv(path: Path, out: Path, arch: str | None, tracing: bool, igno
     return df
 
 
-def compare(path: Path, tmp: Path, ignore_signposts: bool, merge: bool = True) -> dict:
-    """Both tools on one file; returns the joined frame and mismatch lists per metric."""
-    trace = Trace.load(path)
+def compare(path: Path | list[Path], tmp: Path, ignore_signposts: bool, merge: bool = True,
+            flags: tuple[str, ...] = ()) -> dict:
+    """Both tools on one file (or several reports of one run); returns the joined frame and
+    mismatch lists per metric. `flags`: report options both tools have (--id-range,
+    --no-host-ops), given to tt-perf-report and, parsed by ttdash's CLI, applied to ttdash's
+    view as `ttdash report` applies them."""
+    from ttdash.cli import parse
+    from ttdash.commands.report import restrict
+
+    trace = Trace.load_many(path) if isinstance(path, list) else Trace.load(path)
     view = trace.view(Window("all" if ignore_signposts else "default"), merge=merge)
+    if flags:
+        view = restrict(view, parse(["report", "x.csv", *flags])[1])
     ours = view.ops[~view.ops["is_signpost"]].set_index("id")
     ref = perf_report_csv(path, tmp / "ref.csv", trace.arch.perf_report_name, trace.trace_mode,
-                          ignore_signposts, merge)
+                          ignore_signposts, merge, flags)
     roofline = ref.attrs.get("roofline")
     ref = ref[~ref["OP Code"].astype(str).str.endswith("(signpost)")].set_index("ID") \
         if len(ref) else ref.set_index("ID")

@@ -144,3 +144,38 @@ def test_advice_comparison_is_not_vacuous():
     for k in ("matmul_ok", "matmul_grid", "matmul_in0_l1", "matmul_config_ok",
               "matmul_fidelity", "matmul_program_config"):
         assert kinds[k] > 0, (k, kinds)
+
+
+# ---------------------------------------------------------------- tt-perf-report's row options
+
+@pytest.mark.parametrize("name,flags", [
+    ("tt-perf-report__wh_clip_encoder_2.csv", ("--id-range", "5-10")),
+    ("tt-perf-report__wh_clip_encoder_2.csv", ("--id-range", "1,800-")),
+    ("tt-perf-report__wh_clip_encoder_2.csv", ("--id-range", "-12")),
+    (REPORT_FIXTURES[8], ("--no-host-ops",)),
+    (REPORT_FIXTURES[8], ("--id-range", "100-900", "--no-host-ops")),
+])
+def test_row_options_match_tt_perf_report(name, flags, tmp_path):
+    """--id-range (first row's gap dropped) and --no-host-ops (shares over what is left): the
+    same rows and numbers, Total % included, as tt-perf-report with the same flags."""
+    r = compare(real_dir() / name, tmp_path, ignore_signposts=True, flags=flags)
+    assert r["ours"] == r["ref"] > 0
+    for metric in METRICS:
+        assert r["mismatch"][metric] == [], f"{metric} differs at IDs {r['mismatch'][metric][:10]}"
+    if "--no-host-ops" in flags:
+        assert not r["joined"]["is_host"].any()
+    else:
+        assert r["joined"]["op_to_op_us"].isna().iloc[0]  # the first op's gap is dropped
+
+
+def test_several_reports_of_one_run_match_tt_perf_report(tmp_path):
+    """Two reports (two hosts of one run): device ids offset per file, IDs numbered through,
+    devices merged; every row equals tt-perf-report given the same two files."""
+    a = real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"
+    b = tmp_path / "host1.csv"
+    b.write_bytes(a.read_bytes())
+    r = compare([a, b], tmp_path, ignore_signposts=True)
+    assert r["ours"] == r["ref"] > 0
+    for metric in METRICS:
+        assert r["mismatch"][metric] == [], f"{metric} differs at IDs {r['mismatch'][metric][:10]}"
+    assert len(r["view"].trace.devices) == 16

@@ -260,3 +260,27 @@ def test_error_lines_are_inert_text(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("ttdash: ")
     assert not any(ch in r.stderr for ch in "\x1b\x07\u061c\u202e"), repr(r.stderr)
     assert "run]0;pwned" in r.stderr
+
+
+def test_min_percentage_raw_op_codes_print_signposts_and_several_files(tmp_path):
+    """--min-percentage hides ops under the share (totals still count them); --raw-op-codes
+    drops the size suffix; --print-signposts lists every signpost; several CSVs with different
+    device counts are refused in one line (exit 2)."""
+    deep = str(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    doc = json.loads(run_ttdash("report", deep, "-f", "json", "--min-percentage", "5").stdout)
+    assert len(doc["ops"]) == 5 and all(o["total_pct"] >= 5 for o in doc["ops"])
+    assert doc["totals"]["ops"] == 26
+    table = run_ttdash("report", deep, "--no-advice").stdout
+    raw = run_ttdash("report", deep, "--no-advice", "--raw-op-codes").stdout
+    assert "MatmulDeviceOperation 3200 x 1792 x 1536" in table
+    assert "MatmulDeviceOperation 3200" not in raw and "MatmulDeviceOperation" in raw
+    sp = str(real_dir() / "tt-perf-report__bh20_oft.csv")
+    short = run_ttdash("report", sp, "-f", "markdown", "--no-advice").stdout
+    full = run_ttdash("report", sp, "-f", "markdown", "--no-advice", "--print-signposts").stdout
+    assert "more (--print-signposts lists them)" in short and "more (" not in full
+    assert len(full.split("**Signposts")[1].splitlines()[0]) > \
+        len(short.split("**Signposts")[1].splitlines()[0])
+    one = str(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv")
+    r = run_ttdash("report", deep, one)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "device(s)" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr

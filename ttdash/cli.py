@@ -65,6 +65,21 @@ def device_count(text: str) -> int:
                        lambda v: 0 < v <= MAX_DEVICES))
 
 
+def id_range(text: str) -> tuple[int | None, int | None]:
+    """tt-perf-report's --id-range: START-END, START- or -END (thousands separators allowed)."""
+    start, sep, end = text.replace(",", "").strip().partition("-")
+    try:
+        if not sep or not (start or end):
+            raise ValueError
+        lo = int(start) if start else None
+        hi = int(end) if end else None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not START-END, START- or -END") from None
+    if lo is not None and hi is not None and lo > hi:
+        raise argparse.ArgumentTypeError(f"{text!r}: START is above END")
+    return lo, hi
+
+
 def arch_name(text: str) -> str:
     from .model.arch import get_arch
 
@@ -122,7 +137,9 @@ def build_parser() -> Parser:
                        description="Print the per-op analysis of one trace, with tt-perf-report "
                        "1.4.1's numbers. PATH is an ops_perf_results CSV or a profiler directory "
                        "(its newest report).")
-    r.add_argument("path", metavar="PATH", help="CSV file or profiler/report directory")
+    r.add_argument("path", metavar="PATH", nargs="+", help="CSV file or profiler/report "
+                   "directory; several CSVs: the reports of one multi-host run, merged as "
+                   "tt-perf-report merges them (device ids offset per file, IDs numbered through)")
     r.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown"),
                    default="table", help="output format (default: table; plain when stdout is "
                    "not a terminal or NO_COLOR is set)")
@@ -131,6 +148,18 @@ def build_parser() -> Parser:
     r.add_argument("--rank-by", choices=("share", "device", "gap"), default="share",
                    help="what --top ranks by: share of total time (default), device time, or "
                         "op-to-op gap")
+    r.add_argument("--id-range", type=id_range, metavar="A-B", help="only the ops with IDs "
+                   "A to B (also A- or -B), as tt-perf-report: the first one's gap dropped, "
+                   "shares of the total over these ops")
+    r.add_argument("--no-host-ops", action="store_true", help="leave host fallback ops out "
+                   "(shares of the total over the rest, as tt-perf-report)")
+    r.add_argument("--min-percentage", type=non_negative_float, metavar="PCT", help="hide ops "
+                   "under PCT%% of the total (totals still count them; tt-perf-report only "
+                   "greys them)")
+    r.add_argument("--raw-op-codes", action="store_true", help="op codes as in the CSV, without "
+                   "the size/config tt-perf-report appends (csv and json always have them raw)")
+    r.add_argument("--print-signposts", action="store_true", help="list every signpost in the "
+                   "summary (default: the first 6)")
     r.add_argument("--no-advice", action="store_true", help="leave out the advice (host "
                    "fallbacks, high op-to-op gaps and the tracing saving, matmul rules) that "
                    "table, markdown and json print after the ops")
@@ -262,8 +291,11 @@ def options(a: argparse.Namespace):
     from .commands import options as o
 
     if a.command == "report":
-        return o.ReportOptions(path=a.path, format=a.format, top=a.top, rank_by=a.rank_by,
-                               window=_window(a), out=_out(a), advice=not a.no_advice)
+        return o.ReportOptions(path=tuple(a.path), format=a.format, top=a.top,
+                               rank_by=a.rank_by, window=_window(a), out=_out(a),
+                               advice=not a.no_advice, id_range=a.id_range,
+                               no_host_ops=a.no_host_ops, min_percentage=a.min_percentage,
+                               raw_op_codes=a.raw_op_codes, print_signposts=a.print_signposts)
     if a.command == "open":
         return o.OpenOptions(path=a.path, theme=a.theme, window=_window(a))
     if a.command == "diff":

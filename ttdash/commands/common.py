@@ -11,11 +11,19 @@ from typing import TextIO
 from .options import OutputOptions, WindowOptions
 
 
-def load_view(path: str, opts: WindowOptions, columns: str = "analysis"):  # -> model.View
+def load_view(path: str | tuple[str, ...], opts: WindowOptions,
+              columns: str = "analysis"):  # -> model.View
+    """One trace's view; several paths: reports of one run merged (tt-perf-report's several
+    CSV arguments)."""
     from ..model import Trace
     from ..model.discover import resolve_trace_path
 
-    trace = Trace.load(resolve_trace_path(path), arch=opts.arch, columns=columns)
+    if isinstance(path, tuple) and len(path) > 1:
+        trace = Trace.load_many([resolve_trace_path(p) for p in path], arch=opts.arch,
+                                columns=columns)
+    else:
+        one = path[0] if isinstance(path, tuple) else path
+        trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
     view = trace.view(opts.window(trace), merge=not opts.per_device)
     view.pause_above_us = opts.pause_above_us
     return view

@@ -49,13 +49,18 @@ class OutputOptions:
 
 @dataclass(frozen=True)
 class ReportOptions:
-    path: str
+    path: str | tuple[str, ...]  # several: reports of one run, merged as tt-perf-report does
     format: str = "table"
     top: int | None = None
     rank_by: str = "share"
     window: WindowOptions = field(default_factory=WindowOptions)
     out: OutputOptions = field(default_factory=OutputOptions)
     advice: bool = True
+    id_range: tuple[int | None, int | None] | None = None  # tt-perf-report's --id-range
+    no_host_ops: bool = False
+    min_percentage: float | None = None  # hide ops under this share of the total
+    raw_op_codes: bool = False
+    print_signposts: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,42 @@ EXIT_OK = 0
 
 
 def report(opts: ReportOptions) -> int:
-    from ..report.single import render
+    from ..report.single import Shown, render
 
     view = load_view(opts.path, opts.window)
     if view.window_note() and not len(view.op_rows):
         note(view.window_note())
+    view = restrict(view, opts)
     color = color_wanted(opts.format, opts.out)
     width = shutil.get_terminal_size().columns if color else None
-    write_output(opts.out, lambda out: render(view, opts.format, out, top=opts.top, color=color,
-                                              rank_by=opts.rank_by, width=width,
-                                              with_advice=opts.advice))
+    shown = Shown(top=opts.top, rank_by=opts.rank_by, min_pct=opts.min_percentage,
+                  advice=opts.advice, raw_op_codes=opts.raw_op_codes,
+                  all_signposts=opts.print_signposts)
+    write_output(opts.out, lambda out: render(view, opts.format, out, shown, color=color,
+                                              width=width))
     sys.stdout.flush()
     return EXIT_OK
+
+
+def restrict(view, opts: ReportOptions):  # -> model.View
+    """tt-perf-report's row filters, in its order: --id-range, then --no-host-ops."""
+    import numpy as np
+
+    if opts.id_range is not None:
+        lo, hi = opts.id_range
+        ids = view.ops["id"].to_numpy()
+        keep = np.ones(len(ids), dtype=bool)
+        if lo is not None:
+            keep &= ids >= lo
+        if hi is not None:
+            keep &= ids <= hi
+        what = f"IDs {'' if lo is None else lo}-{'' if hi is None else hi}"
+        view = view.subset(keep, reset_first_gap=True, what=what)
+        if not len(view.op_rows):
+            note(f"no op has an ID in {what[4:]}")
+    if opts.no_host_ops:
+        view = view.subset(~view.ops["is_host"].to_numpy(dtype=bool), what="no host ops")
+    return view
 
 
 def open_trace(opts: OpenOptions) -> int:

@@ -220,6 +220,42 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
 
 
+def merge_tables(tables: list[RawTable]) -> RawTable:
+    """Several reports of one run (one per host of a multi-host system) as one table, as
+    tt-perf-report merges its CSV arguments: every file must have the same number of devices
+    (highest DEVICE ID + 1; a file naming none is left as is), file k's device ids are offset by
+    k times that number, rows are concatenated in argument order and IDs numbered through
+    (2, 3, ... as if one CSV)."""
+    if len(tables) == 1:
+        return tables[0]
+    per_system: int | None = None
+    frames = []
+    for k, t in enumerate(tables):
+        df = t.df
+        if "DEVICE ID" not in df.columns:
+            raise TraceError(t.path, "no DEVICE ID column: cannot merge it with other reports")
+        ids = pd.to_numeric(df["DEVICE ID"], errors="coerce").to_numpy(dtype="float64")
+        usable = (ids % 1 == 0) & (ids >= 0)
+        if usable.any():
+            n = int(ids[usable].max()) + 1
+            if per_system is None:
+                per_system = n
+            elif n != per_system:
+                raise TraceError(t.path, f"{n} device(s) (highest DEVICE ID {n - 1}), but "
+                                 f"{tables[0].path.name} has {per_system}: reports of one "
+                                 "run have the same devices")
+        offset = k * (per_system or 0)
+        if offset:
+            df = df.copy()
+            df["DEVICE ID"] = np.where(usable, ids + offset, ids)
+        frames.append(df.drop(columns="ID"))
+    df = pd.concat(frames, ignore_index=True)
+    add_column(df, "ID", np.arange(2, len(df) + 2, dtype=np.int64), at=0)
+    header = list(dict.fromkeys(h for t in tables for h in t.header))
+    return RawTable(path=tables[0].path, header=header, df=df,
+                    truncated_tail=any(t.truncated_tail for t in tables))
+
+
 # Only these ops' ATTRIBUTES matter to the analysis.
 ATTRIBUTE_READERS = r"Matmul|OptimizedConvNew|Conv2d"
 

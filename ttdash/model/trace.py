@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pandas as pd
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .columns import PAUSE_ABOVE_US
 from .errors import TraceError
-from .loader import RawTable, add_column, read_ops_csv
+from .loader import RawTable, add_column, merge_tables, read_ops_csv
 from .metrics import (
     HOST_MARKER,
     MAX_DEVICE_ID,
@@ -22,6 +22,7 @@ from .metrics import (
     merge_devices,
     num,
     text,
+    total_share_pct,
     whole,
 )
 from .text import clean_series
@@ -148,6 +149,19 @@ class View:
             host_ops=tot["host_ops"],
             bound_shares=self.bound_shares(), signposts=t.signposts["label"].tolist())
 
+    def subset(self, keep: np.ndarray, *, reset_first_gap: bool = False,
+               what: str = "") -> View:
+        """tt-perf-report's --id-range and --no-host-ops: only the `keep` rows; shares of the
+        total recomputed over them; `reset_first_gap`: the first kept row has no op-to-op gap
+        (the op before it is not in the table)."""
+        ops = self.ops[keep].reset_index(drop=True)
+        if reset_first_gap and len(ops):
+            ops.loc[0, "op_to_op_us"] = np.nan
+        ops["total_pct"] = total_share_pct(ops["device_time_us"].to_numpy(dtype="float64"),
+                                           ops["op_to_op_us"].to_numpy(dtype="float64"))
+        desc = f"{self.description}, {what}" if what else self.description
+        return replace(self, ops=ops, description=desc, bound_time_us=None)
+
     def window_note(self) -> str:
         """When the window leaves ops of the file out: how many, and how to see them ("" when it
         holds every op). One wording for every front end."""
@@ -221,6 +235,13 @@ class Trace:
              tolerate_partial: bool = False) -> Trace:
         table = read_ops_csv(path, columns=columns, tolerate_partial=tolerate_partial)
         return cls.from_table(table, arch=arch)
+
+    @classmethod
+    def load_many(cls, paths: list[Path], arch: str | None = None,
+                  columns: str = "analysis") -> Trace:
+        """Several reports of one run, merged as tt-perf-report merges its CSV arguments."""
+        return cls.from_table(merge_tables([read_ops_csv(p, columns=columns) for p in paths]),
+                              arch=arch)
 
     @classmethod
     def from_table(cls, table: RawTable, arch: str | None = None) -> Trace:

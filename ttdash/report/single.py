@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
@@ -25,16 +26,32 @@ CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
 RANK_FIELDS = {"share": "total_pct", "device": "device_time_us", "gap": "op_to_op_us"}
 
 
-def select(view: View, top: int | None, rows=None, rank_by: str = "share") -> pd.DataFrame:
-    """The ops to print: all in report order, or the `top` ones by share of total time (or by
-    device time / gap: `rank_by`), or the given positions (`rows`: what a TUI view shows)."""
+@dataclass(frozen=True)
+class Shown:
+    """What of a view `ttdash report` prints (its options; the defaults print everything)."""
+    top: int | None = None  # only the `top` ops by `rank_by`, largest first
+    rank_by: str = "share"
+    min_pct: float | None = None  # hide ops under this share of the total
+    advice: bool = True
+    raw_op_codes: bool = False  # table/markdown: op codes without the size/config
+    all_signposts: bool = False  # the summary lists every signpost (default: 6)
+
+
+ALL = Shown()
+
+
+def select(view: View, shown: Shown = ALL, rows=None) -> pd.DataFrame:
+    """The ops to print: all in report order, or as `shown` says (the `top` ones, ops above a
+    share), or the given positions (`rows`: what a TUI view shows)."""
     if rows is not None:
         ops = view.ops.iloc[rows]
         return ops[~ops["is_signpost"].to_numpy(dtype=bool)]
     ops = view.op_rows
-    if top:
-        ops = ops.sort_values(RANK_FIELDS[rank_by], ascending=False, na_position="last",
-                              kind="stable").head(top)
+    if shown.min_pct:
+        ops = ops[(ops["total_pct"].to_numpy(dtype="float64") >= shown.min_pct)]
+    if shown.top:
+        ops = ops.sort_values(RANK_FIELDS[shown.rank_by], ascending=False, na_position="last",
+                              kind="stable").head(shown.top)
     return ops
 
 
@@ -78,13 +95,12 @@ def summary_dict(view: View) -> dict:
     }
 
 
-def to_json(view: View, out: TextIO, top: int | None = None, rows=None,
-            rank_by: str = "share", with_advice: bool = True) -> None:
+def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     doc = summary_dict(view)
-    if with_advice:
+    if shown.advice:
         doc["advice"] = [a.as_dict() for a in advice(view.ops)]
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    ops = select(view, top, rows, rank_by)
+    ops = select(view, shown, rows)
     out.write(head[:-1] + ',"ops":[')
     for start in range(0, len(ops), CHUNK):
         chunk = export_frame(ops.iloc[start:start + CHUNK], JSON_OP_FIELDS)
@@ -94,16 +110,16 @@ def to_json(view: View, out: TextIO, top: int | None = None, rows=None,
     out.write("]}\n")
 
 
-def to_csv(view: View, out: TextIO, top: int | None = None, rows=None,
-           rank_by: str = "share") -> None:
-    write_csv(export_frame(select(view, top, rows, rank_by), CSV_FIELDS), TEXT_FIELDS, out)
+def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
+    write_csv(export_frame(select(view, shown, rows), CSV_FIELDS), TEXT_FIELDS, out)
 
 
-def _op_labels(ops: pd.DataFrame, limit: int = 60) -> list[str]:
-    """Op code and size ("MatmulDeviceOperation 1024x512x2048"), cut to `limit` cells; "! " marks
-    a row with corrupt timing, as the TUI does."""
+def _op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
+    """Op code and size ("MatmulDeviceOperation 1024x512x2048"; `raw`: the code alone), cut to
+    `limit` cells; "! " marks a row with corrupt timing, as the TUI does."""
     codes = ops["op_code"].astype(object).to_numpy()
-    sizes = ops["size"].astype(object).to_numpy() if "size" in ops else [None] * len(ops)
+    sizes = ops["size"].astype(object).to_numpy() if "size" in ops and not raw \
+        else [None] * len(ops)
     corrupt = ops["corrupt"].to_numpy(dtype=bool) if "corrupt" in ops else np.zeros(len(ops), bool)
     out = []
     for code, size, bad in zip(codes, sizes, corrupt):
@@ -116,11 +132,12 @@ def _op_labels(ops: pd.DataFrame, limit: int = 60) -> list[str]:
     return out
 
 
-def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...]) -> dict[str, list[str]]:
+def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...],
+                 raw: bool = False) -> dict[str, list[str]]:
     cells: dict[str, list[str]] = {}
     for f in fields:
         if f == "op_code":
-            cells[f] = _op_labels(ops)
+            cells[f] = _op_labels(ops, raw=raw)
             continue
         cells[f] = BY_KEY[f].fmt_array(ops[f].to_numpy())
     if "device_time_us" in cells and "corrupt" in ops:
@@ -131,7 +148,7 @@ def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...]) -> dict[str, list[s
     return cells
 
 
-def summary_lines(view: View) -> list[str]:
+def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     sm = view.summary()
     dev = f"{len(sm.devices)} ({', '.join(str(d) for d in sm.devices)})" if sm.devices else "none"
     clock = f"{sm.clock_mhz:g} MHz" if sm.clock_mhz else "unknown clock"
@@ -154,9 +171,10 @@ def summary_lines(view: View) -> list[str]:
     if sm.host_ops:
         lines.append(f"Host fallback ops: {sm.host_ops}")
     if sm.signposts:
-        more = len(sm.signposts) - 6
-        lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(sm.signposts[:6])}"
-                     + (f", +{more} more" if more > 0 else ""))
+        show = sm.signposts if all_signposts else sm.signposts[:6]
+        more = len(sm.signposts) - len(show)
+        lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(show)}"
+                     + (f", +{more} more (--print-signposts lists them)" if more > 0 else ""))
     return [str(clean_text(line)) for line in lines]
 
 
@@ -235,23 +253,22 @@ def advice_lines(view: View) -> list[str]:
         if lines else []
 
 
-def to_markdown(view: View, out: TextIO, top: int | None = None, rows=None,
-                rank_by: str = "share", with_advice: bool = True) -> None:
+def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write("## ttdash report\n\n")
-    for line in summary_lines(view):
+    for line in summary_lines(view, shown.all_signposts):
         key, _, rest = line.partition(": ")
         out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
     fields = TABLE_FIELDS
     out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
     out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
-    ops = select(view, top, rows, rank_by)
+    ops = select(view, shown, rows)
     for start in range(0, len(ops), CHUNK):
-        cells = _table_cells(ops.iloc[start:start + CHUNK], fields)
+        cells = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
         for i in range(len(cells[fields[0]])):
             out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
     out.write("\n" + md_cell(totals_line(view)) + "\n")
     # a TUI export (`rows`) is the table on screen; the report's advice covers the whole view
-    sections = advice_sections(view) if with_advice and rows is None else []
+    sections = advice_sections(view) if shown.advice and rows is None else []
     if sections:
         out.write("\n### Advice\n")
     for title, entries in sections:
@@ -269,20 +286,20 @@ DROP_ORDER = ("fidelity_desc", "dram_gbps", "flops", "device", "cores", "flops_p
               "dram_pct", "op_to_op_us")
 
 
-def to_table(view: View, out: TextIO, top: int | None = None, color: bool = False,
-             width: int | None = None, rank_by: str = "share", with_advice: bool = True) -> None:
+def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
+             width: int | None = None) -> None:
     """A plain-text table streamed row by row (no layout pass over the whole table): columns
     sized from their formatted cells, never wrapped; on a terminal (`width`), columns that do not
     fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
     it. `color`: bound, gap and core-count colours (ANSI)."""
-    for line in summary_lines(view):
+    for line in summary_lines(view, shown.all_signposts):
         out.write(line + "\n")
-    ops = select(view, top, rank_by=rank_by)
+    ops = select(view, shown)
     fields = [f for f in TABLE_FIELDS
               if f in ("op_code", "device_time_us") or ops[f].notna().any()
               and (f != "device" or len(view.trace.devices) > 1)
               and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]
-    cells = _table_cells(ops, tuple(fields))
+    cells = _table_cells(ops, tuple(fields), raw=shown.raw_op_codes)
     widths = {f: max([len(BY_KEY[f].title)] + [len(c) for c in cells[f]]) for f in fields}
     if width:
         for f in DROP_ORDER:
@@ -325,27 +342,26 @@ def to_table(view: View, out: TextIO, top: int | None = None, color: bool = Fals
             lines.append("  ".join(parts).rstrip())
         out.write("\n".join(lines) + "\n")
     out.write("\n" + totals_line(view) + "\n")
-    if with_advice:
+    if shown.advice:
         for line in advice_lines(view):
             out.write(str(clean_text(line)) + "\n")
 
 
-def render(view: View, fmt: str, out: TextIO, top: int | None = None, color: bool = False,
-           rank_by: str = "share", width: int | None = None, with_advice: bool = True) -> None:
+def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = False,
+           width: int | None = None) -> None:
     if fmt == "json":
-        to_json(view, out, top, rank_by=rank_by, with_advice=with_advice)
+        to_json(view, out, shown)
     elif fmt == "csv":
-        to_csv(view, out, top, rank_by=rank_by)
+        to_csv(view, out, shown)
     elif fmt == "markdown":
-        to_markdown(view, out, top, rank_by=rank_by, with_advice=with_advice)
+        to_markdown(view, out, shown)
     else:
-        to_table(view, out, top, color=color, width=width, rank_by=rank_by,
-                 with_advice=with_advice)
+        to_table(view, out, shown, color=color, width=width)
 
 
-def render_to_string(view: View, fmt: str, top: int | None = None) -> str:
+def render_to_string(view: View, fmt: str, shown: Shown = ALL) -> str:
     buf = io.StringIO()
-    render(view, fmt, buf, top)
+    render(view, fmt, buf, shown)
     return buf.getvalue()
 
 
