@@ -117,3 +117,24 @@ def perf_report_printed(path: Path, arch: str | None, tracing: bool) -> dict:
         elif line.startswith(("These ops", "Alternatively")):
             section = None
     return out
+
+
+_SUMMARY = """
+import sys
+import tt_perf_report.perf_report as m
+m.plot_stacked_report = lambda *a, **k: None  # its PNG: not compared, and slow
+sys.argv = sys.argv[1:]
+m.main()
+"""
+
+
+def perf_report_summary(path: Path, out: Path, arch: str | None, tracing: bool,
+                        group_by: str) -> pd.DataFrame:
+    """tt-perf-report's --summary-file CSV of the whole file for `group_by`."""
+    cmd = [sys.executable, "-c", _SUMMARY, "tt-perf-report", str(path), "--ignore-signposts",
+           "--no-advice", "--no-color", "--group-by", group_by, "--summary-file", str(out)] \
+        + (["--arch", arch] if arch else []) + (["--tracing-mode"] if tracing else [])
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if res.returncode != 0:
+        raise RuntimeError(f"tt-perf-report failed: {res.stderr[-2000:]}")
+    return pd.read_csv(f"{out}.csv", keep_default_na=False, na_values=[""])

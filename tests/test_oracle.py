@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pandas as pd
+
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
 from oracle import compare
@@ -179,3 +181,43 @@ def test_several_reports_of_one_run_match_tt_perf_report(tmp_path):
     for metric in METRICS:
         assert r["mismatch"][metric] == [], f"{metric} differs at IDs {r['mismatch'][metric][:10]}"
     assert len(r["view"].trace.devices) == 16
+
+
+# ---------------------------------------------------------------- the grouped summary
+
+SUMMARY_FIXTURES = ["tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+                    "tt-perf-report__wh_clip_encoder_2.csv", "tt-perf-report__bh_p100_dlv3.csv",
+                    REPORT_FIXTURES[8]]  # host ops
+
+
+@pytest.mark.parametrize("group_by", ["memory", "op", "category"])
+@pytest.mark.parametrize("name", SUMMARY_FIXTURES)
+def test_summary_groups_match_tt_perf_report(name, group_by, tmp_path):
+    """`report --summary --group-by X`: the groups of tt-perf-report's --summary-file CSV, with
+    the same op counts, device time, share, category and FLOPs % statistics (it prints 2
+    decimals)."""
+    import numpy as np
+    from oracle import perf_report_summary
+
+    from ttdash.model import Trace, Window
+    from ttdash.model.query import summary_groups
+
+    trace = Trace.load(real_dir() / name)
+    ours = summary_groups(trace.view(Window("all")).ops, group_by).set_index("name")
+    ref = perf_report_summary(real_dir() / name, tmp_path / "s", trace.arch.perf_report_name,
+                              trace.trace_mode, group_by).set_index("Op Code")
+    assert sorted(ours.index) == sorted(ref.index)
+    ref = ref.loc[ours.index]
+    assert (ours["op_count"].to_numpy() == ref["Op Count"].to_numpy()).all()
+    pairs = {"device_time_us": "Device Time Sum [μs]", "total_pct": "Total % [%]"}
+    if group_by != "category":
+        pairs |= {"flops_pct_min": "Min FLOPs [%]", "flops_pct_max": "Max FLOPs [%]",
+                  "flops_pct_mean": "Mean FLOPs [%]", "flops_pct_std": "Std FLOPs [%]",
+                  "flops_pct_weighted_mean": "Weighted Mean FLOPs [%]"}
+        assert ours["category"].tolist() == ref["Op Category"].tolist()
+    for mine, theirs in pairs.items():
+        a = ours[mine].to_numpy(dtype="float64")
+        b = pd.to_numeric(ref[theirs], errors="coerce").to_numpy(dtype="float64")
+        assert (np.isnan(a) == np.isnan(b)).all(), (mine, ours.index[np.isnan(a) != np.isnan(b)])
+        ok = np.isnan(a) | (np.abs(np.round(a, 2) - b) <= 0.0101)
+        assert ok.all(), (mine, list(zip(ours.index[~ok], a[~ok], b[~ok]))[:5])

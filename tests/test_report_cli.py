@@ -284,3 +284,27 @@ def test_min_percentage_raw_op_codes_print_signposts_and_several_files(tmp_path)
     r = run_ttdash("report", deep, one)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "device(s)" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_summary_in_every_format():
+    """--summary [--group-by]: tt-perf-report's grouped summary as table, markdown, csv, json
+    (the numbers themselves are checked against tt-perf-report in test_oracle)."""
+    f = str(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    doc = json.loads(run_ttdash("report", f, "--summary", "-f", "json").stdout)
+    assert doc["group_by"] == "memory" and "ops" not in doc and len(doc["groups"]) == 15
+    mm = next(g for g in doc["groups"] if g["name"] == "MatmulDeviceOperation (in0:dram_interleaved)")
+    assert set(mm) == {"name", "op_count", "device_time_us", "total_pct", "category",
+                       "flops_pct_min", "flops_pct_max", "flops_pct_mean", "flops_pct_std",
+                       "flops_pct_weighted_mean"}
+    assert mm["op_count"] == 6 and round(mm["flops_pct_weighted_mean"], 2) == 54.13
+    assert sum(g["op_count"] for g in doc["groups"]) == 26
+    cat = json.loads(run_ttdash("report", f, "--summary", "--group-by", "category", "-f",
+                                "json").stdout)
+    assert {g["name"] for g in cat["groups"]} == {"Other", "Compute", "CCL", "TM"}
+    rows = list(csv.DictReader(io.StringIO(run_ttdash("report", f, "--summary", "--group-by",
+                                                      "op", "-f", "csv").stdout)))
+    assert rows[0]["name"] == "RingJointSDPADeviceOperation" and len(rows) == 13
+    table = run_ttdash("report", f, "--summary").stdout
+    assert "Summary by memory: 15 groups" in table and "54.13%" in table
+    md = run_ttdash("report", f, "--summary", "-f", "markdown").stdout
+    assert "| Group | Ops | Device time | Total % |" in md

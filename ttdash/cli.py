@@ -160,6 +160,12 @@ def build_parser() -> Parser:
                    "the size/config tt-perf-report appends (csv and json always have them raw)")
     r.add_argument("--print-signposts", action="store_true", help="list every signpost in the "
                    "summary (default: the first 6)")
+    r.add_argument("--summary", action="store_true", help="tt-perf-report's summary instead "
+                   "of the op table: ops grouped (--group-by), device time and share, FLOPs %% "
+                   "min/max/mean/std/weighted mean per group")
+    r.add_argument("--group-by", choices=("op", "memory", "category"), default="memory",
+                   help="--summary groups: op code, op code and input 0 memory (default, as "
+                   "tt-perf-report), or op category")
     r.add_argument("--no-advice", action="store_true", help="leave out the advice (host "
                    "fallbacks, high op-to-op gaps and the tracing saving, matmul rules) that "
                    "table, markdown and json print after the ops")
@@ -295,7 +301,8 @@ def options(a: argparse.Namespace):
                                rank_by=a.rank_by, window=_window(a), out=_out(a),
                                advice=not a.no_advice, id_range=a.id_range,
                                no_host_ops=a.no_host_ops, min_percentage=a.min_percentage,
-                               raw_op_codes=a.raw_op_codes, print_signposts=a.print_signposts)
+                               raw_op_codes=a.raw_op_codes, print_signposts=a.print_signposts,
+                               summary=a.group_by if a.summary else None)
     if a.command == "open":
         return o.OpenOptions(path=a.path, theme=a.theme, window=_window(a))
     if a.command == "diff":

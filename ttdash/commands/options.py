@@ -61,6 +61,7 @@ class ReportOptions:
     min_percentage: float | None = None  # hide ops under this share of the total
     raw_op_codes: bool = False
     print_signposts: bool = False
+    summary: str | None = None  # --summary's --group-by: op, memory or category
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ def report(opts: ReportOptions) -> int:
     width = shutil.get_terminal_size().columns if color else None
     shown = Shown(top=opts.top, rank_by=opts.rank_by, min_pct=opts.min_percentage,
                   advice=opts.advice, raw_op_codes=opts.raw_op_codes,
-                  all_signposts=opts.print_signposts)
+                  all_signposts=opts.print_signposts, summary=opts.summary)
     write_output(opts.out, lambda out: render(view, opts.format, out, shown, color=color,
                                               width=width))
     sys.stdout.flush()

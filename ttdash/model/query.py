@@ -131,6 +131,68 @@ def group_ops(ops: pd.DataFrame, by: str) -> pd.DataFrame:
     return out.sort_values("total_us", ascending=False, na_position="last").reset_index()
 
 
+SUMMARY_GROUP_BY = ("op", "memory", "category")
+
+
+def summary_key(ops: pd.DataFrame, by: str) -> pd.Series:
+    """tt-perf-report's stacked-report group of each op: the op code's first word ("op"), that
+    plus input 0's memory ("memory": "MatmulDeviceOperation (in0:dram_interleaved)", from the
+    last two "_"-separated words of INPUT_0_MEMORY; no group when it has fewer) or the op
+    category ("category")."""
+    if by == "category":
+        return ops["category"].astype(object)
+    code = ops["op_code"].astype("string").fillna("")
+    name = code.str.split().str[0]
+    if by == "op":
+        return name.astype(object)
+    mem = ops["in0_memory"].astype("string")
+    parts = mem.str.split("_")
+    layout = " (in0:" + parts.str[-2].str.lower() + "_" + parts.str[-1].str.lower() + ")"
+    return name.where(mem.isna(), name + layout).astype(object)
+
+
+def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = False
+                   ) -> pd.DataFrame:
+    """tt-perf-report's summary ("stacked report", its --summary-file CSV): per group (and
+    device, `per_device`) the ops, their device time (host ops count 0) and its share, the
+    category, and FLOPs % min / max / mean / std / mean weighted by device time; largest
+    first. Signposts are left out."""
+    o = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
+    t = o["device_time_us"].to_numpy(dtype="float64").copy()
+    t[o["is_host"].to_numpy(dtype=bool)] = 0.0
+    f = o["flops_pct"].to_numpy(dtype="float64")
+    with np.errstate(invalid="ignore"):
+        ft = np.where(np.isnan(f), np.nan, f * t)
+    frame = pd.DataFrame({"name": summary_key(o, by).to_numpy(), "device": o["device"].to_numpy(),
+                          "t": t, "f": f, "ft": ft, "tf": np.where(np.isnan(f), np.nan, t),
+                          "category": o["category"].astype(object).to_numpy()})
+    keys = ["name", "device"] if per_device else ["name"]
+    g = frame.groupby(keys, sort=False, dropna=True)
+    out = g.agg(op_count=("t", "size"), device_time_us=("t", "sum"), category=("category", "first"),
+                flops_pct_min=("f", "min"), flops_pct_max=("f", "max"),
+                flops_pct_mean=("f", "mean"), flops_pct_std=("f", "std"),
+                _ft=("ft", "sum"), _tf=("tf", "sum"), _nf=("f", "count")).reset_index()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weighted = out["_ft"] / out["_tf"]
+    out["flops_pct_weighted_mean"] = weighted.where((out["_nf"] > 0) & (out["_tf"] != 0))
+    if by == "category":  # FLOPs across op types mean nothing (tt-perf-report leaves them out)
+        for c in ("category", "flops_pct_min", "flops_pct_max", "flops_pct_mean",
+                  "flops_pct_std", "flops_pct_weighted_mean"):
+            out[c] = np.nan if c != "category" else out["name"]
+    if per_device:
+        total = out.groupby("device")["device_time_us"].transform("sum")
+    else:
+        total = out["device_time_us"].sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["total_pct"] = (out["device_time_us"] / total * 100).fillna(0.0)
+    out = out.drop(columns=["_ft", "_tf", "_nf"])
+    order = ["name", *(["device"] if per_device else []), "op_count", "device_time_us",
+             "total_pct", "category", "flops_pct_min", "flops_pct_max", "flops_pct_mean",
+             "flops_pct_std", "flops_pct_weighted_mean"]
+    return out[order].sort_values("device_time_us", ascending=False, kind="stable") \
+        .reset_index(drop=True)
+
+
 def signpost_positions(ops: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """Positions within `rows` where a new signpost region begins (signpost rows or, when they are
     filtered out, the first op of each region)."""

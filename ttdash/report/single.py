@@ -31,6 +31,8 @@ class Shown:
     """What of a view `ttdash report` prints (its options; the defaults print everything)."""
     top: int | None = None  # only the `top` ops by `rank_by`, largest first
     rank_by: str = "share"
+    summary: str | None = None  # the grouped summary by "op", "memory" or "category" instead
+    #                              of the op table
     min_pct: float | None = None  # hide ops under this share of the total
     advice: bool = True
     raw_op_codes: bool = False  # table/markdown: op codes without the size/config
@@ -349,7 +351,9 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
 def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = False,
            width: int | None = None) -> None:
-    if fmt == "json":
+    if shown.summary:
+        render_summary(view, fmt, out, shown)
+    elif fmt == "json":
         to_json(view, out, shown)
     elif fmt == "csv":
         to_csv(view, out, shown)
@@ -383,3 +387,79 @@ def groups_markdown(groups: pd.DataFrame, by: str, out: TextIO) -> None:
     for r in groups.itertuples(index=False):
         out.write(f"| {md_cell(getattr(r, by))} | {int(r.count)} | {fmt_us(r.total_us)} | "
                   f"{fmt_us(r.mean_us)} | {fmt_us(r.max_us)} | {share.fmt(r.share_pct)} |\n")
+
+
+# ------------------------------------------------------------------ the grouped summary
+SUMMARY_COLUMNS = {  # field -> (title, left-aligned)
+    "name": ("Group", True), "device": ("Device", False), "op_count": ("Ops", False),
+    "device_time_us": ("Device time", False), "total_pct": ("Total %", False),
+    "category": ("Category", True), "flops_pct_min": ("FLOPs% min", False),
+    "flops_pct_max": ("max", False), "flops_pct_mean": ("mean", False),
+    "flops_pct_std": ("std", False), "flops_pct_weighted_mean": ("weighted", False),
+}
+
+
+def _summary_cells(groups: pd.DataFrame) -> dict[str, list[str]]:
+    cells: dict[str, list[str]] = {}
+    for f in groups.columns:
+        v = groups[f].tolist()
+        if f == "device_time_us":
+            cells[f] = [fmt_us(x) for x in v]
+        elif f in ("name", "category"):
+            cells[f] = ["" if x is None or x != x else str(clean_text(str(x))) for x in v]
+        elif f in ("device", "op_count"):
+            cells[f] = [f"{int(x):,}" for x in v]
+        else:
+            cells[f] = ["" if x is None or x != x else f"{x:,.2f}%" for x in v]
+    return cells
+
+
+def render_summary(view: View, fmt: str, out: TextIO, shown: Shown) -> None:
+    """tt-perf-report's summary report (its --summary-file CSV: groups by op, input 0 memory
+    or category, with FLOPs % statistics), in the four formats."""
+    from ..model.query import summary_groups
+
+    by = shown.summary or "memory"
+    groups = summary_groups(view.ops, by, per_device=not view.merged)
+    if by == "category":  # no FLOPs statistics across op types
+        groups = groups.drop(columns=[c for c in groups.columns if c.startswith("flops_pct")]
+                             + ["category"])
+    if fmt == "json":
+        doc = summary_dict(view)
+        doc["group_by"] = by
+        frame = groups.astype(object).where(groups.notna(), None)
+        doc["groups"] = frame.to_dict("records")
+        out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")
+        return
+    if fmt == "csv":
+        write_csv(groups, ("name", "category"), out)
+        return
+    cells = _summary_cells(groups)
+    fields = list(groups.columns)
+    lines = summary_lines(view, shown.all_signposts)
+    title = f"Summary by {by}: {len(groups):,} groups"
+    if fmt == "markdown":
+        out.write("## ttdash report: summary\n\n")
+        for line in lines:
+            key, _, rest = line.partition(": ")
+            out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
+        out.write(f"\n{md_cell(title)}\n\n| " + " | ".join(
+            SUMMARY_COLUMNS[f][0] for f in fields) + " |\n")
+        out.write("|" + "|".join("---" if SUMMARY_COLUMNS[f][1] else "---:" for f in fields)
+                  + "|\n")
+        for i in range(len(groups)):
+            out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
+        out.write("\n" + md_cell(totals_line(view)) + "\n")
+        return
+    widths = {f: max([len(SUMMARY_COLUMNS[f][0])] + [len(c) for c in cells[f]]) for f in fields}
+
+    def row(texts: dict[str, str]) -> str:
+        return "  ".join(texts[f].ljust(widths[f]) if SUMMARY_COLUMNS[f][1]
+                         else texts[f].rjust(widths[f]) for f in fields).rstrip()
+
+    for line in lines:
+        out.write(line + "\n")
+    out.write(f"\n{title}\n" + row({f: SUMMARY_COLUMNS[f][0] for f in fields}) + "\n")
+    for i in range(len(groups)):
+        out.write(row({f: cells[f][i] for f in fields}) + "\n")
+    out.write("\n" + totals_line(view) + "\n")
