@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pandas as pd
-
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
 from oracle import compare
 
-METRICS = ("device_time_us", "op_to_op_us", "dram_pct", "flops_pct", "total_pct", "bound")
+METRICS = ("device_time_us", "op_to_op_us", "dram_pct", "flops_pct", "total_pct", "bound",
+           "op_text", "fidelity_desc")
 
 
 @pytest.mark.parametrize("window", ["default", "all"])
@@ -50,6 +50,10 @@ def test_comparison_is_not_vacuous(tmp_path):
     assert set(r["joined"]["bound"]) >= {"FLOP", "SLOW"}
     r = compare(real_dir() / REPORT_FIXTURES[8], tmp_path, True)
     assert (r["joined"]["bound"] == "HOST").sum() == 781
+    r = compare(real_dir() / "tt-perf-report__bh_p100_dlv3.csv", tmp_path, True)
+    config = r["joined"]["config"].fillna("")
+    assert config.str.startswith("[ABH=").sum() == 46 and config.str.startswith("w=").sum() == 49
+    assert r["joined"]["fidelity_desc"].str.contains(" => ").all()
 
 
 # ---------------------------------------------------------------- known differences (README)

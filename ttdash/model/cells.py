@@ -79,6 +79,54 @@ def program_config_int(name: str) -> Callable[[object], float]:
     return read
 
 
+def _after(attrs: str, key: str, parts: int, sep: str = ";") -> str:
+    """The `parts` first `sep`-separated pieces after `key`, joined by ","; "x" without `key`."""
+    pieces = attrs.split(key)
+    return ",".join(pieces[1].split(sep)[:parts]) if len(pieces) > 1 else "x"
+
+
+def halo_config(attrs: object) -> str | None:
+    """A halo op's window, stride, padding, dilation and memory layout, as tt-perf-report
+    appends them to its op code: "w=(3,3) s=(2,2) p=(1,1,1,1) d=(1,1) | HEIGHT_SHARDED"."""
+    a = str(attrs)
+    layout = a.split("memory_layout=")
+    layout_name = layout[1].split(";")[0].split("::") if len(layout) > 1 else []
+    return (f"w={_after(a, 'window_hw=', 2)} s={_after(a, 'stride_hw=', 2)} "
+            f"p={_after(a, 'padding=', 4)} d={_after(a, 'dilation_hw=', 2)} | "
+            f"{layout_name[1] if len(layout_name) > 1 else 'x'}")
+
+
+def _int_after(attrs: str, key: str) -> str:
+    pieces = attrs.split(key)
+    try:
+        return str(int(pieces[1][1:].split(";")[0])) if len(pieces) > 1 else "x"
+    except ValueError:
+        return "x"
+
+
+def _flag_true(attrs: str, key: str) -> bool:
+    """True when the flag is 'true', or absent: tt-perf-report marks an unreadable flag as set."""
+    pieces = attrs.split(f"{key}': '")
+    return pieces[1].split("'")[0] == "true" if len(pieces) > 1 else True
+
+
+def conv_config(attrs: object) -> str | None:
+    """A conv's blocking as tt-perf-report appends it to its op code: "[ABH=38|38 ADB SR]"
+    (per-core output height | activation block height, in tiles; act double buffer; split
+    reader)."""
+    a = str(attrs)
+    out = f"[ABH={_int_after(a, 'per_core_out_matrix_height_ntile')}|" \
+          f"{_int_after(a, 'act_block_h_ntiles')}"
+    if _flag_true(a, "enable_act_double_buffer"):
+        out += " ADB"
+    if _flag_true(a, "enable_split_reader"):
+        out += " SR"
+    return out + "]"
+
+
+#: Text facts of ATTRIBUTES (the loader adds them as string columns).
+ATTRIBUTE_TEXT_FEATURES = {"_ATTR_CONV_CONFIG": conv_config, "_ATTR_HALO_CONFIG": halo_config}
+
 ATTRIBUTE_FEATURES = {
     "_ATTR_DRAM_SHARDED": lambda a: float(DRAM_SHARDED_CONFIG in str(a)),
     "_ATTR_WINDOW_H": lambda a: conv_window(a, 0),

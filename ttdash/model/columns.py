@@ -149,11 +149,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("bound", "Bound", "Bound", "bound",
            "DRAM / FLOP / BOTH / SLOW / HOST; blank: not modelled"),
     Column("math_fidelity", "Math fidelity", "Fid", "text", "LoFi, HiFi2, HiFi3 or HiFi4"),
-    Column("fidelity_desc", "Fidelity", "Fidelity", "text",
-           "math fidelity with the dtypes it works on"),
+    Column("fidelity_desc", "Fidelity / dtypes", "Fidelity", "text",
+           "matmul/conv: math fidelity with its dtypes; other ops: their dtypes"),
     Column("category", "Category", "Cat", "text", "op family (matmul, conv, TM, eltwise, ...)"),
     Column("signpost", "Signpost", "Signpost", "text", "the signpost region the op is in"),
     Column("size", "Size", "Size", "text", "matmul M x K x N / conv size"),
+    Column("config", "Config", "Config", "text",
+           "conv blocking [ABH=out height|act block height, ADB double buffer, SR split reader]; "
+           "halo window, stride, padding, dilation | layout"),
     Column("io_dram_gbps", "DRAM traffic GB/s", "IO GB/s", "num",
            "ttdash's estimate: bytes of the op's DRAM tensors over its device time", "GB/s", 1),
     Column("io_dram_pct", "DRAM traffic %", "IO%", "pct",
@@ -175,8 +178,8 @@ JSON_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op
                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
                "signpost")
 #: Fields of `report --format csv` and exports.
-CSV_FIELDS = JSON_FIELDS + ("category", "size", "io_dram_gbps", "io_dram_pct", "corrupt",
-                            "global_call_count")
+CSV_FIELDS = JSON_FIELDS + ("category", "size", "config", "fidelity_desc", "io_dram_gbps",
+                            "io_dram_pct", "corrupt", "global_call_count")
 #: Text fields (formula-neutralised in csv).
 TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
                     and c.key != "corrupt")
@@ -184,7 +187,7 @@ TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
 INT_FIELDS = frozenset(c.key for c in COLUMNS if c.kind in ("id", "int"))
 #: Columns of the human tables (report table and markdown), in order.
 TABLE_FIELDS = ("id", "total_pct", "bound", "op_code", "device", "device_time_us", "op_to_op_us",
-                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc")
+                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc", "config")
 #: The fields `y` copies (tab-separated).
 COPY_FIELDS = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us", "total_pct",
                "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .cells import ATTRIBUTE_FEATURES, by_unique, dim_value
+from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .errors import TraceError
 
 REQUIRED = ("OP CODE", "DEVICE KERNEL DURATION [ns]")
@@ -257,7 +257,7 @@ def merge_tables(tables: list[RawTable]) -> RawTable:
 
 
 # Only these ops' ATTRIBUTES matter to the analysis.
-ATTRIBUTE_READERS = r"Matmul|OptimizedConvNew|Conv2d"
+ATTRIBUTE_READERS = r"Matmul|OptimizedConvNew|Conv2d|HaloDeviceOperation"
 
 
 class _AttributeFeatures:
@@ -297,6 +297,12 @@ class _AttributeFeatures:
             values = np.full(len(mask), np.nan)
             values[mask] = per_unique[index]
             table = table.append_column(name, pa.array(values))
+        for name, tfn in ATTRIBUTE_TEXT_FEATURES.items():
+            per_text = np.array([tfn(t) if t is not None else None for t in texts] + [None],
+                                dtype=object)
+            text = np.full(len(mask), None, dtype=object)
+            text[mask] = per_text[index]
+            table = table.append_column(name, pa.array(text, type=pa.string()))
         return table
 
 

@@ -213,7 +213,8 @@ OUTPUT_COLUMNS = (
     "id", "op_code", "op_type", "device", "global_call_count", "host_start_ts",
     "device_time_us", "op_to_op_us", "total_pct", "cores", "available_cores", "dram_gbps",
     "dram_pct", "flops", "flops_pct", "bound", "math_fidelity", "fidelity_desc", "category",
-    "size", "analysis", "is_signpost", "is_host", "corrupt", "dram_sharded", "io_dram_gbps",
+    "size", "config", "analysis", "is_signpost", "is_host", "corrupt", "dram_sharded",
+    "io_dram_gbps",
     "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
     "in0_memory", "raw_kernel_ns", "pm_ideal_ns", "dram_bytes", "in0_block_w", "out_subblock_h",
     "out_subblock_w", "sparse_nnz_missing",
@@ -338,6 +339,12 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     size = _size_strings(is_matmul & all_dims, is_conv, M, K, N, W * Z, rows, wh, ww)
     analysis = np.where(is_matmul, "full", np.where(is_conv, "flops_only", "none"))
     fid_desc = _fidelity_desc(fidelity, dts, is_matmul | is_conv)
+    is_halo = contains(op_code, "HaloDeviceOperation") & ~is_matmul & ~is_conv & ~is_signpost
+    config = np.full(n, "", dtype=object)
+    for mask, feature in ((is_conv, "_ATTR_CONV_CONFIG"), (is_halo, "_ATTR_HALO_CONFIG")):
+        if mask.any() and feature in rows.columns:
+            values = text(rows, feature).to_numpy(dtype=object, na_value="")
+            config[mask] = values[mask]
 
     out = pd.DataFrame({
         "id": rows["ID"].to_numpy(),
@@ -360,6 +367,7 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "fidelity_desc": text_column(fid_desc),
         "category": text_column(categorize(op_code, is_signpost)),
         "size": text_column(size),
+        "config": text_column(config),
         "analysis": text_column(analysis.astype(object)),
         "is_signpost": is_signpost,
         "is_host": is_host,
@@ -545,11 +553,19 @@ def _size_strings(mm: np.ndarray, conv: np.ndarray, M: Any, K: Any, N: Any, batc
 
 def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series],
                    compute: np.ndarray) -> np.ndarray:
-    if not (compute & fidelity.notna().to_numpy()).any():
-        return np.full(len(fidelity), "", dtype=object)
-    short = {k: dts[k].replace(SHORT_DTYPE).fillna("") for k in dts}
-    desc = (fidelity.fillna("") + " " + short["INPUT_0"] + " x " + short["INPUT_1"] + " => "
-            + short["OUTPUT_0"]).str.strip()
-    out = interned(desc)
-    out[~compute | fidelity.isna().to_numpy()] = ""
+    """tt-perf-report's "Math Fidelity" cell: a matmul or conv with a fidelity gets it with its
+    dtypes ("HiFi2 BF16 x BFP8 => BF16"); every other op its dtypes ("BF16, BF16 => BF16")."""
+    short = {k: dts[k].astype(object).replace(SHORT_DTYPE) for k in dts}
+    a, b, o = short["INPUT_0"], short["INPUT_1"], short["OUTPUT_0"]
+    dtypes = (a.where(a.notna(), "").astype(str) + (", " + b.where(b.notna(), None))
+              .where(b.notna(), "").astype(str)
+              + (" => " + o.where(o.notna(), None)).where(o.notna(), "").astype(str)).str.strip()
+    with_fid = (fidelity.astype(object).where(fidelity.notna(), "").astype(str) + " "
+                + a.where(a.notna(), "nan").astype(str) + " x "
+                + b.where(b.notna(), "nan").astype(str) + " => "
+                + o.where(o.notna(), "nan").astype(str)).str.strip()
+    use_fid = compute & fidelity.notna().to_numpy() & (fidelity.astype(str) != "").to_numpy()
+    out = interned(pd.Series(np.where(use_fid, with_fid.to_numpy(dtype=object),
+                                      np.where(compute, "", dtypes.to_numpy(dtype=object))),
+                             dtype=object))
     return out

@@ -284,7 +284,7 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 SGR = {Severity.GOOD: "\x1b[32m", Severity.WARN: "\x1b[33m", Severity.BAD: "\x1b[31m"}
 BOLD, RESET = "\x1b[1m", "\x1b[0m"
 #: Dropped first when a terminal is too narrow for every column.
-DROP_ORDER = ("fidelity_desc", "dram_gbps", "flops", "device", "cores", "flops_pct", "id",
+DROP_ORDER = ("config", "fidelity_desc", "dram_gbps", "flops", "device", "cores", "flops_pct", "id",
               "dram_pct", "op_to_op_us")
 
 

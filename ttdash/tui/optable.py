@@ -54,6 +54,7 @@ COLUMNS = (
     _col("bound", 5, 2, "bound", "left"),
     _col("math_fidelity", 5, 7, "text", "left"),
     _col("category", 7, 8, "text", "left"),
+    _col("config", 12, 10, "text", "left", pref=24),
     _col("global_call_count", 6, 6, "int"),
     _col("signpost", 18, 9, "text", "left", pref=28),
 )

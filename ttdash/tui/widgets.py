@@ -214,7 +214,8 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
          f"{fmt_pct(op['io_dram_pct'])}"
          + (" * capped: the estimate exceeded the DRAM peak" if op.get("io_dram_capped") else "")
          if not is_missing(op["io_dram_gbps"]) else "-"),
-        ("Math fidelity", op["fidelity_desc"] or op["math_fidelity"] or "-"),
+        ("Fidelity / dtypes", op["fidelity_desc"] or op["math_fidelity"] or "-"),
+        *([("Config", op["config"])] if op.get("config") else []),
         ("Category", op["category"] or "-"), ("Signpost region", op["signpost"] or "-"),
         ("Device", fmt_int(op["device"])),
         ("Global call count", fmt_int(op["global_call_count"])),
