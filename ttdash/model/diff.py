@@ -74,6 +74,7 @@ import pandas as pd
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from .errors import TraceError
+from .metrics import split_gaps
 from .pairs import (  # noqa: F401  (the pair vocabulary is part of this module's interface)
     GROUP_COLUMNS,
     MATCH_OP_CODE,
@@ -151,13 +152,12 @@ def _joint_pauses(pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals, pause_abo
     Sets ``pairs["host_pause"]``."""
     bg = pairs["baseline_gap_us"].to_numpy(dtype="float64")
     cg = pairs["candidate_gap_us"].to_numpy(dtype="float64")
-    with np.errstate(invalid="ignore"):
-        pause = (bg > pause_above_us) | (cg > pause_above_us)
+    pause = split_gaps(bg, pause_above_us)[2] | split_gaps(cg, pause_above_us)[2]
     pairs["host_pause"] = pause
 
     def split(t: SideTotals, g: np.ndarray) -> SideTotals:
-        dispatch = float(np.nansum(np.where(pause, np.nan, g)))
-        paused = float(np.nansum(np.where(pause, g, np.nan)))
+        dispatch_gaps, pause_gaps, _ = split_gaps(g, pause)
+        dispatch, paused = float(np.nansum(dispatch_gaps)), float(np.nansum(pause_gaps))
         return replace(t, dispatch_us=dispatch, pauses_us=paused,
                        pauses=int((pause & ~np.isnan(g)).sum()),
                        steady_us=t.device_time_us + dispatch)

@@ -233,6 +233,19 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         return _analyze(rows, arch)
 
 
+def split_gaps(gap: np.ndarray, pause: np.ndarray | float) -> tuple[np.ndarray, np.ndarray,
+                                                                     np.ndarray]:
+    """Op-to-op gaps split into dispatch gaps and host pauses: (dispatch, pauses, pause mask),
+    each array NaN where the gap is in the other part or unknown. `pause`: a threshold (a gap
+    above it is a host pause) or the mask itself (the diff decides on both sides at once)."""
+    gap = np.asarray(gap, dtype="float64")
+    if np.ndim(pause) == 0:
+        with np.errstate(invalid="ignore"):
+            pause = gap > pause
+    mask = np.asarray(pause, dtype=bool)
+    return np.where(mask, np.nan, gap), np.where(mask, gap, np.nan), mask
+
+
 def total_share_pct(device_time: np.ndarray, op_to_op: np.ndarray) -> np.ndarray:
     """tt-perf-report's "Total %": (device time + op-to-op gap) of each op over their sum over
     all ops (NaN where both are missing or the sum is 0)."""

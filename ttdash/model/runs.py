@@ -93,6 +93,9 @@ def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
     ``pauses_us``), gaps split at the view's pause threshold."""
     import pandas as pd
 
+    from .metrics import split_gaps
+    from .signature import repeated_regions
+
     ops = view.op_rows
     if not len(ops):
         return None
@@ -105,34 +108,21 @@ def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
         if np.unique(sess[~np.isnan(sess)]).size >= 2:
             unit, keys = "trace replay", pd.Series(sess, index=ops.index)
     if keys is None:
-        sp = view.trace.signposts
-        if not len(sp):
+        repeated = repeated_regions(view, ops)
+        if not repeated:
             return None
-        names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
+        # the name repeated most often (then with the most ops per iteration)
+        unit = max(repeated, key=lambda nm: (len(repeated[nm][1]), repeated[nm][0]))
         region = ops["region"]
-        name = region.map(names)
-        counts = name.dropna().groupby(region[name.notna()]).size()
-        if counts.empty:
-            return None
-        per_name = pd.DataFrame({"n": counts, "name": counts.index.map(names)})
-        best = None
-        for nm, g in per_name.groupby("name"):
-            modal = g["n"].mode().iloc[0]
-            iters = int((g["n"] == modal).sum())
-            if iters >= 2 and (best is None or (iters, modal) > best[:2]):
-                best = (iters, modal, nm, g.index[g["n"] == modal])
-        if best is None:
-            return None
-        unit = str(best[2])
-        keys = region.where(region.isin(best[3]))
+        keys = region.where(region.isin(repeated[unit][1]))
+        unit = str(unit)
     frame = pd.DataFrame({
         "key": keys.to_numpy(),
         "device": ops["device_time_us"].to_numpy(dtype="float64"),
         "gap": ops["op_to_op_us"].to_numpy(dtype="float64"),
     }).dropna(subset=["key"])
-    pause = frame["gap"].to_numpy() > view.pause_above_us
-    frame["dispatch"] = np.where(pause, np.nan, frame["gap"])
-    frame["pauses"] = np.where(pause, frame["gap"], np.nan)
+    frame["dispatch"], frame["pauses"], _ = split_gaps(frame["gap"].to_numpy(),
+                                                       view.pause_above_us)
     sums = frame.groupby("key", sort=True)[["device", "dispatch", "pauses"]].sum(min_count=0)
     if len(sums) < 2:
         return None

@@ -103,6 +103,30 @@ def region_labels(view: View, ops: pd.DataFrame) -> np.ndarray:
     return lab
 
 
+def repeated_regions(view: View, ops: pd.DataFrame) -> dict[str, tuple[int, pd.Index]]:
+    """Signpost names that mark iterations of a loop: for each name, its regions holding the
+    name's most common op count (other regions of that name are warm-up or a different shape),
+    with that count; only names with two or more such regions. Sorted by name."""
+    sp = view.trace.signposts
+    if not len(sp) or not len(ops):
+        return {}
+    names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
+    region = pd.Series(ops["region"].to_numpy())
+    named = region[region.map(names).notna().to_numpy()]
+    if named.empty:
+        return {}
+    counts = named.groupby(named.to_numpy(), sort=False).size()
+    per = pd.DataFrame({"n": counts.to_numpy(), "name": counts.index.map(names)},
+                       index=counts.index)
+    out: dict[str, tuple[int, pd.Index]] = {}
+    for nm, g in per.groupby("name", sort=True):
+        modal = int(g["n"].mode().iloc[0])
+        keep = g.index[g["n"].to_numpy() == modal]
+        if len(keep) >= 2:
+            out[nm] = (modal, keep)
+    return out
+
+
 def noise_sigma(view: View, ops: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
     """Per op: robust relative spread of its device time across iterations (NaN = unknown).
 
@@ -112,24 +136,16 @@ def noise_sigma(view: View, ops: pd.DataFrame) -> tuple[np.ndarray, dict[str, in
     sp = view.trace.signposts
     if not len(sp) or not len(ops):
         return sigma, {}
+    repeated = repeated_regions(view, ops)
+    if not repeated:
+        return sigma, {}
     names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
     region = ops["region"].to_numpy()
     df = pd.DataFrame({"region": region, "name": pd.Series(region).map(names).to_numpy(),
                        "t": ops["device_time_us"].to_numpy(dtype="float64"),
                        "code": ops["op_code"].astype(object).to_numpy()})
-    df = df[df["name"].notna()]
-    if df.empty:
-        return sigma, {}
-    sizes = df.groupby("region", sort=False).size()
-    reg = pd.DataFrame({"n": sizes})
-    reg["name"] = reg.index.map(names)
-    modal = reg.groupby("name")["n"].agg(lambda s: s.mode().iloc[0])
-    reg["keep"] = reg["n"].to_numpy() == reg["name"].map(modal).to_numpy()
-    iters = reg[reg["keep"]].groupby("name").size()
-    iters = iters[iters >= 2]
-    if iters.empty:
-        return sigma, {}
-    keep_regions = reg.index[reg["keep"].to_numpy() & reg["name"].isin(iters.index).to_numpy()]
+    keep_regions = np.concatenate([r.to_numpy() for _, r in repeated.values()])
+    iters = pd.Series({nm: len(r) for nm, (_, r) in repeated.items()})
     df = df[df["region"].isin(keep_regions)].copy()
     df["pos"] = df.groupby("region", sort=False).cumcount()
     g = df.groupby(["name", "pos"], sort=False)

@@ -21,6 +21,7 @@ from .metrics import (
     invalid_duration,
     merge_devices,
     num,
+    split_gaps,
     text,
     total_share_pct,
     whole,
@@ -114,11 +115,10 @@ class View:
     def _totals(self) -> dict[str, Any]:
         ops = self.op_rows
         gap = ops["op_to_op_us"].to_numpy(dtype="float64")
-        with np.errstate(invalid="ignore"):
-            pause = gap > self.pause_above_us
+        dispatch_gaps, pause_gaps, pause = split_gaps(gap, self.pause_above_us)
         device = float(np.nansum(ops["device_time_us"].to_numpy(dtype="float64")))
-        dispatch = float(np.nansum(np.where(pause, np.nan, gap)))
-        pauses = float(np.nansum(np.where(pause, gap, np.nan)))
+        dispatch = float(np.nansum(dispatch_gaps))
+        pauses = float(np.nansum(pause_gaps))
         return {
             "ops": int(len(ops)),
             "device_time_us": device,
