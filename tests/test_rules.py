@@ -166,3 +166,80 @@ def test_json_total_pct_keeps_a_tiny_share(tmp_path) -> None:
     tiny = json.loads(render_to_string(view, "json"))["ops"][1]
     assert tiny["op_code"] == "Tiny"
     assert tiny["total_pct"] == pytest.approx(1e-9 / 10 * 100, rel=1e-6)
+
+
+# ------------------------------------------------------------------ sub-device overlap (tt-perf-report main)
+
+CYCLES_PER_NS = 1.35
+
+
+def timed(ops: list[tuple[int, float, float]]):
+    """Device ops as (device, kernel start us, kernel us): FW span from 1 us before the kernel
+    to its end, cycles at 1.35 per ns."""
+    import pandas as pd
+
+    return pd.DataFrame({
+        "OP CODE": [f"Op{i}" for i in range(len(ops))], "OP TYPE": "tt_dnn_device",
+        "DEVICE ID": [d for d, _, _ in ops],
+        "DEVICE FW START CYCLE": [(s - 1) * 1000 * CYCLES_PER_NS for _, s, _ in ops],
+        "DEVICE FW END CYCLE": [(s + k) * 1000 * CYCLES_PER_NS for _, s, k in ops],
+        "DEVICE FW DURATION [ns]": [(k + 1) * 1000 for _, _, k in ops],
+        "DEVICE KERNEL DURATION [ns]": [k * 1000 for _, _, k in ops],
+        "OP TO OP LATENCY [ns]": 0.0})
+
+
+@pytest.mark.parametrize("second,overlap", [
+    ((1100, 50), 0), ((1200, 50), 0),  # back to back, apart
+    ((1020, 50), 50), ((1080, 50), 20),  # inside the first, partly over its end
+])
+def test_overlap_is_the_part_of_an_op_an_earlier_op_still_covered(second, overlap) -> None:
+    from ttdash.model.devices import annotate_overlap
+
+    got = annotate_overlap(timed([(0, 1000, 100), (0, *second)]))
+    assert got["_OVERLAP_NS"].tolist() == [0, overlap * 1000]
+    assert got["_BUSY_NS"].tolist() == [100_000, (50 - overlap) * 1000]
+
+
+def test_overlap_walks_by_start_per_device_and_needs_cycles() -> None:
+    from ttdash.model.devices import annotate_overlap
+
+    # a contained op does not extend the cover; row order does not matter
+    got = annotate_overlap(timed([(0, 1000, 100), (0, 1010, 10), (0, 1050, 100)]))
+    assert got["_OVERLAP_NS"].tolist() == [0, 10_000, 50_000]
+    got = annotate_overlap(timed([(0, 1080, 50), (0, 1000, 100)]))
+    assert got["_OVERLAP_NS"].tolist() == [20_000, 0]
+    # cycle counters are per device: the same times on two devices do not overlap
+    assert annotate_overlap(timed([(0, 1000, 100), (1, 1000, 100)]))["_OVERLAP_NS"].tolist() == [0, 0]
+    no_cycles = timed([(0, 1000, 100), (0, 1000, 100)]).drop(columns="DEVICE FW END CYCLE")
+    assert annotate_overlap(no_cycles)["_OVERLAP_NS"].isna().all()
+
+
+def test_overlap_reaches_the_report_and_busy_time(tmp_path) -> None:
+    """Through a report: the Overlap column, busy time in the totals (tt-perf-report main), the
+    1.4.1 numbers untouched (device time summed, Total % over summed time)."""
+    import json
+
+    from ttdash.report.single import render_to_string
+
+    rows = timed([(0, 1000, 100), (0, 1080, 50), (0, 2000, 10)])
+    rows["GLOBAL CALL COUNT"] = [1, 2, 3]
+    rows["HOST START TS"] = [1, 2, 3]
+    path = tmp_path / "ops_perf_results.csv"
+    rows.to_csv(path, index=False)
+    view = Trace.load(path).view(Window("all"))
+    tot = view.totals()
+    assert tot["device_time_us"] == pytest.approx(160) and tot["busy_us"] == pytest.approx(140)
+    assert tot["overlap_us"] == pytest.approx(20)
+    doc = json.loads(render_to_string(view, "json"))
+    assert doc["totals"]["overlap_us"] == pytest.approx(20)
+    table = render_to_string(view, "table")
+    assert "Overlap" in table.splitlines()[table.splitlines().index("") + 1]
+    assert "busy 140 us (overlap 20.0 us" in table
+
+
+def test_a_negative_gap_is_kept_signed_and_left_out_of_totals(tmp_path) -> None:
+    rows = load(tmp_path, [op("A", 5_000, call=1), op("B", 5_000, gap_ns=-3_000, call=2)])
+    second = rows.iloc[1]
+    assert second["op_to_op_us"] != second["op_to_op_us"]  # NaN: as tt-perf-report 1.4.1
+    assert second["gap_signed_us"] == pytest.approx(-3.0)  # shown, as its main does
+    assert rows["total_pct"].sum() == pytest.approx(100.0)

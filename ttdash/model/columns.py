@@ -163,6 +163,13 @@ COLUMNS: tuple[Column, ...] = (
            "the DRAM traffic estimate as a share of the DRAM peak", "%", 1),
     Column("corrupt", "Corrupt timing", "Corrupt", "text",
            "the profiler's timing for this row is impossible; left out of totals"),
+    Column("overlap_us", "Overlap", "Overlap", "us",
+           "kernel time that ran while an earlier op on the same device still ran (sub-devices; "
+           "tt-perf-report main)", "us"),
+    Column("busy_us", "Busy", "Busy", "us", "kernel time less its overlap", "us"),
+    Column("gap_signed_us", "Gap (signed)", "Gap±", "us",
+           "the op-to-op gap with negative values kept (tt-perf-report main shows them; "
+           "totals leave them out)", "us"),
     Column("global_call_count", "Global call count", "Call", "int",
            "GLOBAL CALL COUNT: the op's number in the program (joins live rows and reports)"),
 )
@@ -179,7 +186,8 @@ JSON_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op
                "signpost")
 #: Fields of `report --format csv` and exports.
 CSV_FIELDS = JSON_FIELDS + ("category", "size", "config", "fidelity_desc", "io_dram_gbps",
-                            "io_dram_pct", "corrupt", "global_call_count")
+                            "io_dram_pct", "corrupt", "global_call_count", "overlap_us",
+                            "busy_us", "gap_signed_us")
 #: Text fields (formula-neutralised in csv).
 TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
                     and c.key != "corrupt")
@@ -187,7 +195,8 @@ TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
 INT_FIELDS = frozenset(c.key for c in COLUMNS if c.kind in ("id", "int"))
 #: Columns of the human tables (report table and markdown), in order.
 TABLE_FIELDS = ("id", "total_pct", "bound", "op_code", "device", "device_time_us", "op_to_op_us",
-                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc", "config")
+                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc", "config",
+                "overlap_us")
 #: The fields `y` copies (tab-separated).
 COPY_FIELDS = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us", "total_pct",
                "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")

@@ -29,7 +29,6 @@ INVALID_GAP_MIN_NS = 1_000_000
 MAX_CORES = float(1 << 20)
 MAX_DEVICE_ID = float(1 << 16)  # no system has more chips; larger ids are corrupt cells
 BOUND_THRESHOLD = BOUND_THRESHOLD_PCT  # tt-perf-report's 65% rule, named once in columns
-CCL_MERGE_NAMES = ("AllGather", "ReduceScatter", "AllReduce")
 
 
 # ---------------------------------------------------------------- column access helpers
@@ -119,94 +118,6 @@ def invalid_duration(dur_ns: np.ndarray, gap_ns: np.ndarray) -> np.ndarray:
     return bad | swamp
 
 
-# ---------------------------------------------------------------- device merge
-
-def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
-    """Merge the per-device rows of each op (tt-perf-report's rule).
-
-    Device ops of each device are queued in report order and taken in lockstep; a block is the
-    head of every device whose head has the same op code as the first device's. CCL ops get the
-    mean valid duration (on the lowest device's row), others the slowest device's row.
-    """
-    op_type = text(rows, "OP TYPE")
-    dev = whole(num(rows, "DEVICE ID"), 0, MAX_DEVICE_ID)
-    is_dev = (op_type == "tt_dnn_device").fillna(False).to_numpy(dtype=bool) & ~np.isnan(dev)
-    if len(np.unique(dev[is_dev])) <= 1:
-        return rows
-    pos = np.arange(len(rows))
-    dur = num(rows, "DEVICE KERNEL DURATION [ns]")
-    bad = invalid_duration(dur, num(rows, "OP TO OP LATENCY [ns]"))
-    key = np.where(bad, -1.0, dur)
-    names = text(rows, "OP CODE").fillna("").to_numpy(dtype=object)
-
-    d_pos = pos[is_dev]
-    d_dev = dev[is_dev]
-    devices = np.unique(d_dev)
-    per_dev = [d_pos[d_dev == d] for d in devices]
-    same = all(len(p) == len(per_dev[0]) for p in per_dev) and all(
-        np.array_equal(names[p], names[per_dev[0]]) for p in per_dev[1:])
-    if same:
-        blocks = np.stack(per_dev, axis=1)  # [op, device] -> row position
-    else:
-        blocks = _lockstep_blocks(per_dev, names)
-    chosen, new_dur = _pick(blocks, names, key, dur, bad)
-
-    keep_pos = np.concatenate([chosen, pos[~is_dev]])
-    order_key = np.concatenate([np.nanmin(np.where(blocks >= 0, blocks, np.iinfo(np.int64).max),
-                                          axis=1), pos[~is_dev]])
-    out = rows.iloc[keep_pos].copy()
-    if "DEVICE KERNEL DURATION [ns]" in out.columns:
-        d = np.array(pd.to_numeric(out["DEVICE KERNEL DURATION [ns]"], errors="coerce")
-                     .to_numpy(dtype="float64", na_value=np.nan))  # a writable copy
-        d[: len(chosen)] = new_dur
-        out["DEVICE KERNEL DURATION [ns]"] = d
-    out["_order"] = order_key
-    out = out.sort_values("_order", kind="stable").drop(columns="_order")
-    return out
-
-
-def _lockstep_blocks(per_dev: list[np.ndarray], names: np.ndarray) -> np.ndarray:
-    """Slow path for devices whose op sequences differ: the exact lockstep walk (rare)."""
-    heads = [0] * len(per_dev)
-    out: list[list[int]] = []
-    while any(h < len(p) for h, p in zip(heads, per_dev)):
-        block = [-1] * len(per_dev)
-        name = None
-        for i, p in enumerate(per_dev):
-            if heads[i] >= len(p):
-                continue
-            n = names[p[heads[i]]]
-            if name is None:
-                name = n
-            elif n != name:
-                continue
-            block[i] = int(p[heads[i]])
-            heads[i] += 1
-        out.append(block)
-    return np.array(out, dtype=np.int64).reshape(-1, len(per_dev))
-
-
-def _pick(blocks: np.ndarray, names: np.ndarray, key: np.ndarray, dur: np.ndarray,
-          bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    present = blocks >= 0
-    safe = np.where(present, blocks, 0)
-    k = np.where(present, key[safe], -np.inf)
-    slowest = safe[np.arange(len(blocks)), np.argmax(k, axis=1)]  # first max, lowest device
-    first = safe[np.arange(len(blocks)), np.argmax(present, axis=1)]
-    first_names = names[first].astype(str)
-    is_ccl = np.zeros(len(blocks), dtype=bool)
-    for n in CCL_MERGE_NAMES:
-        is_ccl |= np.char.find(first_names.astype("U"), n) >= 0
-    valid = present & ~bad[safe]
-    vsum = np.where(valid, dur[safe], 0.0).sum(axis=1)
-    vcnt = valid.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(vcnt > 0, vsum / np.maximum(vcnt, 1), np.nan)
-    chosen = np.where(is_ccl, first, slowest)
-    new_dur = np.where(is_ccl, mean, dur[chosen])
-    return chosen, new_dur
-
-
 # ---------------------------------------------------------------- the analysis
 
 OUTPUT_COLUMNS = (
@@ -217,10 +128,15 @@ OUTPUT_COLUMNS = (
     "io_dram_gbps",
     "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
     "in0_memory", "raw_kernel_ns", "pm_ideal_ns", "dram_bytes", "in0_block_w", "out_subblock_h",
-    "out_subblock_w", "sparse_nnz_missing",
+    "out_subblock_w", "sparse_nnz_missing", "gap_signed_us", "overlap_us", "busy_us",
 )
 
 SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
+
+
+def _us_or_blank(ns: np.ndarray, skip: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.where(skip | ~(ns > 0), np.nan, ns / 1000.0)
 
 
 def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
@@ -281,6 +197,10 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         ok_gap = (has_prev & ~np.isnan(gap) & (gap >= 0)
                   & ~((bad | prev_bad) & (np.abs(gap) > INVALID_GAP_MIN_NS)))
     op_to_op = np.where(ok_gap, gap / 1000.0, np.nan)
+    with np.errstate(invalid="ignore"):  # tt-perf-report main keeps a negative gap (shown only)
+        ok_signed = (has_prev & ~np.isnan(gap)
+                     & ~((bad | prev_bad) & (np.abs(gap) > INVALID_GAP_MIN_NS)))
+    gap_signed = np.where(ok_signed, gap / 1000.0, np.nan)
 
     total_pct = total_share_pct(device_time, op_to_op)
 
@@ -403,6 +323,10 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "out_subblock_h": num(rows, "_ATTR_OUT_SUBBLOCK_H"),
         "out_subblock_w": num(rows, "_ATTR_OUT_SUBBLOCK_W"),
         "sparse_nnz_missing": nnz_missing,
+        # beyond 1.4.1 (tt-perf-report main): signed gap, sub-device overlap (blank when 0)
+        "gap_signed_us": gap_signed,
+        "overlap_us": _us_or_blank(num(rows, "_OVERLAP_NS"), is_signpost | is_host),
+        "busy_us": np.where(is_signpost | is_host, np.nan, num(rows, "_BUSY_NS") / 1000.0),
     })
     return out
 

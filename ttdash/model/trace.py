@@ -12,6 +12,7 @@ import pandas as pd
 
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .columns import PAUSE_ABOVE_US
+from .devices import annotate_overlap, merge_devices
 from .errors import TraceError
 from .loader import RawTable, add_column, merge_tables, read_ops_csv
 from .metrics import (
@@ -19,7 +20,6 @@ from .metrics import (
     MAX_DEVICE_ID,
     analyze,
     invalid_duration,
-    merge_devices,
     num,
     split_gaps,
     text,
@@ -131,6 +131,7 @@ class View:
             "gaps_known": int((~np.isnan(gap)).sum()),
             "corrupt_rows": int(ops["corrupt"].sum()),
             "host_ops": int(ops["is_host"].sum()),
+            **overlap_totals(ops, device),
             "device_ops": int(len(ops) - ops["is_host"].sum()),
             "signposts": int(self.ops["is_signpost"].sum()),
             **dram_roofline(ops),
@@ -188,6 +189,17 @@ class View:
             return {}
         out = {("unmodelled" if k == "" else k): v / total * 100 for k, v in by.items()}
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def overlap_totals(ops: pd.DataFrame, device_us: float) -> dict[str, float]:
+    """Busy time (device time less what ran concurrently on the same device: sub-devices) and
+    the overlap; an op without cycle data counts its whole device time as busy."""
+    if "busy_us" not in ops:
+        return {"busy_us": device_us, "overlap_us": 0.0}
+    t = ops["device_time_us"].to_numpy(dtype="float64")
+    b = ops["busy_us"].to_numpy(dtype="float64")
+    busy = float(np.nansum(np.where(np.isnan(b) | np.isnan(t), t, np.minimum(b, t))))
+    return {"busy_us": busy, "overlap_us": max(device_us - busy, 0.0)}
 
 
 def dram_roofline(ops: pd.DataFrame) -> dict[str, float | None]:
@@ -296,6 +308,7 @@ class Trace:
         rows, desc = self._window_rows(window)
         is_sp = (text(rows, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
         window_rows = int(len(rows) - is_sp.sum())
+        rows = annotate_overlap(rows)  # per device, so before the merge
         if merge:
             rows = merge_devices(rows)
         ops = analyze(rows, self.arch)

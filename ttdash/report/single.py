@@ -190,6 +190,9 @@ def totals_line(view: View) -> str:
              f"{tot['signposts']:,} signposts)", f"device time {fmt_us(tot['device_time_us'])}",
              f"dispatch gaps {fmt_us(tot['dispatch_us'])}",
              f"host pauses {fmt_us(tot['pauses_us'])}"]
+    if tot["overlap_us"] > 0:
+        parts.append(f"busy {fmt_us(tot['busy_us'])} (overlap {fmt_us(tot['overlap_us'])}: ops "
+                     "on disjoint sub-devices ran concurrently)")
     if tot["dram_roofline_pct"] is not None:
         parts.append(f"overall DRAM roofline (modelled ops) {tot['dram_roofline_pct']:.1f}% "
                      f"({tot['dram_roofline_gbps']:,.0f} GB/s)")

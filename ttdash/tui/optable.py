@@ -47,6 +47,7 @@ COLUMNS = (
     _col("device", 3, 6, "int"),
     _col("device_time_us", 9, 0),
     _col("op_to_op_us", 9, 2),
+    _col("overlap_us", 9, 4),
     _col("total_pct", 6, 1),
     _col("cores", 5, 5),
     _col("dram_pct", 5, 3, "bar", pref=10),

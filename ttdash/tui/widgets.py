@@ -202,7 +202,11 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
     yield Static("Figures", classes="section")
     yield Static(_grid([
         ("Device time", fmt_us(op["device_time_us"])),
-        ("Op-to-op gap", fmt_us(op["op_to_op_us"])),
+        ("Op-to-op gap", fmt_us(op["op_to_op_us"]) if not is_missing(op["op_to_op_us"])
+         or is_missing(op.get("gap_signed_us")) else
+         f"{fmt_us(op['gap_signed_us'])} (negative: left out of totals)"),
+        *([("Overlap (sub-devices)", f"{fmt_us(op['overlap_us'])} of it ran concurrently")]
+          if not is_missing(op.get("overlap_us")) else []),
         ("Share of total", fmt_pct(op["total_pct"], 2)),
         ("Bound", op["bound"] or "-"),
         ("Cores", f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
