@@ -161,6 +161,35 @@ async def test_grouped_view_and_group_by():
         assert app.screen.query_one("#switcher").current == "ops"
 
 
+async def test_grouped_view_by_input0_memory_narrows_to_the_group():
+    """`c` a second time: tt-perf-report's summary groups (op code and input 0 memory); enter
+    on one shows exactly its ops."""
+    from ttdash.model.query import summary_groups
+
+    view = view_of("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    want = summary_groups(view.ops, "memory")
+    app = open_app(view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "c", "c")
+        await pilot.pause()
+        groups = app.screen.query_one("#groups")
+        names = [str(groups.get_row_at(i)[0]) for i in range(groups.row_count)]
+        assert names == want["name"].tolist()
+        row = names.index("ReduceScatterMinimalAsyncDeviceOperation (in0:l1_interleaved)")
+        groups.move_cursor(row=row)
+        await pilot.press("enter")
+        await pilot.pause()
+        t = table(app)
+        assert app.screen.query_one("#switcher").current == "ops" and len(t.rows) == 1
+        op = view.ops.iloc[t.rows[0]]
+        assert op["op_code"] == "ReduceScatterMinimalAsyncDeviceOperation"
+        assert "L1_INTERLEAVED" in op["in0_memory"]
+        await pilot.press("2", "c")  # and round to op codes again
+        await pilot.pause()
+        assert str(app.screen.query_one("#groups").columns[next(iter(
+            app.screen.query_one("#groups").columns))].label) == "Op code"
+
+
 async def test_advice_view_lists_the_advice_and_jumps_to_its_op():
     """`3`: tt-perf-report's advice (sections, one entry per op, matmul bullets); enter on an
     entry shows that op in the op table, even when the filter hid it."""

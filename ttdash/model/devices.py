@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .loader import add_column
 from .metrics import MAX_DEVICE_ID, invalid_duration, num, text, whole
 
 CCL_MERGE_NAMES = ("AllGather", "ReduceScatter", "AllReduce")
@@ -60,7 +61,10 @@ def annotate_overlap(rows: pd.DataFrame) -> pd.DataFrame:
                 ov[~(ov >= MIN_OVERLAP_NS)] = 0.0
                 overlap[on[order]] = ov
                 busy[on[order]] = k - ov
-    return rows.assign(_OVERLAP_NS=overlap, _BUSY_NS=busy)
+    out = rows.copy(deep=False)  # the window may be the trace's own table: not modified
+    add_column(out, "_OVERLAP_NS", overlap)
+    add_column(out, "_BUSY_NS", busy)
+    return out
 
 
 # ---------------------------------------------------------------- device merge

@@ -16,10 +16,11 @@ import pandas as pd
 # code). A leading `-` or `!` negates a term; `key:=VALUE` matches exactly; "quotes" keep spaces.
 FILTER_KEYS = {"bound": "bound", "cat": "category", "category": "category", "dev": "device",
                "device": "device", "sp": "signpost", "signpost": "signpost", "op": "op_code",
-               "fid": "math_fidelity"}
+               "fid": "math_fidelity", "mem": "in0_memory"}
 #: The diff table's extra key (`status:added`, `status:removed`, `status:matched`, `status:moved`).
 DIFF_FILTER_KEYS = {k: v for k, v in FILTER_KEYS.items()
-                    if v not in ("category", "device", "math_fidelity")} | {"status": "status"}
+                    if v not in ("category", "device", "math_fidelity", "in0_memory")} \
+    | {"status": "status"}
 
 
 class FilterError(ValueError):
@@ -118,9 +119,11 @@ def sort_order(ops: pd.DataFrame, rows: np.ndarray, key: str | None,
 
 
 def group_ops(ops: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Device time by op code or category: count, total, mean, share; largest first."""
+    """Device time by op code, category or "memory" (op code and input 0 memory, as
+    tt-perf-report's summary groups): count, total, mean, share; largest first."""
     o = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
-    keys = o[by].astype("string").fillna("(none)")
+    keys = (summary_key(o, "memory") if by == "memory" else o[by]).astype("string") \
+        .fillna("(none)")
     t = o["device_time_us"]
     g = t.groupby(keys, sort=False)
     out = pd.DataFrame({"count": g.size(), "total_us": g.sum(min_count=1), "mean_us": g.mean(),

@@ -41,7 +41,7 @@ from .widgets import (
 )
 
 FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 sp:decode fid:LoFi "
-               "op:Matmul; -term or !term excludes; terms are ANDed; empty clears")
+               "mem:dram op:Matmul; -term or !term excludes; terms are ANDed; empty clears")
 
 
 def summary_text(view: View, extra: str = "") -> Text:
@@ -82,7 +82,7 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("1", "show('ops')", "Ops", show=False, id="ttdash.view_ops"),
         Binding("2", "show('grouped')", "Group", id="ttdash.view_grouped"),
         Binding("3", "show('advice')", "Advice", show=False, id="ttdash.view_advice"),
-        Binding("c", "group_by", "By code/cat", show=False, id="ttdash.group_by"),
+        Binding("c", "group_by", "Group by", show=False, id="ttdash.group_by"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
         Binding("e", "export", "Export", id="ttdash.export"),
         Binding("w", "whole_trace", "Whole trace", show=False, id="ttdash.whole_trace"),
@@ -245,8 +245,12 @@ class TraceScreen(TableViewMixin, Screen):
         name = g.current_group()
         if name is None:
             return
-        key = "op" if g.by == "op_code" else "cat"
-        self.state.filter = Filter.for_keys(f"{key}:={shlex.quote(name)}", self.filter_keys)
+        if g.by == "memory":  # "Matmul (in0:dram_interleaved)": op code and input 0 memory
+            op, _, mem = name.partition(" (in0:")
+            text = f"op:={shlex.quote(op)}" + (f" mem:{shlex.quote(mem[:-1])}" if mem else "")
+        else:
+            text = f"{'op' if g.by == 'op_code' else 'cat'}:={shlex.quote(name)}"
+        self.state.filter = Filter.for_keys(text, self.filter_keys)
         self.action_show("ops")
         self.recompute(top=True)
 
@@ -300,7 +304,8 @@ class TraceScreen(TableViewMixin, Screen):
 
     def action_group_by(self) -> None:
         g = self.query_one(GroupedView)
-        g.by = "category" if g.by == "op_code" else "op_code"
+        cycle = ("op_code", "category", "memory")  # the last: tt-perf-report's summary groups
+        g.by = cycle[(cycle.index(g.by) + 1) % len(cycle)]
         g.show(self.view.ops, self.table.rows)
 
     def action_copy_row(self) -> None:

@@ -389,6 +389,10 @@ def bar_chart(labels: list[str], values: list[float], width: int, unit: str,
     return out
 
 
+GROUP_TITLES = {"op_code": "Op code", "category": "Category",
+                "memory": "Op code (input 0 memory)"}
+
+
 class GroupedView(Vertical):
     """Device time by op code or category: a table, a bar chart of shares, and device time over
     the run. `enter` on a group narrows the op table to it (the screen does that)."""
@@ -436,7 +440,7 @@ class GroupedView(Vertical):
         groups = group_ops(sub, self.by)
         table = self.query_one("#groups", DataTable)
         table.clear(columns=True)
-        title = "Op code" if self.by == "op_code" else "Category"
+        title = GROUP_TITLES[self.by]
         # Numbers keep their width; the name gets what is left (6 columns of 1-cell padding on
         # each side, and the scrollbar), so Max and Share are never pushed off an 80-column
         # screen by a long op code.
