@@ -50,6 +50,8 @@ async def main() -> None:
                 (160, 48), ["]", "]", "]"])
     await shoot(open_app(wh), "open-detail", (110, 40), ["j"] * 6 + ["enter"])
     await shoot(open_app(wh), "open-grouped", (160, 48), ["2"])
+    deepseek = view("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    await shoot(open_app(deepseek), "open-advice-120x36", (120, 36), ["3", "G"])
     bh = view("tt-perf-report__bh_64_clip_encoder_1.csv")
     await shoot(diff_app(diff_traces(wh, bh)), "diff-wh-vs-bh-160x48", (160, 48), ["n"])
     await shoot(diff_app(diff_traces(wh, bh)), "diff-80x24", (80, 24), ["n"])
