@@ -515,8 +515,8 @@ def strict_json(text: str):
 
 # --------------------------------------------------------------------------- headless open
 
-OPEN_KEYS = ("j", "G", "enter", "escape", "2", "1", "slash", *"Matmul", "enter",
-             "question_mark", "escape", "g", "right_square_bracket", "enter", "escape", "s")
+OPEN_KEYS = ("j", "G", "enter", "escape", "2", "c", "c", "1", "3", "enter", "slash", *"Matmul",
+             "enter", "g", "right_square_bracket", "enter", "escape", "s")
 
 
 async def drive_open(path: str | os.PathLike[str], size: tuple[int, int] = (120, 36)) -> str | None:
@@ -539,6 +539,17 @@ async def drive_open(path: str | os.PathLike[str], size: tuple[int, int] = (120,
             await pilot.press(key)
         await pilot.pause()
     return None
+
+
+def open_outcome(path: str) -> tuple[str, str | None]:
+    """`drive_open` in a worker process: ("ok", TraceError line or None), or ("crash",
+    traceback) for any other exception (so a pool can hand it back whatever it was)."""
+    import traceback
+
+    try:
+        return "ok", asyncio.run(drive_open(path))
+    except Exception:  # noqa: BLE001 - reported to the test, which fails with it
+        return "crash", traceback.format_exc()
 
 
 def main(argv: list[str]) -> int:

@@ -69,6 +69,31 @@ def base_watch(tmp_path_factory, valid) -> dict:
     return out
 
 
+@pytest.fixture(scope="module")
+def ran(corpus, valid, tmp_path_factory) -> dict[tuple[str, str, str], tuple[Run, Path]]:
+    """Every case through `report`, `diff` (both ways) and `watch --once` (in .logs and as a
+    report), two commands at a time (each is a CPU-bound `python -m ttdash`; CI has two
+    cores): {(command, case, variant): (the run, the damaged file)}. Each stays a test of its
+    own below."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs: dict[tuple[str, str, str], tuple[tuple[str, ...], Path]] = {}
+    for name in CASE_NAMES:
+        path = corpus[name]
+        jobs[("report", name, "")] = (("report", str(path), "--format", "json"), path)
+        for direction in ("case_vs_valid", "valid_vs_case"):
+            a, b = (path, valid) if direction == "case_vs_valid" else (valid, path)
+            jobs[("diff", name, direction)] = (("diff", str(a), str(b), "--format", "json"), path)
+        for placement in ("logs", "report"):
+            root = tmp_path_factory.mktemp(f"watch_{placement}") / "profiler"
+            target = place(root, placement)
+            CASES[name].make(target)
+            jobs[("watch", name, placement)] = (("watch", str(root), "--once"), target)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {k: pool.submit(run_cli, *args) for k, (args, _) in jobs.items()}
+        return {k: (f.result(), jobs[k][1]) for k, f in futures.items()}
+
+
 def place(root: Path, placement: str) -> Path:
     """Where a case goes inside a profiler directory."""
     if placement == "logs":
@@ -128,9 +153,9 @@ def check_report_doc(doc: dict, case: Case, base: dict | None, ctx: str) -> None
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)
-def test_report(name, corpus, base_report):
-    case, path = CASES[name], corpus[name]
-    r = run_cli("report", str(path), "--format", "json")
+def test_report(name, ran, base_report):
+    case = CASES[name]
+    r, path = ran[("report", name, "")]
     doc = check_outcome(r, case, path, "report --format json")
     if doc is not None:
         check_report_doc(doc, case, base_report, f"[{name}] report")
@@ -152,10 +177,9 @@ def test_report_installed_binary(corpus, valid):
 
 @pytest.mark.parametrize("direction", ["case_vs_valid", "valid_vs_case"])
 @pytest.mark.parametrize("name", CASE_NAMES)
-def test_diff(name, direction, corpus, valid):
-    case, path = CASES[name], corpus[name]
-    a, b = (path, valid) if direction == "case_vs_valid" else (valid, path)
-    r = run_cli("diff", str(a), str(b), "--format", "json")
+def test_diff(name, direction, ran):
+    case = CASES[name]
+    r, path = ran[("diff", name, direction)]
     doc = check_outcome(r, case, path, f"diff {direction} --format json")
     if doc is not None:
         for side in ("baseline", "candidate"):
@@ -166,8 +190,22 @@ def test_diff(name, direction, corpus, valid):
 # --------------------------------------------------------------------------- open (headless)
 
 
+@pytest.fixture(scope="module")
+def opened(corpus) -> dict[str, tuple[str, str | None]]:
+    """Every small case driven headless (`drive_open`), two worker processes at a time: each
+    case is a whole Textual session, CPU-bound, and CI has two cores. The cases stay separate
+    tests below; a crash comes back as its traceback."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    small = [n for n in CASE_NAMES if not CASES[n].big]
+    with ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn")) as pool:
+        futures = {n: pool.submit(hc.open_outcome, str(corpus[n])) for n in small}
+        return {n: f.result() for n, f in futures.items()}
+
+
 @pytest.mark.parametrize("name", CASE_NAMES)
-async def test_open_headless(name, corpus):
+def test_open_headless(name, corpus, opened):
     case, path = CASES[name], corpus[name]
     if case.big:
         # 2 GiB on disk: drive the same headless app in a child, to measure its memory.
@@ -178,7 +216,8 @@ async def test_open_headless(name, corpus):
         assert r.peak_rss < RSS_LIMIT, ctx
         err = strict_json(r.stdout.strip().splitlines()[-1])["error"]
     else:
-        err = await hc.drive_open(path)
+        status, err = opened[name]
+        assert status == "ok", f"[{name}] open crashed:\n{err}"
     if err is None:
         assert case.expect != "error", f"[{name}] open: expected a clean TraceError, it loaded"
     else:
@@ -191,12 +230,10 @@ async def test_open_headless(name, corpus):
 
 @pytest.mark.parametrize("placement", ["logs", "report"])
 @pytest.mark.parametrize("name", CASE_NAMES)
-def test_watch_once(name, placement, tmp_path, base_watch):
+def test_watch_once(name, placement, ran, base_watch):
     case = CASES[name]
-    root = tmp_path / "profiler"
-    target = place(root, placement)
-    case.make(target)
-    r = run_cli("watch", str(root), "--once")
+    r, target = ran[("watch", name, placement)]
+    root = target.parents[2] if placement == "report" else target.parents[1]
     # A bad file inside a watched directory is not bad input to `watch`: it must keep working.
     doc = check_outcome(r, Case(case.name, case.make, expect="work"), target,
                         f"watch --once with the case as {target.relative_to(root)}")
