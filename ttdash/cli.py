@@ -11,7 +11,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .model.columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE, PAUSE_ABOVE_US
+from .model.columns import (
+    DEFAULT_METRIC,
+    METRIC_NAMES,
+    MIN_MATCH_RATE,
+    PAUSE_ABOVE_US,
+    SUMMARY_GROUP_BY,
+)
 from .model.errors import TraceError
 
 if TYPE_CHECKING:
@@ -163,7 +169,7 @@ def build_parser() -> Parser:
     r.add_argument("--summary", action="store_true", help="tt-perf-report's summary instead "
                    "of the op table: ops grouped (--group-by), device time and share, FLOPs %% "
                    "min/max/mean/std/weighted mean per group")
-    r.add_argument("--group-by", choices=("op", "memory", "category"), default="memory",
+    r.add_argument("--group-by", choices=SUMMARY_GROUP_BY, default=SUMMARY_GROUP_BY[0],
                    help="--summary groups: op code, op code and input 0 memory (default, as "
                    "tt-perf-report), or op category")
     r.add_argument("--no-advice", action="store_true", help="leave out the advice (host "

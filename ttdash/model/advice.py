@@ -110,7 +110,8 @@ def _text(v: object) -> str | None:
 
 
 def is_matmul(op: dict[str, Any]) -> bool:
-    return "Matmul" in str(op.get("op_code") or "") and not op.get("is_signpost")
+    """The model marks matmuls (op code contains "Matmul", not a signpost) as fully analysed."""
+    return op.get("analysis") == "full"
 
 
 def matmul_advice(op: dict[str, Any]) -> list[tuple[str, str]]:
@@ -237,9 +238,7 @@ def advice(ops: pd.DataFrame) -> list[Advice]:
         out.append(Advice(None, "gap_saving", f"running with metal trace could save {us:,.0f} us "
                           f"({pct:.1f}% of device + gap time): {int(high.sum()):,} ops waited "
                           f"over {GAP_LIMIT_US:g} us for the host", saving_us=us, saving_pct=pct))
-    codes = ops["op_code"].astype(object).to_numpy()
-    sign = ops["is_signpost"].to_numpy(dtype=bool)
-    mm = np.fromiter(("Matmul" in str(c) for c in codes), bool, len(codes)) & ~sign
+    mm = (ops["analysis"] == "full").to_numpy(dtype=bool)  # the model's matmuls
     if mm.any():
         fields = [f for f in MATMUL_FIELDS if f in ops.columns]
         sub = ops.loc[mm, fields]

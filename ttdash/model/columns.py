@@ -197,6 +197,8 @@ INT_FIELDS = frozenset(c.key for c in COLUMNS if c.kind in ("id", "int"))
 TABLE_FIELDS = ("id", "total_pct", "bound", "op_code", "device", "device_time_us", "op_to_op_us",
                 "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc", "config",
                 "overlap_us")
+#: `report --summary --group-by`: tt-perf-report's summary groupings (memory is its default).
+SUMMARY_GROUP_BY = ("memory", "op", "category")
 #: The fields `y` copies (tab-separated).
 COPY_FIELDS = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us", "total_pct",
                "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")

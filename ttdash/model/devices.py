@@ -109,13 +109,12 @@ def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
         d[: len(chosen)] = new_dur
         out["DEVICE KERNEL DURATION [ns]"] = d
     if "_OVERLAP_NS" in out.columns:  # a CCL's averaged duration bounds its overlap
+        m = len(chosen)  # the merged rows come first in `out`
         ov = out["_OVERLAP_NS"].to_numpy(dtype="float64").copy()
-        with np.errstate(invalid="ignore"):
-            ov[: len(chosen)] = np.fmin(ov[: len(chosen)], np.where(np.isnan(ov[: len(chosen)]),
-                                                                   np.nan, new_dur))
         busy = out["_BUSY_NS"].to_numpy(dtype="float64").copy()
-        busy[: len(chosen)] = np.where(np.isnan(ov[: len(chosen)]), np.nan,
-                                       new_dur - ov[: len(chosen)])
+        known = ~np.isnan(ov[:m])  # NaN (no cycle data) stays NaN; fmin ignores a NaN mean
+        ov[:m][known] = np.fmin(ov[:m][known], new_dur[known])
+        busy[:m][known] = new_dur[known] - ov[:m][known]
         out["_OVERLAP_NS"], out["_BUSY_NS"] = ov, busy
     out["_order"] = order_key
     out = out.sort_values("_order", kind="stable").drop(columns="_order")

@@ -134,9 +134,6 @@ def group_ops(ops: pd.DataFrame, by: str) -> pd.DataFrame:
     return out.sort_values("total_us", ascending=False, na_position="last").reset_index()
 
 
-SUMMARY_GROUP_BY = ("op", "memory", "category")
-
-
 def summary_key(ops: pd.DataFrame, by: str) -> pd.Series:
     """tt-perf-report's stacked-report group of each op: the op code's first word ("op"), that
     plus input 0's memory ("memory": "MatmulDeviceOperation (in0:dram_interleaved)", from the

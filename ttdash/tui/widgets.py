@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
 from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
-from ..model.advice import op_advice
+from ..model.advice import GAP_LIMIT_US, op_advice
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
@@ -234,13 +234,8 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
                             ("Ideal / actual", fmt_pct(ratio))]))
     advice = [a.message[:1].upper() + a.message[1:] for a in op_advice(op)]
     yield Static("Advice", classes="section")
-    if advice:  # one bullet per row, wrapped lines indented under their own bullet
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column()
-        for a in advice:
-            grid.add_row("•", plain(a))
-        yield Static(grid)
+    if advice:
+        yield Static(bullet_list(advice))
     else:
         yield Static(plain("Nothing to suggest for this op."))
     if raw is not None:
@@ -309,6 +304,16 @@ class SignpostList(OptionList):
         self.highlighted = 0
 
 
+def bullet_list(items: list[str], bullet: str = "•") -> Table:
+    """One bullet per item; an item's wrapped lines stay indented under its own bullet."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for item in items:
+        grid.add_row(bullet, plain(item))
+    return grid
+
+
 class AdviceView(OptionList):
     """tt-perf-report's advice (report.single.advice_sections): section titles, then one entry
     per op with its bullets. `enter` on an entry shows that op in the op table (the screen
@@ -339,19 +344,14 @@ class AdviceView(OptionList):
             options.append(Option(Text(title, style="bold"), disabled=True))
             for op_id, head, bullets in entries:
                 line: Text | Group = plain(head)
-                if bullets:  # wrapped bullet lines stay indented under their bullet
-                    grid = Table.grid(padding=(0, 1))
-                    grid.add_column(no_wrap=True)
-                    grid.add_column()
-                    for b in bullets:
-                        grid.add_row(" •", plain(b))
-                    line = Group(line, grid)
+                if bullets:
+                    line = Group(line, bullet_list(bullets, " •"))
                 # an op can be in two sections (a gap and a matmul): ids must be unique
                 options.append(Option(line, id=None if op_id is None else
                                       f"{len(options)}:{op_id}", disabled=op_id is None))
         if not options:
             options.append(Option(plain("No advice: no host fallback, no op-to-op gap above "
-                                        "6.5 us, no matmul."), disabled=True))
+                                        f"{GAP_LIMIT_US:g} us, no matmul."), disabled=True))
         self.add_options(options)
         first = next((i for i, o in enumerate(options) if not o.disabled), None)
         self.highlighted = first
