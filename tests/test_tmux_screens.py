@@ -339,6 +339,18 @@ def test_advice_view_at_80x24_then_enter_shows_the_op(term_env):
         wait_stable(t, lambda s: "row 25/26" in s and "Op code" in s)
 
 
+def test_grouped_by_input0_memory_at_80x24_keeps_its_titles_on_one_line(term_env):
+    with Tmux([ttdash_bin(), "open", real(DEEPSEEK)], 80, 24, term_env) as t:
+        t.wait_for(ready, LOAD)
+        t.send("2")
+        wait_stable(t, lambda s: "Share of device time by op code (%)" in s)
+        t.send("c")
+        wait_stable(t, lambda s: "Share of device time by category (%)" in s)
+        t.send("c")
+        wait_stable(t, lambda s: "Share by op code and in0 memory (%)" in s and all(
+            has_word(line_with(s, "Count"), w) for w in ("Op code (input 0 memory)", "Share")))
+
+
 def test_details_modal_at_80x24_shows_tensor_header_uncut_and_no_na(term_env):
     with Tmux([ttdash_bin(), "open", real(CLIP_WH)], 80, 24, term_env) as t:
         t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
