@@ -9,9 +9,9 @@ from ttdash.model import Trace, Window
 from ttdash.tui.app import open_app
 
 
-def app_for(name: str, theme: str = "ttdash-dark"):
+def app_for(name: str, theme: str = "ttdash-dark", merge: bool = True):
     path = ROOT / name if name.startswith("fixtures/") else real_dir() / name
-    return open_app(Trace.load(path, columns="all").view(Window("all")), theme=theme)
+    return open_app(Trace.load(path, columns="all").view(Window("all"), merge=merge), theme=theme)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
@@ -70,3 +70,24 @@ def test_grouped_at_80x24(snap_compare):
 def test_ansi_theme(snap_compare):
     assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv", theme="ttdash-ansi"),
                         terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_timeline(snap_compare, size):
+    """`4`: the timeline of a signposted run, pauses cut, zoomed in twice on the first op."""
+    assert snap_compare(app_for("tt-perf-report__bh20_oft.csv"), terminal_size=size,
+                        press=["4", "plus", "plus", "right", "right"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_timeline_per_device(snap_compare, size):
+    """Eight devices (--per-device): a lane each, the selected lane marked."""
+    assert snap_compare(app_for("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv", merge=False),
+                        terminal_size=size, press=["4", "right", "down"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_roofline(snap_compare, size):
+    """`5`: matmuls under the wormhole roofs, the table's op highlighted."""
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=size,
+                        press=["5", "right"])

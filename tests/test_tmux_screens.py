@@ -592,3 +592,44 @@ def test_report_output_to_a_fifo_keeps_the_fifo(tmp_path):
         assert r.returncode == 2, (r.returncode, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("ttdash:"), \
             r.stderr
+
+
+# ---------------------------------------------------------------- timeline and roofline
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_timeline_in_a_real_terminal(term_env, size):
+    """`4` in the installed binary with a lane per device: title, axis, eight lanes, the
+    selected op; right moves the table cursor with it (to the lane's next op: rows are in CSV
+    order, a row per device, so 8 rows down); + zooms (the range shrinks)."""
+    with Tmux([ttdash_bin(), "open", real(DEEPSEEK), "--per-device"], *size, term_env) as t:
+        t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
+        t.send("4")
+        s = wait_stable(t, lambda s: "Timeline 0–" in s and "dev 7" in s and "▶ #" in s)
+        assert all(f"dev {d}" in s for d in range(8)) and "┊0" in s and "FW cycles" in s
+        span = re.search(r"Timeline 0–(\S+ \S+)", s).group(1)
+        t.send("Right")
+        wait_stable(t, lambda s: "row 9/" in s)
+        t.send("+")
+        wait_stable(t, lambda s: (m := re.search(r"Timeline \S+–(\S+ \S+)", s)) is not None
+                    and m.group(1) != span)
+        t.send("Enter")
+        wait_stable(t, lambda s: "Device time" in s)  # the op's details
+        t.send("Escape")
+        wait_stable(t, lambda s: "Timeline" in s and "Device time" not in s)
+        t.send("1")
+        wait_stable(t, lambda s: ready(s) and "row 9/" in s)
+        t.send("q")
+        assert t.exit_status() == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_roofline_in_a_real_terminal(term_env, size):
+    with Tmux([ttdash_bin(), "open", real(CLIP_WH)], *size, term_env) as t:
+        t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
+        t.send("5")
+        s = wait_stable(t, lambda s: "Roofline · wormhole_b0" in s
+                        and "FLOP per DRAM byte" in s)
+        assert "514 ops placed" in s and "HiFi4 roof" in s
+        t.send("Right")
+        s = wait_stable(t, lambda s: "% of the roof" in s and "row 7/" in s)
+        t.send("q")
+        assert t.exit_status() == 0

@@ -146,9 +146,10 @@ def build_parser() -> Parser:
     r.add_argument("path", metavar="PATH", nargs="+", help="CSV file or profiler/report "
                    "directory; several CSVs: the reports of one multi-host run, merged as "
                    "tt-perf-report merges them (device ids offset per file, IDs numbered through)")
-    r.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown"),
+    r.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown", "perfetto"),
                    default="table", help="output format (default: table; plain when stdout is "
-                   "not a terminal or NO_COLOR is set)")
+                   "not a terminal or NO_COLOR is set). perfetto: Chrome trace-event JSON for "
+                   "ui.perfetto.dev / chrome://tracing, a track per device, an event per op")
     r.add_argument("--top", type=positive_int, metavar="N", help="only the N ops with the "
                    "largest share of total time (or --rank-by), largest first")
     r.add_argument("--rank-by", choices=("share", "device", "gap"), default="share",

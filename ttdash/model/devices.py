@@ -29,9 +29,12 @@ def annotate_overlap(rows: pd.DataFrame) -> pd.DataFrame:
     [FW end - kernel duration, FW end] in ns, FW end converted with the device's median
     (FW cycles / FW duration ns); walking the intervals by start, an op's overlap is how far
     the furthest end so far reaches into it, at most its kernel time, 0 under 1 ns. NaN for
-    signposts, host ops, corrupt timings and rows without cycle data."""
+    signposts, host ops, corrupt timings and rows without cycle data.
+
+    Also `_END_NS`: the converted FW end itself (ns on the device's own counter, which is not
+    synchronised with other devices'), where the timeline places the op."""
     n = len(rows)
-    overlap, busy = np.full(n, np.nan), np.full(n, np.nan)
+    overlap, busy, end_ns = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
     need = ("DEVICE FW START CYCLE", "DEVICE FW END CYCLE", "DEVICE FW DURATION [ns]")
     if n and all(c in rows.columns for c in need):
         dev = num(rows, "DEVICE ID")
@@ -61,9 +64,11 @@ def annotate_overlap(rows: pd.DataFrame) -> pd.DataFrame:
                 ov[~(ov >= MIN_OVERLAP_NS)] = 0.0
                 overlap[on[order]] = ov
                 busy[on[order]] = k - ov
+                end_ns[on] = ends
     out = rows.copy(deep=False)  # the window may be the trace's own table: not modified
     add_column(out, "_OVERLAP_NS", overlap)
     add_column(out, "_BUSY_NS", busy)
+    add_column(out, "_END_NS", end_ns)
     return out
 
 

@@ -128,7 +128,7 @@ OUTPUT_COLUMNS = (
     "io_dram_gbps",
     "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
     "in0_memory", "raw_kernel_ns", "pm_ideal_ns", "dram_bytes", "in0_block_w", "out_subblock_h",
-    "out_subblock_w", "sparse_nnz_missing", "gap_signed_us", "overlap_us", "busy_us",
+    "out_subblock_w", "sparse_nnz_missing", "gap_signed_us", "overlap_us", "busy_us", "fw_end_us",
 )
 
 SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
@@ -327,6 +327,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "gap_signed_us": gap_signed,
         "overlap_us": _us_or_blank(num(rows, "_OVERLAP_NS"), is_signpost | is_host),
         "busy_us": np.where(is_signpost | is_host, np.nan, num(rows, "_BUSY_NS") / 1000.0),
+        # where the op's kernel ended on its device's clock (us; per device, for the timeline)
+        "fw_end_us": np.where(is_signpost | is_host, np.nan, num(rows, "_END_NS") / 1000.0),
     })
     return out
 

@@ -358,6 +358,10 @@ def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = 
         render_summary(view, fmt, out, shown)
     elif fmt == "json":
         to_json(view, out, shown)
+    elif fmt == "perfetto":
+        from .perfetto import to_perfetto
+
+        to_perfetto(view, out)
     elif fmt == "csv":
         to_csv(view, out, shown)
     elif fmt == "markdown":

@@ -25,10 +25,13 @@ from ..model import View, Window
 from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
 from ..model.query import FILTER_KEYS, Filter, group_ops
+from ..report.perfetto import to_perfetto
 from ..report.single import groups_csv, groups_markdown, to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .optable import SORTABLE, OpTable
+from .rooflineview import RooflineView
 from .tableview import TABLE_BINDINGS, TableViewMixin
+from .timelineview import TimelineView
 from .widgets import (
     AdviceView,
     DetailScreen,
@@ -82,6 +85,8 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("1", "show('ops')", "Ops", show=False, id="ttdash.view_ops"),
         Binding("2", "show('grouped')", "Group", id="ttdash.view_grouped"),
         Binding("3", "show('advice')", "Advice", show=False, id="ttdash.view_advice"),
+        Binding("4", "show('timeline')", "Timeline", show=False, id="ttdash.view_timeline"),
+        Binding("5", "show('roofline')", "Roofline", show=False, id="ttdash.view_roofline"),
         Binding("c", "group_by", "Group by", show=False, id="ttdash.group_by"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
         Binding("e", "export", "Export", id="ttdash.export"),
@@ -114,6 +119,8 @@ class TraceScreen(TableViewMixin, Screen):
                 yield OpTable(id="ops")
                 yield GroupedView(id="grouped")
                 yield AdviceView(id="advice")
+                yield TimelineView(id="timeline")
+                yield RooflineView(id="roofline")
         yield from self.panels()
         yield Static(id="status")
         yield Footer()
@@ -158,9 +165,37 @@ class TraceScreen(TableViewMixin, Screen):
         self.refresh_table(top=top, multi_device=len(self.view.trace.devices) > 1)
 
     def table_changed(self) -> None:
-        if self.query_one(ContentSwitcher).current == "grouped":
+        current = self.query_one(ContentSwitcher).current
+        if current == "grouped":
             self.query_one(GroupedView).show(self.view.ops, self.table.rows)
+        elif current == "timeline":
+            self.show_timeline()
+        elif current == "roofline":
+            self.refresh_roofline()
         self.update_header()
+
+    def cursor_pos(self) -> int | None:
+        """The op table's cursor op, as a row of the view's ops (the views keep it in sync)."""
+        rows, c = self.table.rows, self.table.cursor
+        return int(rows[c]) if len(rows) and c is not None and 0 <= c < len(rows) else None
+
+    def show_timeline(self) -> None:
+        self.query_one(TimelineView).show(self.view, self.table.rows, self.cursor_pos())
+
+    def refresh_roofline(self) -> None:
+        self.query_one(RooflineView).show(self.view, self.table.rows, self.cursor_pos())
+
+    def on_timeline_view_selected(self, message: TimelineView.Selected) -> None:
+        self.move_cursor_to(message.pos)
+
+    def on_roofline_view_selected(self, message: RooflineView.Selected) -> None:
+        self.move_cursor_to(message.pos)
+
+    def move_cursor_to(self, pos: int) -> None:
+        hit = np.flatnonzero(self.table.rows == pos)
+        if len(hit):
+            self.table.cursor = int(hit[0])
+        self.update_status()
 
     def update_header(self) -> None:
         extra = ""
@@ -204,7 +239,9 @@ class TraceScreen(TableViewMixin, Screen):
                  f"Filter: {FILTER_HINT}.",
                  "Remap keys in ~/.config/ttdash/keymap.toml: binding_id = \"key\"."]
         self.app.push_screen(HelpScreen("ttdash keys: trace view",
-                                        help_rows(self.app, self, self.query_one(OpTable)),
+                                        help_rows(self.app, self, self.query_one(OpTable),
+                                                  self.query_one(TimelineView),
+                                                  self.query_one(RooflineView)),
                                         notes, legend=legend()))
 
     def action_whole_trace(self) -> None:
@@ -219,6 +256,11 @@ class TraceScreen(TableViewMixin, Screen):
         focused = self.focused
         if isinstance(focused, (SignpostList, AdviceView)):
             return  # handled by on_option_list_option_selected
+        if isinstance(focused, (TimelineView, RooflineView)):
+            pos = self.cursor_pos()
+            if pos is not None:
+                self.push_details(self.view.ops.iloc[pos])
+            return
         if self.query_one(ContentSwitcher).current == "grouped":
             self.narrow_to_group()
             return
@@ -228,6 +270,9 @@ class TraceScreen(TableViewMixin, Screen):
         if op["is_signpost"]:
             self.narrow(int(op["region"]))
             return
+        self.push_details(op)
+
+    def push_details(self, op) -> None:
         try:
             raw = self.view.trace.row(int(op["id"]))
         except KeyError:
@@ -299,6 +344,12 @@ class TraceScreen(TableViewMixin, Screen):
         elif name == "advice":
             self.query_one(AdviceView).show(self.view)
             self.query_one(AdviceView).focus()
+        elif name == "timeline":
+            self.show_timeline()
+            self.query_one(TimelineView).focus()
+        elif name == "roofline":
+            self.refresh_roofline()
+            self.query_one(RooflineView).focus()
         else:
             self.query_one(OpTable).focus()
 
@@ -317,12 +368,15 @@ class TraceScreen(TableViewMixin, Screen):
         self.notify(f"Copied op {op['id']} (tab-separated)", markup=False)
 
     def action_export(self) -> None:
-        grouped = self.query_one(ContentSwitcher).current == "grouped"
+        current = self.query_one(ContentSwitcher).current
+        grouped = current == "grouped"
 
         def render(target: Path) -> str:
             buf = io.StringIO()
             md = target.suffix.lower() in (".md", ".markdown")
-            if grouped:
+            if target.suffix.lower() == ".json":
+                to_perfetto(self.shown_view(), buf)
+            elif grouped:
                 g = self.query_one(GroupedView)
                 groups = group_ops(self.view.ops.iloc[self.table.rows], g.by)
                 (groups_markdown if md else groups_csv)(groups, g.by, buf)
@@ -333,9 +387,20 @@ class TraceScreen(TableViewMixin, Screen):
             return buf.getvalue()
 
         what = "the grouped table" if grouped else "the current view"
-        ask_and_export(self, f"Export {what} to (.csv or .md):",
-                       "ttdash_groups.csv" if grouped else "ttdash_export.csv", render,
-                       self.protected)
+        default = "ttdash_groups.csv" if grouped else "ttdash_export.csv"
+        if current == "timeline":
+            default = "ttdash_trace.json"
+        ask_and_export(self, f"Export {what} to (.csv, .md; .json: a Perfetto trace):",
+                       default, render, self.protected)
+
+    def shown_view(self) -> View:
+        """The view as the table shows it (filter, region), for the Perfetto export."""
+        rows = self.table.rows
+        if len(rows) == len(self.view.ops):
+            return self.view
+        keep = np.zeros(len(self.view.ops), dtype=bool)
+        keep[rows] = True
+        return self.view.subset(keep, what="as filtered on screen")
 
 
 class TTDashCommands(Provider):
@@ -348,13 +413,17 @@ class TTDashCommands(Provider):
         cmds = [
             ("view: ops table", partial(screen.action_show, "ops")),
             ("view: grouped by op code / category", partial(screen.action_show, "grouped")),
+            ("view: advice", partial(screen.action_show, "advice")),
+            ("view: timeline (when ops ran, per device)", partial(screen.action_show, "timeline")),
+            ("view: roofline (FLOP/byte vs TFLOP/s)", partial(screen.action_show, "roofline")),
             ("view: toggle signpost panel", screen.action_toggle_signposts),
             ("filter: ops…", screen.action_filter),
             ("filter: clear (whole trace)", screen.action_widen),
             ("sort: original order", screen.action_original_order),
             ("view: whole trace (drop the window)", screen.action_whole_trace),
             ("sort: reverse", screen.action_reverse),
-            ("export: current view to csv/markdown…", screen.action_export),
+            ("export: current view to csv/markdown, or a Perfetto trace (.json)…",
+             screen.action_export),
             ("copy: current row", screen.action_copy_row),
         ]
         for c in SORTABLE:

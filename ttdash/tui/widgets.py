@@ -420,7 +420,7 @@ class GroupedView(Vertical):
         yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
         with Horizontal():
             yield Static(id="bars")
-            yield PlotextPlot(id="timeline")
+            yield PlotextPlot(id="over-run")
 
     def current_group(self) -> str | None:
         table = self.query_one("#groups", DataTable)
@@ -469,7 +469,7 @@ class GroupedView(Vertical):
         chart = bar_chart(self._names[:len(values)], values, max(30, width // 2 - 3), "%")
         bars.update(Group(Text(CHART_TITLES[self.by], style="bold"),
                           chart))
-        timeline = self.query_one("#timeline", PlotextPlot)
+        timeline = self.query_one("#over-run", PlotextPlot)
         tplt = timeline.plt
         tplt.clear_data()
         tplt.clear_figure()
