@@ -41,8 +41,8 @@ async def main() -> None:
 
     OUT.mkdir(parents=True, exist_ok=True)
 
-    def view(name: str):
-        return Trace.load(REAL / name, columns="all").view(Window("all"))
+    def view(name: str, merge: bool = True):
+        return Trace.load(REAL / name, columns="all").view(Window("all"), merge=merge)
 
     wh = view("tt-perf-report__wh_clip_encoder_2.csv")
     await shoot(open_app(wh), "open-80x24", (80, 24), ["j"] * 6)
@@ -52,6 +52,12 @@ async def main() -> None:
     await shoot(open_app(wh), "open-grouped", (160, 48), ["2"])
     deepseek = view("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
     await shoot(open_app(deepseek), "open-advice-120x36", (120, 36), ["3", "G"])
+    per_device = view("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv", merge=False)
+    await shoot(open_app(per_device), "open-timeline-devices-120x36", (120, 36),
+                ["4", "right", "down"])
+    await shoot(open_app(view("tt-perf-report__bh20_oft.csv")), "open-timeline-80x24", (80, 24),
+                ["4", "plus", "plus", "right", "right"])
+    await shoot(open_app(wh), "open-roofline-120x36", (120, 36), ["5", "right"])
     bh = view("tt-perf-report__bh_64_clip_encoder_1.csv")
     await shoot(diff_app(diff_traces(wh, bh)), "diff-wh-vs-bh-160x48", (160, 48), ["n"])
     await shoot(diff_app(diff_traces(wh, bh)), "diff-80x24", (80, 24), ["n"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_REAL = ROOT.parent / "shared" / "fixtures" / "real"
@@ -63,3 +65,14 @@ async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached")
         await pilot.pause(0.05)
+
+
+def screen_text(app) -> tuple[str, str]:
+    """(plain, styled) text of everything on screen, as a terminal would get it."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False,
+                      safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True,
+                                                       screen_stack=app._background_screens))
+    return console.export_text(styles=False), console.export_text(styles=True)

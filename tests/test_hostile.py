@@ -26,8 +26,8 @@ from pathlib import Path
 
 import hostile_corpus as hc
 import pytest
+from conftest import screen_text
 from hostile_corpus import CASES, RSS_LIMIT, Case, Run, run_cli, strict_json
-from rich.console import Console
 
 CASE_NAMES = list(CASES)
 TS = "2025_01_01_00_00_00"
@@ -544,17 +544,6 @@ async def test_untrusted_text_in_other_columns_open(tmp_path):
 
 
 # ----------------------------------------------------------------- untrusted text in the TUI
-
-
-def screen_text(app) -> tuple[str, str]:
-    """(plain, styled) text of everything on screen, as a terminal would get it."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system="truecolor", record=True, legacy_windows=False,
-                      safe_box=False)
-    console.print(app.screen._compositor.render_update(full=True,
-                                                       screen_stack=app._background_screens))
-    return console.export_text(styles=False), console.export_text(styles=True)
 
 
 def assert_screen_inert(app, where: str) -> str:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPORT_FIXTURES, real_dir, run_ttdash
+from conftest import REPORT_FIXTURES, real_dir, run_ttdash, screen_text
 
 from ttdash.model import Trace, Window
 from ttdash.model.arch import get_arch
@@ -297,3 +297,18 @@ async def test_export_from_the_timeline_writes_a_perfetto_trace(tmp_path):
     assert sum(1 for e in doc["traceEvents"] if e["ph"] == "X") == timed
     dur = sum(e["dur"] for e in doc["traceEvents"] if e["ph"] == "X")
     assert math.isclose(dur, v.totals()["device_time_us"], rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("theme", ["ttdash-dark", "ttdash-light", "ttdash-ansi", "textual-dark"])
+async def test_every_view_in_every_theme_at_80x24(theme):
+    """Keys 1-5 at 80x24 in each bundled theme: each view draws its own content (a theme
+    variable a view needs and a theme lacks would crash here), and its first line is uncut."""
+    app = open_app(view_of(DEEPSEEK, columns="all"), theme=theme)
+    marks = {"1": ["Op code"], "2": ["Count"], "3": ["High op-to-op gap"],
+             "4": ["Timeline 0–", "█DRAM █FLOP"], "5": ["Roofline · blackhole_p150"]}
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key, wanted in marks.items():
+            await pilot.press(key)
+            await pilot.pause()
+            plain, _ = screen_text(app)
+            assert all(m in plain for m in wanted), (theme, key, plain)

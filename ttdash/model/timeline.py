@@ -132,8 +132,8 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
     """One lane downsampled to `width` columns over [t0, t1): per column the busy fraction
     (0..1) and the bound code with the most time in it (-1: none, -2: busy but not modelled).
     `shown`: a mask over the timeline's ops (e.g. the table's filter); hidden ops are idle.
-    Vectorised: ops inside one column are summed with bincount; only ops crossing a column
-    edge (at most about one per edge per lane, plus overlaps) are walked."""
+    Vectorised (bincount and a difference array): the cost is the visible ops', not the
+    columns' or the ops' lengths."""
     busy = np.zeros(width)
     by_bound = np.zeros((len(BOUNDS) + 1, width))
     if width <= 0 or t1 <= t0:
@@ -147,13 +147,25 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
     col = (t1 - t0) / width
     c0 = np.minimum(((s - t0) / col).astype(np.int64), width - 1)
     c1 = np.minimum(((e - t0) / col).astype(np.int64), width - 1)
-    inside = c0 == c1
     row = np.where(b < 0, len(BOUNDS), b)
-    np.add.at(by_bound, (row[inside], c0[inside]), (e - s)[inside])
-    for k in np.flatnonzero(~inside):
-        edges = t0 + col * np.arange(c0[k], c1[k] + 2)
-        part = np.minimum(edges[1:], e[k]) - np.maximum(edges[:-1], s[k])
-        by_bound[row[k], c0[k]:c1[k] + 1] += np.maximum(part, 0.0)
+    size = by_bound.size
+
+    def add(cells: np.ndarray, weights: np.ndarray) -> None:
+        nonlocal by_bound
+        by_bound += np.bincount(cells, weights=weights, minlength=size).reshape(by_bound.shape)
+
+    inside = c0 == c1
+    add((row * width + c0)[inside], (e - s)[inside])
+    # an op crossing column edges: its first and last columns in part, those between in full
+    # (a difference array along each bound's row, summed once)
+    x = ~inside
+    r, a, z = row[x], c0[x], c1[x]
+    add(r * width + a, t0 + (a + 1) * col - s[x])
+    add(r * width + z, e[x] - (t0 + z * col))
+    full = np.zeros((len(BOUNDS) + 1, width + 1))
+    np.add.at(full, (r, a + 1), col)
+    np.add.at(full, (r, z), -col)
+    by_bound += np.cumsum(full, axis=1)[:, :width]
     busy = np.minimum(by_bound.sum(axis=0) / col, 1.0)
     top = by_bound.argmax(axis=0)
     code = np.where(top == len(BOUNDS), -2, top)
