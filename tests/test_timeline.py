@@ -312,3 +312,28 @@ async def test_every_view_in_every_theme_at_80x24(theme):
             await pilot.pause()
             plain, _ = screen_text(app)
             assert all(m in plain for m in wanted), (theme, key, plain)
+
+
+async def test_roofline_steps_through_placed_ops_in_the_tables_order():
+    """Sorted by device time, right/left walk the placed ops down/up the sorted table (the
+    cursor row moves the same way) and left from the first stays on it."""
+    app = open_app(view_of(WH, columns="all"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.screen.sort_by("device_time_us")
+        await pilot.press("5")
+        await pilot.pause()
+        table = app.screen.query_one(OpTable)
+        rv = app.screen.query_one(RooflineView)
+        cursors = []
+        for _ in range(4):
+            await pilot.press("right")
+            await pilot.pause()
+            cursors.append(table.cursor)
+            assert int(table.rows[table.cursor]) in rv.pts.pos
+        assert cursors == sorted(cursors) and len(set(cursors)) == 4
+        dt = app.screen.view.ops["device_time_us"].to_numpy()[table.rows[cursors]]
+        assert (np.diff(dt) <= 0).all()  # down the sort: longest first
+        await pilot.press("left")
+        await pilot.pause()
+        assert table.cursor == cursors[2]

@@ -179,3 +179,32 @@ async def test_two_live_sources_are_not_counted_twice(tmp_path):
         await pilot.pause(0.3)
         assert len(screen.query_one("OpTable").rows) == 60
         assert "not counted twice" in str(screen.query_one("#status").render())
+
+
+async def test_live_timeline_and_roofline_grow_with_the_rows(tmp_path):
+    """`4` and `5` on live rows (cycle columns present in the .logs file: the timeline is on FW
+    cycles), then more rows arrive: both views follow the table."""
+    from ttdash.tui.rooflineview import RooflineView
+    from ttdash.tui.timelineview import TimelineView
+
+    root = tmp_path / "profiler"
+    root.mkdir()
+    ops = generate_ops(400, seed=3)
+    live_log(root, ops, 0, 150)
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        await wait_until(pilot, lambda: len(table.rows) == 150)
+        await pilot.press("4")
+        await pilot.pause()
+        tlv = screen.query_one(TimelineView)
+        assert len(tlv.tl) == 150 and tlv.shown.sum() == 150
+        live_log(root, ops, 150, 400)
+        await wait_until(pilot, lambda: len(table.rows) == 400)
+        await pilot.pause()
+        assert len(tlv.tl) == 400
+        await pilot.press("5")
+        await pilot.pause()
+        rv = screen.query_one(RooflineView)
+        assert rv.pts is not None and rv.pts.device_ops == 400

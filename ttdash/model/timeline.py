@@ -136,7 +136,7 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
     columns' or the ops' lengths."""
     busy = np.zeros(width)
     by_bound = np.zeros((len(BOUNDS) + 1, width))
-    if width <= 0 or t1 <= t0:
+    if width <= 0 or not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
         return busy, np.full(width, -1)
     sel = tl.lane == lane
     if shown is not None:

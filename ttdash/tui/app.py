@@ -37,6 +37,7 @@ from .widgets import (
     DetailScreen,
     GroupedView,
     HelpScreen,
+    OpPicked,
     SignpostList,
     ask_and_export,
     help_rows,
@@ -165,6 +166,11 @@ class TraceScreen(TableViewMixin, Screen):
         self.refresh_table(top=top, multi_device=len(self.view.trace.devices) > 1)
 
     def table_changed(self) -> None:
+        self.refresh_current_view()
+        self.update_header()
+
+    def refresh_current_view(self) -> None:
+        """The grouped view, timeline or roofline, when shown, follow the table's rows."""
         current = self.query_one(ContentSwitcher).current
         if current == "grouped":
             self.query_one(GroupedView).show(self.view.ops, self.table.rows)
@@ -172,7 +178,6 @@ class TraceScreen(TableViewMixin, Screen):
             self.show_timeline()
         elif current == "roofline":
             self.refresh_roofline()
-        self.update_header()
 
     def cursor_pos(self) -> int | None:
         """The op table's cursor op, as a row of the view's ops (the views keep it in sync)."""
@@ -185,14 +190,9 @@ class TraceScreen(TableViewMixin, Screen):
     def refresh_roofline(self) -> None:
         self.query_one(RooflineView).show(self.view, self.table.rows, self.cursor_pos())
 
-    def on_timeline_view_selected(self, message: TimelineView.Selected) -> None:
-        self.move_cursor_to(message.pos)
-
-    def on_roofline_view_selected(self, message: RooflineView.Selected) -> None:
-        self.move_cursor_to(message.pos)
-
-    def move_cursor_to(self, pos: int) -> None:
-        hit = np.flatnonzero(self.table.rows == pos)
+    def on_op_picked(self, message: OpPicked) -> None:
+        """The timeline or roofline moved to an op: the table's cursor follows."""
+        hit = np.flatnonzero(self.table.rows == message.pos)
         if len(hit):
             self.table.cursor = int(hit[0])
         self.update_status()

@@ -8,12 +8,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.message import Message
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from ..model.roofline import Points, points, roofs
-from .widgets import plain
+from .widgets import OpPicked, plain, rows_key
 
 MAX_POINTS = 4000  # scatter cells on screen are far fewer; the rest are drawn by a sample
 
@@ -36,11 +35,6 @@ class RooflineView(Vertical, can_focus=True):
                 id="ttdash.roofline_group"),
     ]
 
-    class Selected(Message):
-        def __init__(self, pos: int) -> None:
-            super().__init__()
-            self.pos = pos
-
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.by_op_code = False
@@ -48,22 +42,27 @@ class RooflineView(Vertical, can_focus=True):
         self.pts: Points | None = None
         self.cursor_pos: int | None = None
         self._key: tuple | None = None
+        self._rows: np.ndarray | None = None
+        self._table_order = np.zeros(0, dtype=np.int64)
 
     def compose(self) -> ComposeResult:
         yield Static(id="roof-info")
         yield PlotextPlot(id="roof-plot")
 
     def show(self, view, rows: np.ndarray, cursor_pos: int | None) -> None:
-        key = (id(view.ops), len(rows), self.by_op_code)
+        self._rows = rows
+        key = (id(view.ops), rows_key(rows), self.by_op_code)
         if key != self._key:
             self._key = key
             self.view = view
-            self.pts = points(view.ops.iloc[rows].assign(_pos=rows).reset_index(drop=True),
-                              self.by_op_code)
-            if not self.by_op_code:  # positions in the view, not in the filtered rows
-                self.pts = Points(self.pts.label, self.pts.intensity, self.pts.tflops,
-                                  np.asarray(rows)[self.pts.pos], self.pts.fidelity,
-                                  self.pts.unplaced, self.pts.device_ops)
+            pts = points(view.ops.iloc[rows].reset_index(drop=True), self.by_op_code)
+            # per op: .pos is the op's place in the table's order (ascending); kept for left/
+            # right, and mapped to its row in the view's ops, which the cursor speaks
+            self._table_order = pts.pos
+            if not self.by_op_code:
+                pts = Points(pts.label, pts.intensity, pts.tflops, np.asarray(rows)[pts.pos],
+                             pts.fidelity, pts.unplaced, pts.device_ops)
+            self.pts = pts
         self.cursor_pos = cursor_pos
         self.draw()
 
@@ -78,22 +77,23 @@ class RooflineView(Vertical, can_focus=True):
         return int(hit[0]) if len(hit) else None
 
     def action_step(self, d: int) -> None:
-        if self.pts is None or self.by_op_code or not len(self.pts.pos):
+        """The previous / next placed op in the table's order."""
+        if self.pts is None or self.by_op_code or not len(self.pts.pos) or self._rows is None:
             return
-        pos = self.pts.pos
-        cur = -1 if self.cursor_pos is None else self.cursor_pos
-        i = int(np.searchsorted(pos, cur, side="right" if d > 0 else "left"))
-        i = i if d > 0 else i - 1
-        i = min(max(i, 0), len(pos) - 1)
-        self.cursor_pos = int(pos[i])
-        self.post_message(self.Selected(self.cursor_pos))
+        order = self._table_order
+        here = np.flatnonzero(self._rows == self.cursor_pos)
+        c = int(here[0]) if len(here) else -1
+        i = int(np.searchsorted(order, c, side="right")) if d > 0 \
+            else int(np.searchsorted(order, c, side="left")) - 1
+        i = min(max(i, 0), len(order) - 1)
+        self.cursor_pos = int(self.pts.pos[i])
+        self.post_message(OpPicked(self.cursor_pos))
         self.draw()
 
     def action_per_group(self) -> None:
         self.by_op_code = not self.by_op_code
-        self._key = None
-        if self.view is not None:
-            self.screen.refresh_roofline()
+        if self.view is not None and self._rows is not None:
+            self.show(self.view, self._rows, self.cursor_pos)
 
     def draw(self) -> None:
         pts, view = self.pts, self.view
@@ -136,9 +136,9 @@ class RooflineView(Vertical, can_focus=True):
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.xscale("log")
-        plt.yscale("log")
-        if n:
+        if n:  # (plotext's log scale fails on an empty plot)
+            plt.xscale("log")
+            plt.yscale("log")
             x = pts.intensity.astype(float)
             y = pts.tflops.astype(float)
             ridge = peak / slope if peak else float(np.median(x))
@@ -159,6 +159,8 @@ class RooflineView(Vertical, can_focus=True):
             if sel is not None:
                 plt.scatter([float(pts.intensity[sel])], [float(pts.tflops[sel])], marker="@",
                             color="yellow", label="selected")
+        else:
+            plt.title("no op can be placed: no matmul with shapes in these ops")
         plt.xlabel("FLOP per DRAM byte")
         plt.ylabel("TFLOP/s")
         plot.refresh()

@@ -16,13 +16,12 @@ from rich.console import Group
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.message import Message
 from textual.widget import Widget
 
 from ..format import fmt_us, is_missing
 from ..model.columns import PAUSE_ABOVE_US
 from ..model.timeline import BOUNDS, CUMULATIVE, CYCLES, Timeline, binned, for_view, op_at
-from .widgets import plain
+from .widgets import OpPicked, plain, rows_key
 
 LEVELS = " ▁▂▃▄▅▆▇█"
 #: component class per bound code (index), then "not modelled"
@@ -84,13 +83,6 @@ class TimelineView(Widget, can_focus=True):
                 id="ttdash.timeline_pauses"),
     ]
 
-    class Selected(Message):
-        """The selected op changed here: `pos` is its row in the view's ops."""
-
-        def __init__(self, pos: int) -> None:
-            super().__init__()
-            self.pos = pos
-
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.cut = True
@@ -98,6 +90,8 @@ class TimelineView(Widget, can_focus=True):
         self._for: tuple | None = None
         self._rows_key: tuple | None = None
         self.ops: pd.DataFrame | None = None
+        self._last: tuple | None = None  # (view, rows) of the last show()
+        self._by_pos = np.zeros(0, dtype=np.int64)
         self.shown: np.ndarray | None = None  # mask over the timeline's ops
         self.sel: int | None = None  # index into the timeline's arrays
         self.lane = 0
@@ -107,16 +101,18 @@ class TimelineView(Widget, can_focus=True):
     def show(self, view, rows: np.ndarray, cursor_pos: int | None) -> None:
         """The view's timeline (rebuilt for a new view or pause mode), the ops in `rows` (the
         table's filter and region) drawn, the op at `cursor_pos` selected."""
+        self._last = (view, rows)
         key = (id(view.ops), self.cut)
         if key != self._for:
             self._for = key
             self.ops = view.ops
             self.tl = for_view(view, cut_pauses_above=PAUSE_ABOVE_US if self.cut else None)
+            self._by_pos = np.argsort(self.tl.pos, kind="stable")  # for select_pos
             self._rows_key = None
         tl = self.tl
-        rows_key = (len(rows), hash(rows.tobytes()) if len(rows) < 200_000 else len(rows))
-        if rows_key != self._rows_key:
-            self._rows_key = rows_key
+        key = rows_key(rows)
+        if key != self._rows_key:
+            self._rows_key = key
             mask = np.zeros(len(view.ops), dtype=bool)
             mask[rows] = True
             self.shown = mask[tl.pos]
@@ -130,10 +126,8 @@ class TimelineView(Widget, can_focus=True):
         tl = self.tl
         if tl is None or not len(tl) or pos is None:
             return
-        by_pos = np.argsort(tl.pos, kind="stable")
-        i = int(np.searchsorted(tl.pos[by_pos], pos))
-        if i >= len(by_pos):
-            i = len(by_pos) - 1
+        by_pos = self._by_pos
+        i = min(int(np.searchsorted(tl.pos[by_pos], pos)), len(by_pos) - 1)
         self.sel = int(by_pos[i])
         self.lane = int(tl.lane[self.sel])
         self._keep_visible()
@@ -146,7 +140,7 @@ class TimelineView(Widget, can_focus=True):
         self.lane = int(self.tl.lane[k])
         self._keep_visible()
         self.refresh()
-        self.post_message(self.Selected(int(self.tl.pos[k])))
+        self.post_message(OpPicked(int(self.tl.pos[k])))
 
     def _keep_visible(self) -> None:
         tl, k = self.tl, self.sel
@@ -218,9 +212,11 @@ class TimelineView(Widget, can_focus=True):
         if tl is None:
             return
         on = np.flatnonzero(self.shown) if self.shown is not None else np.arange(len(tl))
-        if len(on):
-            self.t0 = float(tl.start_us[on].min())
-            self.t1 = float(tl.end_us[on].max())
+        ends = tl.end_us[on]
+        ends = ends[np.isfinite(ends)]  # absurd cells (1e300 us) can sum to inf
+        if len(ends):
+            self.t0 = float(np.nanmin(tl.start_us[on]))
+            self.t1 = float(ends.max())
         else:
             self.t0, self.t1 = 0.0, max(tl.span_us, 1.0)
         if self.t1 <= self.t0:
@@ -231,12 +227,8 @@ class TimelineView(Widget, can_focus=True):
     def action_pauses(self) -> None:
         pos = self.selected_pos()
         self.cut = not self.cut
-        self._for = None
-        screen = self.screen
-        if hasattr(screen, "show_timeline"):
-            screen.show_timeline()
-        if pos is not None:
-            self.select_pos(pos)
+        if self._last is not None:
+            self.show(*self._last, pos)
         self.notify("Host pauses cut to " + fmt_us(PAUSE_ABOVE_US) if self.cut
                     else "Real time: host pauses shown at full length", markup=False)
 
@@ -290,10 +282,14 @@ class TimelineView(Widget, can_focus=True):
 
     def _axis(self, label_w: int, cols: int, dim: Style) -> Text:
         span = self.t1 - self.t0
-        step = nice_step(span, max(cols // 14, 1))
         cells = [" "] * cols
+        if not (math.isfinite(span) and span > 0):
+            return Text(" " * label_w, style=dim)
+        step = nice_step(span, max(cols // 14, 1))
         tick = math.ceil(self.t0 / step) * step
-        while tick <= self.t1:
+        for _ in range(cols):  # a tick per column at most, whatever the numbers
+            if tick > self.t1:
+                break
             c = int((tick - self.t0) / span * cols)
             label = "┊" + tick_label(tick)
             if 0 <= c and c + len(label) <= cols and all(x == " " for x in
@@ -320,10 +316,13 @@ class TimelineView(Widget, can_focus=True):
         busy, code = binned(tl, lane, self.t0, self.t1, cols, self.shown)
         eighths = np.where(busy > 0, np.maximum(np.ceil(busy * height * 8), 1), 0).astype(int)
         sel_c0 = sel_c1 = -1
+        span = self.t1 - self.t0
         if self.sel is not None and int(tl.lane[self.sel]) == lane:
-            span = self.t1 - self.t0
-            sel_c0 = int((tl.start_us[self.sel] - self.t0) / span * cols)
-            sel_c1 = max(int((tl.end_us[self.sel] - self.t0) / span * cols), sel_c0)
+            a = (tl.start_us[self.sel] - self.t0) / span * cols
+            z = (tl.end_us[self.sel] - self.t0) / span * cols
+            if np.isfinite(a) and np.isfinite(z):  # else: an absurd cell, no highlight
+                sel_c0 = int(min(max(a, -1), cols))
+                sel_c1 = max(int(min(max(z, -1), cols)), sel_c0)
         styles = [self._style(c) for c in BOUND_CLASSES]
         selected = self._style("timeline--selected")
         out = []

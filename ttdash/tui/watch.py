@@ -219,6 +219,7 @@ class WatchScreen(TraceScreen):
             self.view = view
             self.state.frame = view.ops
             table.append_rows(view.ops, np.arange(len(view.ops)), follow=True)
+            self.refresh_current_view()
             self.update_header()
         else:
             if not self.follow:

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -23,6 +24,21 @@ from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
 from ..report.export import check_target, write_atomic
+
+
+def rows_key(rows: np.ndarray) -> tuple[int, int]:
+    """What a view redraws on: the table's rows (filter, region, sort); a hash of 1M rows costs
+    a few ms."""
+    return len(rows), hash(np.ascontiguousarray(rows).tobytes())
+
+
+class OpPicked(Message):
+    """A view (timeline, roofline) moved to another op: `pos` is its row in the view's ops; the
+    screen moves the op table's cursor there."""
+
+    def __init__(self, pos: int) -> None:
+        super().__init__()
+        self.pos = pos
 
 
 def plain(value: object) -> Text:
@@ -435,8 +451,7 @@ class GroupedView(Vertical):
     def show(self, ops: pd.DataFrame, rows: np.ndarray) -> None:
         """Rebuild only when the data, the grouping or the width changed."""
         self._last = (ops, rows)
-        key = (id(ops), len(rows), hash(rows.tobytes()) if len(rows) < 200_000 else len(rows),
-               self.by, self.size.width)
+        key = (id(ops), rows_key(rows), self.by, self.size.width)
         if key == self._key:
             return
         self._key = key
