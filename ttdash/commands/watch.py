@@ -127,6 +127,9 @@ def demo(opts: DemoOptions) -> int:
 
         def cleanup() -> None:
             stop.set()
+            # the writer first: a file it creates while rmtree runs would be left behind, and
+            # after a lost terminal the process may be ended (os._exit) before `finally`
+            thread.join(timeout=1.0)
             if temp:
                 shutil.rmtree(base, ignore_errors=True)
 
