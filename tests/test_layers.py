@@ -21,6 +21,7 @@ FORBIDDEN = {
     "runner": {"tui", "report", "commands", "cli"},
     "proctree": {"tui", "report", "commands", "cli", "live", "sim", "runner"},
     "commands": {"cli"},
+    "health": {"tui", "report", "commands", "cli", "live", "sim", "model"},
 }
 MAX_LINES = 600
 SIZE_REASON = "Size:"  # a file over MAX_LINES says why in its docstring, after this word

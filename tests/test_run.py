@@ -402,3 +402,26 @@ def test_tmux_terminal_gone_stops_the_workload(tmp_path):
         pid = int(re.search(r"\(pid (\d+)\)", screen).group(1))
         assert alive(pid)
     wait_for(lambda: not alive(pid), timeout=15)  # the session was killed by the with-block
+
+
+async def test_run_screen_starts_with_the_doctors_warnings(tmp_path, monkeypatch):
+    """A host with 4 GiB of HugePages and an x8 link: the workload line says so from the start
+    (no prompt, no delay), naming `ttdash doctor`."""
+    from fake_host import Card, fake_host
+
+    for k, v in fake_host(tmp_path / "host", [Card(speed="8.0 GT/s PCIe", width=8)],
+                          hugepages_1g=4).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("TT_METAL_HOME", str(tmp_path))
+    monkeypatch.delenv("ARCH_NAME", raising=False)
+    root = tmp_path / "p"
+    w = Workload([PY, str(WORKLOAD), "--ops", "20", "--exit", "0"],
+                 env=profiler_env(root, unbuffered=True))
+    app = run_app(root, w, refresh=0.05)
+    async with app.run_test(size=(200, 30)) as pilot:
+        screen = app.screen
+        await pilot.pause()
+        line = str(screen.query_one("#workload").render())
+        assert "doctor: 2 warned (PCIe link, HugePages; ttdash doctor)" in line
+        await wait_until(pilot, lambda: screen.exit_summary is not None)
+        await pilot.press("q")

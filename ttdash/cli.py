@@ -281,6 +281,17 @@ def build_parser() -> Parser:
     rn.add_argument("--arch", type=arch_name, help="override the detected arch")
     rn.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                     help="the workload, e.g. -- python model.py")
+    dr = sub.add_parser("doctor", help="check this host: PCIe link, HugePages, driver, sensors, "
+                        "environment",
+                        description="Check what the Tenstorrent tuning guides ask for when "
+                        "throughput is half what it should be: each Tenstorrent PCI device's "
+                        "link speed and width, 1 GiB HugePages, the tt-kmd driver, temperature, "
+                        "power and AICLK, ARCH_NAME, TT_METAL_HOME and the profiler variables. "
+                        "Read-only (sysfs, procfs, the environment; never the device). Exit "
+                        "status 1 when a check fails, else 0.")
+    dr.add_argument("--format", "-f", choices=("table", "json", "markdown"), default="table",
+                    help="output format (default table)")
+    _output_args(dr)
     return p
 
 
@@ -339,6 +350,8 @@ def options(a: argparse.Namespace):
         return o.RunOptions(cmd=tuple(a.cmd or ()), dir=a.dir, mid_run_dump=a.mid_run_dump,
                             no_tui=a.no_tui, refresh=a.refresh, poll=a.poll, grace=a.grace,
                             theme=a.theme, arch=a.arch)
+    if a.command == "doctor":
+        return o.DoctorOptions(format=a.format, out=_out(a))
     raise ValueError(a.command)
 
 
@@ -352,10 +365,10 @@ def parse(argv: list[str] | None = None):
 
 
 def _command(name: str):
-    from .commands import diff, report, run, watch
+    from .commands import diff, doctor, report, run, watch
 
     return {"report": report.report, "open": report.open_trace, "watch": watch.watch,
-            "demo": watch.demo, "diff": diff.diff, "run": run.run}[name]
+            "demo": watch.demo, "diff": diff.diff, "run": run.run, "doctor": doctor.doctor}[name]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -120,3 +120,9 @@ class RunOptions:
     grace: float = 5.0
     theme: str | None = None
     arch: str | None = None
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    format: str = "table"
+    out: OutputOptions = OutputOptions()

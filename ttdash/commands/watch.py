@@ -16,6 +16,7 @@ from .options import DemoOptions, WatchOptions
 
 def watch_state(root: Path, arch: str | None = None) -> dict:
     """The `watch --once` snapshot: runs found and the live rows so far (read-only)."""
+    from ..health.telemetry import Telemetry
     from ..live.feed import read_live
     from ..model.discover import find_reports, report_is_complete
 
@@ -40,6 +41,9 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
                  "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
                  "devices": view.trace.devices,
                  "arch": view.trace.arch.name if rows else None},
+        # the host's Tenstorrent devices now (sysfs; [] without one): temperature, power,
+        # AICLK, throttling
+        "telemetry": [r.as_dict() for r in Telemetry().read()],
     }
 
 

@@ -58,14 +58,20 @@ class RunScreen(WatchScreen):
         self._last_drain = 0.0
         self._confirming = False
         self.quit_when_done = False
+        self.doctor_note = ""  # health.doctor's warnings, set when mounted
         self.exit_summary: str | None = None
 
     # ------------------------------------------------------------ layout
     def panels(self):
+        yield from super().panels()
         yield Log(id="output", max_lines=LOG_MAX_LINES, highlight=False)
         yield Static(id="workload")
 
     def mounted(self) -> None:
+        from ..health.doctor import run_checks, warnings_line
+
+        # the host's problems up front, in the workload line (sysfs reads: no prompt, no delay)
+        self.doctor_note = warnings_line(run_checks())
         log = self.query_one("#output", Log)
         log.border_title = "workload output (o hides)"
         log.can_focus = False  # keys stay with the op table
@@ -135,7 +141,7 @@ class RunScreen(WatchScreen):
         icon = {"running": "▶", "exited": "✔" if ok else "✘"}.get(w.state, "✘")
         text = Text.assemble((f"{icon} workload {w.describe()}", "bold"), "  ",
                              plain(w.command))
-        note = self.sources.note()
+        note = " · ".join(x for x in (self.sources.note(), self.doctor_note) if x)
         if w.lines_dropped:
             note = " · ".join(x for x in (note, f"{w.lines_dropped:,} output lines dropped") if x)
         if note:

@@ -21,6 +21,7 @@ from ..model.errors import TraceError
 from ..model.live import LiveSources
 from ..model.text import clean_text
 from .app import TraceScreen, TTDashApp, summary_text
+from .telemetry import TelemetryStrip
 from .widgets import plain
 
 
@@ -151,6 +152,10 @@ class WatchScreen(TraceScreen):
     #: Live rows have no report ID (their line in a .logs file means something else): the table
     #: shows the call count, which live rows and the report share.
     LIVE_HIDDEN = frozenset({"id"})
+
+    def panels(self):
+        """The device telemetry strip (hidden without a Tenstorrent device)."""
+        yield TelemetryStrip(id="telemetry")
 
     def mounted(self) -> None:
         super().mounted()

@@ -1,0 +1,77 @@
+"""Live device telemetry (health.telemetry) in `watch` (the strip) and `watch --once` (JSON), on
+fake hosts: readings, throttling, nothing shown without a device."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_ttdash, wait_until
+from fake_host import Card, fake_host, write
+
+from ttdash.health.probe import Roots
+from ttdash.health.telemetry import Telemetry
+from ttdash.tui.telemetry import TelemetryStrip
+from ttdash.tui.watch import watch_app
+
+HOT = Card(temp_c=82.0, aiclk=700, power_w=60.0)
+
+
+def test_readings_and_throttling(tmp_path):
+    env = fake_host(tmp_path, [Card(), HOT, Card(arch="blackhole", card="p150a", aiclk=800,
+                                                 temp_c=60.0)])
+    tel = Telemetry(Roots.from_env(env))
+    a, b, c = tel.read()
+    assert (a.device, a.sample.temp_c, a.sample.power_w, a.sample.aiclk_mhz) == (0, 45, 35, 1000)
+    assert not a.throttled and b.throttled and b.hot
+    assert not c.throttled  # 800 MHz is Blackhole's idle clock, 60 C under its 90 C limit
+    assert b.as_dict()["throttled"] is True and b.as_dict()["temp_limit_c"] == 75.0
+    tel.read()
+    assert tel.throttled_readings() == 2 and len(tel.readings) == 6
+
+
+async def test_strip_in_watch_shows_each_device_and_marks_throttling(tmp_path, monkeypatch):
+    env = fake_host(tmp_path / "host", [Card(), HOT])
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    root = tmp_path / "profiler"
+    root.mkdir()
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=(120, 30)) as pilot:
+        strip = app.screen.query_one(TelemetryStrip)
+        await wait_until(pilot, lambda: "dev 1" in str(strip.render()))
+        text = str(strip.render())
+        assert strip.display
+        assert "dev 0 45 C 35 W 1000 MHz · dev 1 82 C 60 W 700 MHz HOT" in text
+        assert "throttled in 1 of 2 readings" in text
+        # the card cools down and clocks up: the marker goes, the count stays
+        hw = tmp_path / "host" / "sys" / "bus" / "pci" / "devices" / "0000:02:00.0"
+        write(hw / "hwmon" / "hwmon4" / "temp1_input", "50000")
+        write(hw / "tenstorrent" / "tenstorrent!1" / "tt_aiclk", "1000")
+        strip.sample()
+        await pilot.pause()
+        text = str(strip.render())
+        assert "dev 1 50 C 60 W 1000 MHz" in text and "HOT" not in text
+        assert "throttled in 1 of 4 readings" in text
+
+
+async def test_no_device_no_strip(tmp_path, monkeypatch):
+    for k, v in fake_host(tmp_path / "host", []).items():
+        monkeypatch.setenv(k, v)
+    root = tmp_path / "profiler"
+    root.mkdir()
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not app.screen.query_one(TelemetryStrip).display
+
+
+def test_watch_once_json_has_the_telemetry(tmp_path):
+    root = tmp_path / "profiler"
+    root.mkdir()
+    env = fake_host(tmp_path / "host", [Card(), HOT])
+    doc = json.loads(run_ttdash("watch", str(root), "--once", env=env).stdout)
+    assert [(t["device"], t["temp_c"], t["aiclk_mhz"], t["throttled"])
+            for t in doc["telemetry"]] == [(0, 45.0, 1000.0, False), (1, 82.0, 700.0, True)]
+    none = fake_host(tmp_path / "empty", [])
+    assert json.loads(run_ttdash("watch", str(root), "--once", env=none).stdout)[
+        "telemetry"] == []

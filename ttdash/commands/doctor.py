@@ -1,0 +1,45 @@
+"""`ttdash doctor`: the host checks of health.doctor, as a table, markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from typing import TextIO
+
+from .common import write_output
+from .options import DoctorOptions
+
+MARK = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "unknown": "?"}
+
+
+def doctor(opts: DoctorOptions) -> int:
+    from ..health.doctor import exit_code, run_checks
+
+    checks = run_checks()
+    width = max(60, min(shutil.get_terminal_size().columns, 120))
+
+    def render(out: TextIO) -> None:
+        if opts.format == "json":
+            json.dump({"checks": [c.as_dict() for c in checks]}, out, indent=1)
+            out.write("\n")
+        elif opts.format == "markdown":
+            out.write("| check | status | detail |\n|---|---|---|\n")
+            for c in checks:
+                out.write(f"| {_md(c.name)} | {c.status} | {_md(c.detail)} |\n")
+        else:
+            counts = {s: sum(c.status == s for c in checks) for s in MARK}
+            out.write("ttdash doctor: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+                      + " (read-only: sysfs, procfs and the environment)\n")
+            for c in checks:
+                out.write(f"{MARK[c.status]:<5} {c.name}\n")
+                out.write(textwrap.fill(c.detail, width, initial_indent="      ",
+                                        subsequent_indent="      ", break_on_hyphens=False)
+                          + "\n")
+
+    write_output(opts.out, render)
+    return exit_code(checks)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
