@@ -4,12 +4,14 @@ fake hosts: readings, throttling, nothing shown without a device."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 
 from conftest import run_ttdash, wait_until
 from fake_host import Card, fake_host, write
 
-from ttdash.health.probe import Roots
-from ttdash.health.telemetry import Telemetry
+from ttdash.health.probe import Roots, Sample
+from ttdash.health.telemetry import Reading, Telemetry, append_record, record_path
 from ttdash.tui.telemetry import TelemetryStrip
 from ttdash.tui.watch import watch_app
 
@@ -33,6 +35,7 @@ async def test_strip_in_watch_shows_each_device_and_marks_throttling(tmp_path, m
     env = fake_host(tmp_path / "host", [Card(), HOT])
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     root = tmp_path / "profiler"
     root.mkdir()
     app = watch_app(root, refresh=0.1)
@@ -52,6 +55,11 @@ async def test_strip_in_watch_shows_each_device_and_marks_throttling(tmp_path, m
         text = str(strip.render())
         assert "dev 1 50 C 60 W 1000 MHz" in text and "HOT" not in text
         assert "throttled in 1 of 4 readings" in text
+    # kept with the run, outside the watched directory
+    kept = [json.loads(x) for x in record_path(root).read_text().splitlines()]
+    assert str(record_path(root)).startswith(str(tmp_path / "state" / "ttdash" / "telemetry"))
+    assert len(kept) >= 4 and [k["throttled"] for k in kept[:4]] == [False, True, False, False]
+    assert sorted(p.name for p in root.iterdir()) == []
 
 
 async def test_no_device_no_strip(tmp_path, monkeypatch):
@@ -75,3 +83,40 @@ def test_watch_once_json_has_the_telemetry(tmp_path):
     none = fake_host(tmp_path / "empty", [])
     assert json.loads(run_ttdash("watch", str(root), "--once", env=none).stdout)[
         "telemetry"] == []
+
+
+def _run_dir(base, name: str, mtime: float, real) -> None:
+    d = base / "reports" / name
+    d.mkdir(parents=True)
+    f = d / f"ops_perf_results_{name}.csv"
+    shutil.copyfile(real / "tt-perf-report__bh_p100_dlv3.csv", f)
+    os.utime(f, (mtime, mtime))
+
+
+def test_report_and_diff_say_the_candidate_ran_throttled(tmp_path, real, monkeypatch):
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    t0 = 1_700_000_000.0
+    _run_dir(base, "2025_01_01_00_00_00", t0, real)
+    _run_dir(cand, "2025_01_01_00_00_00", t0, real)  # an earlier run into the same directory
+    _run_dir(cand, "2025_01_02_00_00_00", t0 + 1000, real)
+    hot = Sample(temp_c=82.0, power_w=60.0, aiclk_mhz=700.0, temp_limit_c=75.0)
+    cool = Sample(temp_c=50.0, power_w=40.0, aiclk_mhz=1000.0, temp_limit_c=75.0)
+    monkeypatch.setenv("XDG_STATE_HOME", state["XDG_STATE_HOME"])
+    append_record(cand, [Reading(t0 - 50, 0, "wormhole", hot)])  # the earlier run's
+    append_record(cand, [Reading(t0 + 100, 0, "wormhole", hot),
+                         Reading(t0 + 200, 0, "wormhole", cool),
+                         Reading(t0 + 300, 0, "wormhole", hot)])
+    doc = json.loads(run_ttdash("report", str(cand), "-f", "json", env=state).stdout)
+    assert doc["telemetry"] == {"readings": 3, "throttled": 2, "devices": [0],
+                                "temp_c_max": 82.0, "power_w_max": 60.0, "aiclk_mhz_min": 700.0}
+    table = run_ttdash("report", str(cand), env=state).stdout
+    assert "Telemetry during the run: THROTTLED in 2 (3 readings of devices 0; max 82 C; min " \
+           "AICLK 700 MHz)" in table
+    assert "telemetry" not in json.loads(run_ttdash("report", str(base), "-f", "json",
+                                                    env=state).stdout)
+    r = run_ttdash("diff", str(base), str(cand), "-f", "table", env=state)
+    assert "Telemetry: baseline no telemetry recorded, candidate THROTTLED in 2 of 3 readings: " \
+           "the candidate ran on a throttled device" in r.stdout
+    d = json.loads(run_ttdash("diff", str(base), str(cand), "-f", "json", env=state).stdout)
+    assert d["telemetry"]["baseline"] is None and d["telemetry"]["candidate"]["throttled"] == 2

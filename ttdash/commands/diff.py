@@ -59,6 +59,7 @@ def _run_totals(path: str, opts: DiffOptions) -> dict:
 
 def diff(opts: DiffOptions) -> int:
     """The `ttdash diff` command (see the module docstring for exit codes)."""
+    from ..health.telemetry import readings_for_report, summarize
     from ..model.diff import diff_traces
     from ..report.diff import render_diff
 
@@ -71,6 +72,8 @@ def diff(opts: DiffOptions) -> int:
     candidate = load_view(opts.candidate, opts.window, columns=columns)
     _check_windows(baseline, candidate)
     result = diff_traces(baseline, candidate, top=opts.top)
+    result.telemetry = {side: summarize(readings_for_report(v.trace.path))
+                        for side, v in (("baseline", baseline), ("candidate", candidate))}
     if opts.baseline_runs or opts.candidate_runs:
         result.runs = {
             "baseline": [baseline.totals()] + [_run_totals(p, opts) for p in opts.baseline_runs],

@@ -12,6 +12,7 @@ EXIT_OK = 0
 
 
 def report(opts: ReportOptions) -> int:
+    from ..health.telemetry import readings_for_report, summarize
     from ..report.single import Shown, render
 
     view = load_view(opts.path, opts.window)
@@ -22,7 +23,8 @@ def report(opts: ReportOptions) -> int:
     width = shutil.get_terminal_size().columns if color else None
     shown = Shown(top=opts.top, rank_by=opts.rank_by, min_pct=opts.min_percentage,
                   advice=opts.advice, raw_op_codes=opts.raw_op_codes,
-                  all_signposts=opts.print_signposts, summary=opts.summary)
+                  all_signposts=opts.print_signposts, summary=opts.summary,
+                  telemetry=summarize(readings_for_report(view.trace.path)))
     write_output(opts.out, lambda out: render(view, opts.format, out, shown, color=color,
                                               width=width))
     sys.stdout.flush()

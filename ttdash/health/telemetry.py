@@ -4,9 +4,14 @@ and a bounded record of the readings."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from .probe import AICLK_BUSY, AICLK_IDLE, Device, Roots, Sample, pci_devices
 
@@ -57,3 +62,105 @@ class Telemetry:
 
     def throttled_readings(self) -> int:
         return sum(r.throttled for r in self.readings)
+
+
+# ---------------------------------------------------------------- kept with the run
+#
+# `watch` and `run` append each reading to a file of their own per profiler directory, under
+# $XDG_STATE_HOME/ttdash/telemetry/ (never in the watched directory). A report of that directory
+# then finds the readings taken while its run went on: those after the previous report was
+# written and up to its own.
+
+MAX_RECORD_BYTES = 8 << 20  # past this the older half is dropped
+
+
+def record_path(root: Path, env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    key = hashlib.sha1(str(Path(root).expanduser().resolve()).encode()).hexdigest()[:16]
+    return state / "ttdash" / "telemetry" / f"{key}.jsonl"
+
+
+def append_record(root: Path, readings: list[Reading]) -> None:
+    """Best effort: telemetry must never stop a watch (a read-only home, a full disk)."""
+    if not readings:
+        return
+    path = record_path(root)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            for r in readings:
+                fh.write(json.dumps({**r.as_dict(), "root": str(root)}) + "\n")
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
+            os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def run_root(report: Path) -> Path | None:
+    """The profiler directory of `.../reports/<ts>/ops_perf_results_<ts>.csv`."""
+    p = Path(report)
+    return p.parents[2] if len(p.parents) > 2 and p.parent.parent.name == "reports" else None
+
+
+def readings_for_report(report: Path) -> list[dict]:
+    """The recorded readings taken during the run `report` came from: after the previous report
+    of its directory was written, up to this one (plus a minute for post-processing)."""
+    root = run_root(report)
+    if root is None:
+        return []
+    path = record_path(root)
+    try:
+        end = Path(report).stat().st_mtime + 60
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    start = 0.0
+    for other in (root / "reports").glob("*/ops_perf_results_*.csv"):
+        try:
+            m = other.stat().st_mtime
+        except OSError:
+            continue
+        if m < Path(report).stat().st_mtime - 1 and m > start:
+            start = m
+    out = []
+    for line in lines:
+        try:
+            r = json.loads(line)
+            t = float(r["time"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn last line from a killed process
+        if start < t <= end:
+            out.append(r)
+    return out
+
+
+def summarize(readings: list[dict]) -> dict | None:
+    """{"readings", "throttled", "devices", "temp_c_max", "power_w_max", "aiclk_mhz_min"}."""
+    if not readings:
+        return None
+
+    def pick(key: str, fn):
+        vals = [r[key] for r in readings if isinstance(r.get(key), (int, float))]
+        return fn(vals) if vals else None
+
+    return {"readings": len(readings), "throttled": sum(bool(r.get("throttled"))
+                                                         for r in readings),
+            "devices": sorted({r.get("device") for r in readings if r.get("device") is not None}),
+            "temp_c_max": pick("temp_c", max), "power_w_max": pick("power_w", max),
+            "aiclk_mhz_min": pick("aiclk_mhz", min)}
+
+
+def summary_line(s: dict | None) -> str:
+    if not s:
+        return ""
+    bits = [f"{s['readings']} readings of devices {', '.join(map(str, s['devices']))}"]
+    if s["temp_c_max"] is not None:
+        bits.append(f"max {s['temp_c_max']:.0f} C")
+    if s["aiclk_mhz_min"] is not None:
+        bits.append(f"min AICLK {s['aiclk_mhz_min']:.0f} MHz")
+    state = f"THROTTLED in {s['throttled']}" if s["throttled"] else "not throttled"
+    return f"Telemetry during the run: {state} ({'; '.join(bits)})"

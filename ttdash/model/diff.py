@@ -203,6 +203,8 @@ class DiffResult:
     #: per-run View.totals() of each side when several runs were given (the first run of each
     #: side is the one aligned op by op); see ttdash.model.runs
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: device telemetry recorded while each side ran (health.telemetry.summarize), when known
+    telemetry: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     #: (unit, per-iteration totals) of each side that repeats a unit (see runs.iteration_totals)
     iterations: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)

@@ -86,6 +86,20 @@ def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
         lines.append(("Noise", f"{c['within_noise']} of {c['noise_known']} matched ops with a "
                       f"noise estimate changed within the noise ({desc}); they are left out "
                       "of the top lists"))
+    tel = result.telemetry
+    if any(tel.values()):
+        def state(s: dict | None) -> str:
+            if not s:
+                return "no telemetry recorded"
+            return (f"THROTTLED in {s['throttled']} of {s['readings']} readings"
+                    if s["throttled"] else f"not throttled ({s['readings']} readings)")
+        text = f"baseline {state(tel.get('baseline'))}, candidate {state(tel.get('candidate'))}"
+        throttled = [side for side in ("baseline", "candidate")
+                     if (tel.get(side) or {}).get("throttled")]
+        if throttled:
+            text += f": the {' and '.join(throttled)} ran on a throttled device, so part of " \
+                "the difference may be the card (temperature, power), not the code"
+        lines.append(("Telemetry", text))
     for side, tot in (("baseline", result.baseline_totals), ("candidate", result.candidate_totals)):
         if tot.corrupt_rows:
             lines.append(("Corrupt timing", f"{tot.corrupt_rows} rows in the {side}, left out "
@@ -152,6 +166,7 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "match_rate": _clean(result.match_rate),
         "per_device": result.per_device,
         "noise": result.noise,
+        "telemetry": result.telemetry or None,
     }
     fields = JSON_OP_FIELDS + (("device",) if result.per_device else ())
     text = json.dumps(head, separators=(",", ":"), allow_nan=False, ensure_ascii=False)

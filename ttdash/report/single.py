@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..format import fmt_us
+from ..health.telemetry import summary_line
 from ..model import View
 from ..model.advice import GAP_LIMIT_US, Advice, advice
 from ..model.columns import BY_KEY, INT_FIELDS, JSON_FIELDS, TABLE_FIELDS, TEXT_FIELDS, Severity
@@ -37,6 +38,7 @@ class Shown:
     advice: bool = True
     raw_op_codes: bool = False  # table/markdown: op codes without the size/config
     all_signposts: bool = False  # the summary lists every signpost (default: 6)
+    telemetry: dict | None = None  # device telemetry recorded during the run (health.telemetry)
 
 
 ALL = Shown()
@@ -101,6 +103,8 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     doc = summary_dict(view)
     if shown.advice:
         doc["advice"] = [a.as_dict() for a in advice(view.ops)]
+    if shown.telemetry:
+        doc["telemetry"] = shown.telemetry
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
     ops = select(view, shown, rows)
     out.write(head[:-1] + ',"ops":[')
@@ -272,6 +276,8 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         for i in range(len(cells[fields[0]])):
             out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
     out.write("\n" + md_cell(totals_line(view)) + "\n")
+    if shown.telemetry:
+        out.write("\n" + md_cell(summary_line(shown.telemetry)) + "\n")
     # a TUI export (`rows`) is the table on screen; the report's advice covers the whole view
     sections = advice_sections(view) if shown.advice and rows is None else []
     if sections:
@@ -347,6 +353,8 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
             lines.append("  ".join(parts).rstrip())
         out.write("\n".join(lines) + "\n")
     out.write("\n" + totals_line(view) + "\n")
+    if shown.telemetry:
+        out.write(summary_line(shown.telemetry) + "\n")
     if shown.advice:
         for line in advice_lines(view):
             out.write(str(clean_text(line)) + "\n")

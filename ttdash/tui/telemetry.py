@@ -1,13 +1,15 @@
 """The telemetry strip of `watch` and `run`: every Tenstorrent device's temperature, power and
-AICLK, read from sysfs every few seconds (health.telemetry), throttling marked. Hidden on a
-host without a Tenstorrent device."""
+AICLK, read from sysfs every few seconds (health.telemetry), throttling marked, each reading
+kept with the run. Hidden on a host without a Tenstorrent device."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich.text import Text
 from textual.widgets import Static
 
-from ..health.telemetry import Reading, Telemetry
+from ..health.telemetry import Reading, Telemetry, append_record
 
 INTERVAL_S = 2.0
 
@@ -33,8 +35,10 @@ class TelemetryStrip(Static):
                      text-overflow: ellipsis; }
     """
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, record_for: Path | None = None, **kw) -> None:
+        """`record_for`: the profiler directory whose run the readings are kept with."""
         super().__init__(**kw)
+        self.record_for = record_for
         self.telemetry = Telemetry()
         self.display = bool(self.telemetry.devices)
 
@@ -45,6 +49,8 @@ class TelemetryStrip(Static):
 
     def sample(self) -> None:
         readings = self.telemetry.read()
+        if self.record_for is not None:
+            append_record(self.record_for, readings)
         line = Text("telemetry ", style="bold")
         for i, r in enumerate(readings):
             if i:

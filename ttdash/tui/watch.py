@@ -155,7 +155,7 @@ class WatchScreen(TraceScreen):
 
     def panels(self):
         """The device telemetry strip (hidden without a Tenstorrent device)."""
-        yield TelemetryStrip(id="telemetry")
+        yield TelemetryStrip(id="telemetry", record_for=self.root)
 
     def mounted(self) -> None:
         super().mounted()
