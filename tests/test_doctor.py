@@ -139,3 +139,32 @@ def test_cli_formats_and_exit_codes(tmp_path, fmt):
     bad = fake_host(tmp_path / "bad", [Card(bound=False)], driver=None)
     r = run_ttdash("doctor", "--format", fmt, env=bad)
     assert r.returncode == 1 and "Traceback" not in r.stderr
+
+
+def test_tt_smi_snapshot_boards_are_checked(tmp_path):
+    """The snapshot format of tt-smi's own test (tests/test_snapshot.py): strings for values."""
+    snap = {"time": "2025-02-04T13:04:50", "host_info": {}, "device_info": [
+        {"board_info": {"bus_id": "0000:01:00.0", "board_type": "n300 L", "pcie_speed": 3,
+                        "pcie_width": "8"},
+         "telemetry": {"voltage": "0.80", "current": " 60.0", "power": " 95.0", "aiclk": "700",
+                       "asic_temperature": "83.5", "heartbeat": "123"}},
+        {"board_info": {"bus_id": "0000:02:00.0", "board_type": "p150a", "pcie_speed": 5,
+                        "pcie_width": "16"},
+         "telemetry": {"power": " 40.0", "aiclk": "1350", "asic_temperature": "55.0"}}]}
+    f = tmp_path / "snap.json"
+    f.write_text(json.dumps(snap))
+    env = fake_host(tmp_path / "host", [])
+    doc = json.loads(run_ttdash("doctor", "-f", "json", "--smi-snapshot", str(f), env=env).stdout)
+    by = {c["name"]: c for c in doc["checks"]}
+    link = by["PCIe link, board 0 (0000:01:00.0, n300 L; tt-smi snapshot)"]
+    assert link["status"] == "warn" and link["detail"].startswith("Gen3 x8 (tt-smi)")
+    hot = by["sensors, board 0 (0000:01:00.0, n300 L; tt-smi snapshot)"]
+    assert hot["status"] == "warn" and hot["detail"].startswith("84 C, 95 W of 300 W, AICLK 700")
+    assert "throttled" in hot["detail"]
+    assert by["PCIe link, board 1 (0000:02:00.0, p150a; tt-smi snapshot)"]["status"] == "ok"
+    assert by["sensors, board 1 (0000:02:00.0, p150a; tt-smi snapshot)"]["status"] == "ok"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"device_info": [}')
+    r = run_ttdash("doctor", "--smi-snapshot", str(bad), env=env)
+    assert r.returncode == 2 and r.stderr.startswith(f"ttdash: {bad}:1:18: not JSON")
+    assert "Traceback" not in r.stderr

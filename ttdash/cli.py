@@ -291,6 +291,9 @@ def build_parser() -> Parser:
                         "status 1 when a check fails, else 0.")
     dr.add_argument("--format", "-f", choices=("table", "json", "markdown"), default="table",
                     help="output format (default table)")
+    dr.add_argument("--smi-snapshot", metavar="FILE", help="also check the boards in a tt-smi "
+                    "snapshot (`tt-smi -s` JSON: sensors read through the device, which doctor "
+                    "itself never opens)")
     _output_args(dr)
     return p
 
@@ -351,7 +354,7 @@ def options(a: argparse.Namespace):
                             no_tui=a.no_tui, refresh=a.refresh, poll=a.poll, grace=a.grace,
                             theme=a.theme, arch=a.arch)
     if a.command == "doctor":
-        return o.DoctorOptions(format=a.format, out=_out(a))
+        return o.DoctorOptions(format=a.format, smi_snapshot=a.smi_snapshot, out=_out(a))
     raise ValueError(a.command)
 
 

@@ -7,6 +7,7 @@ import shutil
 import textwrap
 from typing import TextIO
 
+from ..model.errors import TraceError
 from .common import write_output
 from .options import DoctorOptions
 
@@ -14,9 +15,11 @@ MARK = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "unknown": "?"}
 
 
 def doctor(opts: DoctorOptions) -> int:
-    from ..health.doctor import exit_code, run_checks
+    from ..health.doctor import exit_code, run_checks, smi_checks
 
     checks = run_checks()
+    if opts.smi_snapshot:
+        checks += smi_checks(_load_snapshot(opts.smi_snapshot))
     width = max(60, min(shutil.get_terminal_size().columns, 120))
 
     def render(out: TextIO) -> None:
@@ -43,3 +46,17 @@ def doctor(opts: DoctorOptions) -> int:
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _load_snapshot(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise TraceError(path, f"not JSON: {exc.msg}", line=exc.lineno, column=exc.colno) \
+            from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(path, getattr(exc, "strerror", None) or str(exc)) from None
+    if not isinstance(doc, dict):
+        raise TraceError(path, "not a tt-smi snapshot (a JSON object with device_info)")
+    return doc

@@ -125,4 +125,5 @@ class RunOptions:
 @dataclass(frozen=True)
 class DoctorOptions:
     format: str = "table"
+    smi_snapshot: str | None = None
     out: OutputOptions = OutputOptions()

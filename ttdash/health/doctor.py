@@ -12,7 +12,9 @@ from pathlib import Path
 from .probe import (
     AICLK_BUSY,
     AICLK_IDLE,
+    BOARD_POWER_W,
     GIB,
+    TEMP_LIMIT_C,
     Device,
     Roots,
     Sample,
@@ -51,7 +53,8 @@ def run_checks(env: Mapping[str, str] | None = None, roots: Roots | None = None)
     out.append(_driver_check(roots, devices))
     out.append(_hugepages_check(roots, devices))
     for d in devices:
-        out.append(_sensor_check(d, d.sample()))
+        out.append(_sensor_check(f"sensors, {_name(d)}", d.arch, d.sample(),
+                                 d.hwmon_dir is not None or d.class_dir is not None))
     out.extend(_env_checks(env, devices))
     return out
 
@@ -155,9 +158,8 @@ def _hugepages_check(roots: Roots, devices: list[Device]) -> Check:
     return Check("HugePages", OK, f"{have}")
 
 
-def _sensor_check(d: Device, s: Sample) -> Check:
-    name = f"sensors, {_name(d)}"
-    if d.hwmon_dir is None and s.aiclk_mhz is None:
+def _sensor_check(name: str, arch: str, s: Sample, exposed: bool) -> Check:
+    if not exposed:
         return Check(name, UNKNOWN, "the driver exposes no sensors for this device (hwmon "
                      "missing: tt-kmd too old, or the device is not bound)")
     parts, problems = [], []
@@ -174,12 +176,12 @@ def _sensor_check(d: Device, s: Sample) -> Check:
             problems.append(f"power {s.power_w:.0f} W is at the {s.power_limit_w:.0f} W board "
                             "limit: the firmware lowers the clock; check the PCIe power cables "
                             "(both 8-pin connectors where the card has two)")
-    busy, idle = AICLK_BUSY.get(d.arch), AICLK_IDLE.get(d.arch)
+    busy, idle = AICLK_BUSY.get(arch), AICLK_IDLE.get(arch)
     if s.aiclk_mhz is not None:
         parts.append(f"AICLK {s.aiclk_mhz:.0f} MHz")
         if busy and idle is not None and idle < s.aiclk_mhz < busy - 1:
             problems.append(f"AICLK {s.aiclk_mhz:.0f} MHz is below the {busy:.0f} MHz a busy "
-                            f"{d.arch} runs at: throttled (temperature or power)")
+                            f"{arch} runs at: throttled (temperature or power)")
         elif busy and idle is not None and s.aiclk_mhz <= idle + 1:
             parts.append("idle clock")
     detail = ", ".join(parts) or "no reading"
@@ -217,4 +219,50 @@ def _env_checks(env: Mapping[str, str], devices: list[Device]) -> list[Check]:
     out.append(Check("profiler variables", OK, f"{now}; `ttdash run` sets "
                      + ", ".join(f"{k}={v}" for k, v in sorted(wanted.items()))
                      + " and TT_METAL_PROFILER_DIR for its run"))
+    return out
+
+
+# ---------------------------------------------------------------- a tt-smi snapshot
+
+def _arch_of_board(board_type: str) -> str:
+    b = board_type.lower()
+    return "blackhole" if b.startswith("p") or "blackhole" in b else (
+        "grayskull" if b.startswith("e") else "wormhole")
+
+
+def _float(v: object) -> float | None:
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return None
+
+
+def smi_checks(snapshot: Mapping[str, object]) -> list[Check]:
+    """Checks from a `tt-smi -s` snapshot a user saved (tt-smi reads the sensors through the
+    device, which doctor does not do itself): each board's link and sensors."""
+    out = []
+    boards = snapshot.get("device_info")
+    for i, dev in enumerate(boards if isinstance(boards, list) else []):
+        if not isinstance(dev, dict):
+            continue
+        board = dev.get("board_info") or {}
+        tel = dev.get("telemetry") or {}
+        kind = str(board.get("board_type") or "?")
+        arch = _arch_of_board(kind)
+        label = f"board {i} ({board.get('bus_id', '?')}, {kind}; tt-smi snapshot)"
+        gen, width = _float(board.get("pcie_speed")), _float(board.get("pcie_width"))
+        want = GEN.get(EXPECTED_GTS[arch])
+        if gen is not None and width is not None:
+            bad = (width < 16) or (want is not None and gen < want)
+            out.append(Check(f"PCIe link, {label}", WARN if bad else OK,
+                             f"Gen{gen:g} x{width:g} (tt-smi)" + (
+                                 f": under Gen{want} x16; see the PCIe link check's advice"
+                                 if bad else "")))
+        card = kind.split()[0] if kind.split() else ""
+        sample = Sample(_float(tel.get("asic_temperature")), _float(tel.get("power")),
+                        _float(tel.get("aiclk")), TEMP_LIMIT_C.get(arch),
+                        BOARD_POWER_W.get(card))
+        out.append(_sensor_check(f"sensors, {label}", arch, sample, bool(tel)))
+    if not out:
+        out.append(Check("tt-smi snapshot", WARN, "no device_info entry: not a tt-smi snapshot"))
     return out
