@@ -41,10 +41,10 @@ async def test_strip_in_watch_shows_each_device_and_marks_throttling(tmp_path, m
     app = watch_app(root, refresh=0.1)
     async with app.run_test(size=(120, 30)) as pilot:
         strip = app.screen.query_one(TelemetryStrip)
-        await wait_until(pilot, lambda: "dev 1" in str(strip.render()))
+        await wait_until(pilot, lambda: "dev1" in str(strip.render()))
         text = str(strip.render())
         assert strip.display
-        assert "dev 0 45 C 35 W 1000 MHz · dev 1 82 C 60 W 700 MHz HOT" in text
+        assert "telemetry dev1 82C 60W 700MHz HOT · dev0 45C 35W 1000MHz" in text
         assert "throttled in 1 of 2 readings" in text
         # the card cools down and clocks up: the marker goes, the count stays
         hw = tmp_path / "host" / "sys" / "bus" / "pci" / "devices" / "0000:02:00.0"
@@ -53,7 +53,7 @@ async def test_strip_in_watch_shows_each_device_and_marks_throttling(tmp_path, m
         strip.sample()
         await pilot.pause()
         text = str(strip.render())
-        assert "dev 1 50 C 60 W 1000 MHz" in text and "HOT" not in text
+        assert "telemetry dev0 45C 35W 1000MHz · dev1 50C 60W 1000MHz" in text and "HOT" not in text
         assert "throttled in 1 of 4 readings" in text
     # kept with the run, outside the watched directory
     kept = [json.loads(x) for x in record_path(root).read_text().splitlines()]

@@ -86,3 +86,24 @@ def test_demo_cleans_up_when_the_terminal_dies():
     while (base.exists() or alive()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not base.exists() and not alive()
+
+
+def test_watch_telemetry_strip_and_doctor_in_a_real_terminal(tmp_path):
+    """The installed binary on a fake host (a cool card and a hot, clocked-down one) at 80x24:
+    the telemetry line under the table names both devices and marks the hot one; `doctor` in
+    the same terminal prints its checks and exits 0."""
+    from fake_host import Card, fake_host
+
+    env = fake_host(tmp_path / "host", [Card(), Card(temp_c=82.0, aiclk=700, power_w=60.0)])
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    root = tmp_path / "profiler"
+    root.mkdir()
+    with Tmux([ttdash_bin(), "watch", str(root)], width=80, height=24, env=env) as t:
+        s = t.wait_for(lambda s: "telemetry dev1 82C 60W 700MHz HOT · dev0 45C 35W 1000MHz" in s, timeout=30)
+        t.send("q")
+        assert t.exit_status() == 0
+    with Tmux([ttdash_bin(), "doctor"], width=80, height=24, env=env) as t:
+        assert t.exit_status() == 0
+        s = t.screen()
+        assert "WARN  sensors, device 1 (0000:02:00.0, wormhole n150)" in s
+        assert "ok    kernel driver (tt-kmd)" in s

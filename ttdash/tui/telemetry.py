@@ -15,14 +15,15 @@ INTERVAL_S = 2.0
 
 
 def reading_text(r: Reading) -> Text:
+    """Compact ("dev1 82C 60W 700MHz HOT"): eight devices should fit a wide line."""
     s = r.sample
-    bits = [f"dev {r.device if r.device is not None else '?'}"]
+    bits = [f"dev{r.device if r.device is not None else '?'}"]
     if s.temp_c is not None:
-        bits.append(f"{s.temp_c:.0f} C")
+        bits.append(f"{s.temp_c:.0f}C")
     if s.power_w is not None:
-        bits.append(f"{s.power_w:.0f} W")
+        bits.append(f"{s.power_w:.0f}W")
     if s.aiclk_mhz is not None:
-        bits.append(f"{s.aiclk_mhz:.0f} MHz")
+        bits.append(f"{s.aiclk_mhz:.0f}MHz")
     t = Text(" ".join(bits))
     if r.throttled:
         t.append(" HOT" if r.hot else " THROTTLED", style="bold reverse")
@@ -52,7 +53,8 @@ class TelemetryStrip(Static):
         if self.record_for is not None:
             append_record(self.record_for, readings)
         line = Text("telemetry ", style="bold")
-        for i, r in enumerate(readings):
+        # throttled devices first: on a narrow screen they are what must not be cut off
+        for i, r in enumerate(sorted(readings, key=lambda r: not r.throttled)):
             if i:
                 line.append(" · ")
             line.append_text(reading_text(r))
