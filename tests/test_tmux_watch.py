@@ -99,7 +99,8 @@ def test_watch_telemetry_strip_and_doctor_in_a_real_terminal(tmp_path):
     root = tmp_path / "profiler"
     root.mkdir()
     with Tmux([ttdash_bin(), "watch", str(root)], width=80, height=24, env=env) as t:
-        s = t.wait_for(lambda s: "telemetry dev1 82C 60W 700MHz HOT · dev0 45C 35W 1000MHz" in s, timeout=30)
+        t.wait_for(lambda s: "telemetry dev1 82C 60W 700MHz HOT · dev0 45C 35W 1000MHz" in s,
+                   timeout=30)
         t.send("q")
         assert t.exit_status() == 0
     with Tmux([ttdash_bin(), "doctor"], width=80, height=24, env=env) as t:
