@@ -515,8 +515,8 @@ def strict_json(text: str):
 
 # --------------------------------------------------------------------------- headless open
 
-OPEN_KEYS = ("j", "G", "enter", "escape", "2", "c", "c", "1", "3", "enter", "4", "right", "plus",
-             "p", "enter", "escape", "5", "c", "right", "1", "slash", *"Matmul",
+OPEN_KEYS = ("j", "G", "enter", "escape", "2", "c", "c", "1", "3", "enter", "4", "right", "p",
+             "5", "c", "1", "slash", *"Matmul",
              "enter", "g", "right_square_bracket", "enter", "escape", "s")
 
 
