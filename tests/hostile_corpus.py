@@ -515,7 +515,7 @@ def strict_json(text: str):
 
 # --------------------------------------------------------------------------- headless open
 
-OPEN_KEYS = ("j", "G", "enter", "escape", "2", "c", "c", "1", "3", "enter", "4", "right", "p",
+OPEN_KEYS = ("j", "G", "enter", "escape", "2", "c", "c", "1", "3", "enter", "4", "right", "t",
              "5", "c", "1", "slash", *"Matmul",
              "enter", "g", "right_square_bracket", "enter", "escape", "s")
 

@@ -168,3 +168,43 @@ def test_tt_smi_snapshot_boards_are_checked(tmp_path):
     r = run_ttdash("doctor", "--smi-snapshot", str(bad), env=env)
     assert r.returncode == 2 and r.stderr.startswith(f"ttdash: {bad}:1:18: not JSON")
     assert "Traceback" not in r.stderr
+
+
+def test_idle_wormhole_link_warns_in_doctor_but_not_in_runs_line(tmp_path):
+    from ttdash.health.doctor import warnings_line
+
+    by, checks = checks_for(tmp_path, [Card(speed="2.5 GT/s PCIe")])
+    assert by["PCIe link"].status == "warn" and "Gen1 when idle" in by["PCIe link"].detail
+    assert warnings_line(checks) == ""  # an idle card at run start: not a problem yet
+    _, checks = checks_for(tmp_path / "x8", [Card(speed="2.5 GT/s PCIe", width=8)])
+    assert warnings_line(checks) == "doctor: 1 warned (PCIe link; ttdash doctor)"
+
+
+def test_malformed_snapshot_entries_and_hostile_text(tmp_path):
+    snap = {"device_info": [{"board_info": "x", "telemetry": []},
+                            {"board_info": {"board_type": "n150\x1b[31m", "bus_id": "\x07"},
+                             "telemetry": {"aiclk": "fast"}}]}
+    f = tmp_path / "snap.json"
+    f.write_text(json.dumps(snap))
+    env = fake_host(tmp_path / "host", [])
+    r = run_ttdash("doctor", "--smi-snapshot", str(f), env=env)
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+
+
+def test_no_home_means_no_record_not_a_crash(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from ttdash.health.telemetry import append_record, readings_for_report, record_path
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory")
+
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert record_path(tmp_path) is None
+    append_record(tmp_path, [])
+    report = tmp_path / "reports" / "ts" / "ops_perf_results_ts.csv"
+    report.parent.mkdir(parents=True)
+    report.write_text("x\n")
+    assert readings_for_report(report) == []

@@ -120,3 +120,26 @@ def test_report_and_diff_say_the_candidate_ran_throttled(tmp_path, real, monkeyp
            "the candidate ran on a throttled device" in r.stdout
     d = json.loads(run_ttdash("diff", str(base), str(cand), "-f", "json", env=state).stdout)
     assert d["telemetry"]["baseline"] is None and d["telemetry"]["candidate"]["throttled"] == 2
+
+
+def test_named_runs_the_runs_devices_and_a_bounded_first_run(tmp_path, real, monkeypatch):
+    """reports/NAME/<ts>/ (tt-metal's -n NAME) is found; only the run's devices count when the
+    readings name them; a first run looks back at most MAX_RUN_S."""
+    from ttdash.health.telemetry import MAX_RUN_S, readings_for_report
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    root = tmp_path / "prof"
+    t0 = 1_700_000_000.0
+    d = root / "reports" / "llama" / "2025_01_01_00_00_00"
+    d.mkdir(parents=True)
+    f = d / "ops_perf_results_2025_01_01_00_00_00.csv"
+    shutil.copyfile(real / "tt-perf-report__bh_p100_dlv3.csv", f)
+    os.utime(f, (t0, t0))
+    hot = Sample(temp_c=82.0, aiclk_mhz=700.0, temp_limit_c=75.0)
+    append_record(root, [Reading(t0 - MAX_RUN_S - 10, 0, "wormhole", hot),  # a day-old watch
+                         Reading(t0 - 100, 0, "wormhole", hot),
+                         Reading(t0 - 100, 3, "wormhole", hot),
+                         Reading(t0 + 30, 0, "wormhole", hot)])  # after the report: next run
+    got = readings_for_report(f, [0])
+    assert [(r["device"], r["time"]) for r in got] == [(0, t0 - 100)]
+    assert len(readings_for_report(f, [7])) == 2  # no reading of device 7: every device's

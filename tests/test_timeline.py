@@ -218,7 +218,7 @@ async def test_timeline_keys_move_the_table_cursor_zoom_and_open_the_op():
         await pilot.pause()
         assert math.isclose(tlv.t1 - tlv.t0, width)
         span_cut = tlv.tl.span_us
-        await pilot.press("p")
+        await pilot.press("t")
         await pilot.pause()
         assert tlv.tl.span_us > span_cut and "real time" in timeline_text(app)
         await pilot.press("enter")
@@ -337,3 +337,71 @@ async def test_roofline_steps_through_placed_ops_in_the_tables_order():
         await pilot.press("left")
         await pilot.pause()
         assert table.cursor == cursors[2]
+
+
+# ------------------------------------------------------------------ review findings
+def test_merged_view_without_a_device_op_and_absurd_times():
+    empty = pd.DataFrame({"device": [0.0, 1.0], "device_time_us": [np.nan, np.nan],
+                          "op_to_op_us": [1.0, 1.0], "bound": ["", ""],
+                          "is_signpost": [False, False], "fw_end_us": [np.nan, np.nan]})
+    tl = build(empty, merged_devices=True, cut_pauses_above=1000.0)
+    assert len(tl) == 0 and tl.lanes == ("all devices (merged)",)
+    assert binned(tl, 0, 0.0, 10.0, 20)[0].sum() == 0
+    absurd = _ops([(0, 1e308, 0, ""), (0, 1e308, 0, ""), (0, 5, 0, "")])
+    tl = build(absurd, merged_devices=False, cut_pauses_above=1000.0)
+    assert tl.unplaced == 2 and np.isfinite(tl.end_us).all()
+
+
+def test_perfetto_of_absurd_times_is_valid_json(tmp_path):
+    src = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    lines = src.read_text(encoding="utf-8").splitlines()
+    head = lines[0].split(",")
+    k = head.index("DEVICE KERNEL DURATION [ns]")
+    rows = [ln.split(",") for ln in lines[1:4]]
+    assert all(len(r) == len(head) for r in rows)  # no quoted commas in these rows
+    for r in rows[:2]:
+        r[k] = "1e300"
+    f = tmp_path / "absurd.csv"
+    f.write_text("\n".join([lines[0]] + [",".join(r) for r in rows]) + "\n", encoding="utf-8")
+    out = tmp_path / "t.json"
+    r = run_ttdash("report", str(f), "-f", "perfetto", "-o", str(out))
+    assert r.returncode == 0 and "Warning" not in r.stderr, r.stderr
+    doc = json.loads(out.read_text(encoding="utf-8"))  # strict: no NaN / Infinity
+    assert all(math.isfinite(e["ts"]) and math.isfinite(e["dur"])
+               for e in doc["traceEvents"] if e["ph"] == "X")
+
+
+def test_perfetto_refuses_table_only_options():
+    r = run_ttdash("report", str(real_dir() / WH), "-f", "perfetto", "--summary")
+    assert r.returncode == 2 and "--format perfetto exports every op" in r.stderr
+
+
+async def test_timeline_survives_a_smaller_view_and_moves_only_between_shown_ops():
+    from ttdash.model import Window as W
+
+    app = open_app(view_of(DEEPSEEK, merge=False, columns="all"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("4", "end", "plus")
+        await pilot.pause()
+        screen = app.screen
+        tlv = screen.query_one(TimelineView)
+        # a filter: only AllGather ops; up/down and left/right stay among them
+        screen.state.filter = screen.state.filter.for_keys("AllGather", screen.filter_keys)
+        screen.recompute(top=True)
+        await pilot.pause()
+        for key in ("down", "right", "down", "left", "up"):
+            await pilot.press(key)
+            await pilot.pause()
+            code = str(screen.view.ops["op_code"].iloc[tlv.selected_pos()])
+            assert "AllGather" in code, (key, code)
+            assert int(screen.table.rows[screen.table.cursor]) == tlv.selected_pos()
+        # a view with no device op at all (a window of signposts only): nothing left to select
+        empty = screen.view.trace.view(W("all"), merge=False).subset(
+            np.zeros(len(screen.view.ops), dtype=bool))
+        screen.set_view(empty, keep_state=False)
+        await pilot.pause()
+        for key in ("plus", "minus", "t", "right", "0"):
+            await pilot.press(key)
+            await pilot.pause()
+        assert tlv.sel is None and "nothing to place" in timeline_text(app)

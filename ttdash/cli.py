@@ -318,6 +318,10 @@ def options(a: argparse.Namespace):
     from .commands import options as o
 
     if a.command == "report":
+        if a.format == "perfetto" and (a.summary or a.top or a.min_percentage is not None):
+            Parser(prog="ttdash report").error(
+                "--format perfetto exports every op of the window: --summary, --top and "
+                "--min-percentage apply to the tables")
         return o.ReportOptions(path=tuple(a.path), format=a.format, top=a.top,
                                rank_by=a.rank_by, window=_window(a), out=_out(a),
                                advice=not a.no_advice, id_range=a.id_range,

@@ -72,7 +72,7 @@ def diff(opts: DiffOptions) -> int:
     candidate = load_view(opts.candidate, opts.window, columns=columns)
     _check_windows(baseline, candidate)
     result = diff_traces(baseline, candidate, top=opts.top)
-    result.telemetry = {side: summarize(readings_for_report(v.trace.path))
+    result.telemetry = {side: summarize(readings_for_report(v.trace.path, v.trace.devices))
                         for side, v in (("baseline", baseline), ("candidate", candidate))}
     if opts.baseline_runs or opts.candidate_runs:
         result.runs = {

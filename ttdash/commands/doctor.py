@@ -8,6 +8,8 @@ import textwrap
 from typing import TextIO
 
 from ..model.errors import TraceError
+from ..model.text import clean_text
+from ..report.safe import md_cell
 from .common import write_output
 from .options import DoctorOptions
 
@@ -29,23 +31,20 @@ def doctor(opts: DoctorOptions) -> int:
         elif opts.format == "markdown":
             out.write("| check | status | detail |\n|---|---|---|\n")
             for c in checks:
-                out.write(f"| {_md(c.name)} | {c.status} | {_md(c.detail)} |\n")
+                out.write(f"| {md_cell(clean_text(c.name))} | {c.status} | "
+                          f"{md_cell(clean_text(c.detail))} |\n")
         else:
             counts = {s: sum(c.status == s for c in checks) for s in MARK}
             out.write("ttdash doctor: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
                       + " (read-only: sysfs, procfs and the environment)\n")
-            for c in checks:
-                out.write(f"{MARK[c.status]:<5} {c.name}\n")
-                out.write(textwrap.fill(c.detail, width, initial_indent="      ",
+            for c in checks:  # names and details carry file and env text: made inert
+                out.write(f"{MARK[c.status]:<5} {clean_text(c.name)}\n")
+                out.write(textwrap.fill(str(clean_text(c.detail)), width, initial_indent="      ",
                                         subsequent_indent="      ", break_on_hyphens=False)
                           + "\n")
 
     write_output(opts.out, render)
     return exit_code(checks)
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _load_snapshot(path: str) -> dict:

@@ -24,7 +24,8 @@ def report(opts: ReportOptions) -> int:
     shown = Shown(top=opts.top, rank_by=opts.rank_by, min_pct=opts.min_percentage,
                   advice=opts.advice, raw_op_codes=opts.raw_op_codes,
                   all_signposts=opts.print_signposts, summary=opts.summary,
-                  telemetry=summarize(readings_for_report(view.trace.path)))
+                  telemetry=summarize(readings_for_report(view.trace.path,
+                                                          view.trace.devices)))
     write_output(opts.out, lambda out: render(view, opts.format, out, shown, color=color,
                                               width=width))
     sys.stdout.flush()

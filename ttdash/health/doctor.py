@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from .probe import (
@@ -18,10 +18,12 @@ from .probe import (
     Device,
     Roots,
     Sample,
+    clock_throttled,
     dev_nodes,
     driver_version,
     hugepages_1g,
     meminfo,
+    number,
     pci_devices,
 )
 
@@ -38,9 +40,10 @@ class Check:
     name: str
     status: str  # ok / warn / fail / unknown
     detail: str
+    idle_only: bool = False  # a warning an idle device gives anyway (not for run's start line)
 
     def as_dict(self) -> dict[str, str]:
-        return asdict(self)
+        return {"name": self.name, "status": self.status, "detail": self.detail}
 
 
 def run_checks(env: Mapping[str, str] | None = None, roots: Roots | None = None) -> list[Check]:
@@ -61,7 +64,7 @@ def run_checks(env: Mapping[str, str] | None = None, roots: Roots | None = None)
 
 def warnings_line(checks: list[Check]) -> str:
     """One line for a status bar: the checks that warn or fail, by name ("" when none)."""
-    bad = [c for c in checks if c.status in (WARN, FAIL)]
+    bad = [c for c in checks if c.status == FAIL or (c.status == WARN and not c.idle_only)]
     if not bad:
         return ""
     names = list(dict.fromkeys(c.name.split(",")[0] for c in bad))
@@ -112,7 +115,9 @@ def _link_check(d: Device) -> Check:
         problems.append(f"the slot tops out at {_gen(d.link_speed_max)}; the card wants "
                         f"{_gen(want)}: use a {_gen(want)} slot")
     if problems:
-        return Check(name, WARN, f"{now}, max {best}: " + "; ".join(problems))
+        width_ok = d.link_width_max is not None and d.link_width >= d.link_width_max >= 16
+        return Check(name, WARN, f"{now}, max {best}: " + "; ".join(problems),
+                     idle_only=d.arch == "wormhole" and width_ok and len(problems) == 1)
     return Check(name, OK, f"{now}, as the card allows")
 
 
@@ -179,10 +184,10 @@ def _sensor_check(name: str, arch: str, s: Sample, exposed: bool) -> Check:
     busy, idle = AICLK_BUSY.get(arch), AICLK_IDLE.get(arch)
     if s.aiclk_mhz is not None:
         parts.append(f"AICLK {s.aiclk_mhz:.0f} MHz")
-        if busy and idle is not None and idle < s.aiclk_mhz < busy - 1:
+        if clock_throttled(arch, s.aiclk_mhz):
             problems.append(f"AICLK {s.aiclk_mhz:.0f} MHz is below the {busy:.0f} MHz a busy "
                             f"{arch} runs at: throttled (temperature or power)")
-        elif busy and idle is not None and s.aiclk_mhz <= idle + 1:
+        elif idle is not None and s.aiclk_mhz <= idle + 1:
             parts.append("idle clock")
     detail = ", ".join(parts) or "no reading"
     if problems:
@@ -206,9 +211,9 @@ def _env_checks(env: Mapping[str, str], devices: list[Device]) -> list[Check]:
         out.append(Check("ARCH_NAME", OK, repr(arch)))
     home = env.get("TT_METAL_HOME")
     if home is None:
-        out.append(Check("TT_METAL_HOME", WARN, "not set: TT-Metal builds and `ttdash watch` "
-                         "look for generated/profiler under it; `export TT_METAL_HOME=<your "
-                         "tt-metal checkout>`"))
+        out.append(Check("TT_METAL_HOME", OK, "not set (a tt-metal source build needs it; "
+                         "`ttdash watch` then looks in $TT_METAL_PROFILER_DIR or "
+                         "./generated/profiler)"))
     elif not Path(home).is_dir():
         out.append(Check("TT_METAL_HOME", WARN, f"{home}: no such directory"))
     else:
@@ -230,11 +235,8 @@ def _arch_of_board(board_type: str) -> str:
         "grayskull" if b.startswith("e") else "wormhole")
 
 
-def _float(v: object) -> float | None:
-    try:
-        return float(str(v).strip())
-    except ValueError:
-        return None
+def _num(v: object) -> float | None:
+    return number(str(v)) if v is not None else None
 
 
 def smi_checks(snapshot: Mapping[str, object]) -> list[Check]:
@@ -245,12 +247,14 @@ def smi_checks(snapshot: Mapping[str, object]) -> list[Check]:
     for i, dev in enumerate(boards if isinstance(boards, list) else []):
         if not isinstance(dev, dict):
             continue
-        board = dev.get("board_info") or {}
-        tel = dev.get("telemetry") or {}
+        board = dev.get("board_info")
+        tel = dev.get("telemetry")
+        board = board if isinstance(board, dict) else {}
+        tel = tel if isinstance(tel, dict) else {}
         kind = str(board.get("board_type") or "?")
         arch = _arch_of_board(kind)
         label = f"board {i} ({board.get('bus_id', '?')}, {kind}; tt-smi snapshot)"
-        gen, width = _float(board.get("pcie_speed")), _float(board.get("pcie_width"))
+        gen, width = _num(board.get("pcie_speed")), _num(board.get("pcie_width"))
         want = GEN.get(EXPECTED_GTS[arch])
         if gen is not None and width is not None:
             bad = (width < 16) or (want is not None and gen < want)
@@ -259,8 +263,8 @@ def smi_checks(snapshot: Mapping[str, object]) -> list[Check]:
                                  f": under Gen{want} x16; see the PCIe link check's advice"
                                  if bad else "")))
         card = kind.split()[0] if kind.split() else ""
-        sample = Sample(_float(tel.get("asic_temperature")), _float(tel.get("power")),
-                        _float(tel.get("aiclk")), TEMP_LIMIT_C.get(arch),
+        sample = Sample(_num(tel.get("asic_temperature")), _num(tel.get("power")),
+                        _num(tel.get("aiclk")), TEMP_LIMIT_C.get(arch),
                         BOARD_POWER_W.get(card))
         out.append(_sensor_check(f"sensors, {label}", arch, sample, bool(tel)))
     if not out:

@@ -104,6 +104,14 @@ class Device:
                       power_max or (BOARD_POWER_W.get(card[0]) if card else None))
 
 
+def clock_throttled(arch: str, aiclk_mhz: float | None) -> bool:
+    """AICLK between the arch's idle and busy clocks: a busy chip held back (temperature,
+    power). At the idle clock or above the busy one it is not."""
+    busy, idle = AICLK_BUSY.get(arch), AICLK_IDLE.get(arch)
+    return aiclk_mhz is not None and busy is not None and idle is not None \
+        and idle + 1 < aiclk_mhz < busy - 1
+
+
 def _scaled(text: str | None, per_unit: float) -> float | None:
     v = number(text)
     return None if v is None else v / per_unit
@@ -126,8 +134,12 @@ def pci_devices(roots: Roots) -> list[Device]:
         class_dir, index = _class_dir(d)
         hwmon = _hwmon_dir(d)
         attrs = {}
+        try:  # the device may be unbound or reset between two reads
+            names = sorted(os.listdir(class_dir)) if class_dir is not None else []
+        except OSError:
+            names, class_dir = [], None
         if class_dir is not None:
-            for name in sorted(os.listdir(class_dir)):
+            for name in names:
                 if name.startswith("tt_"):
                     value = read(class_dir / name)
                     if value is not None:

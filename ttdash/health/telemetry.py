@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .probe import AICLK_BUSY, AICLK_IDLE, Device, Roots, Sample, pci_devices
+from .probe import Device, Roots, Sample, clock_throttled, pci_devices
 
 #: Readings kept (one per device per interval; an hour at the 2 s default).
 KEEP = 1800
@@ -34,9 +34,7 @@ class Reading:
     @property
     def throttled(self) -> bool:
         """AICLK between the arch's idle and busy clocks (a busy chip held back), or hot."""
-        a, busy, idle = self.sample.aiclk_mhz, AICLK_BUSY.get(self.arch), AICLK_IDLE.get(self.arch)
-        slow = a is not None and busy is not None and idle is not None and idle + 1 < a < busy - 1
-        return slow or self.hot
+        return clock_throttled(self.arch, self.sample.aiclk_mhz) or self.hot
 
     def as_dict(self) -> dict:
         s = self.sample
@@ -74,9 +72,13 @@ class Telemetry:
 MAX_RECORD_BYTES = 8 << 20  # past this the older half is dropped
 
 
-def record_path(root: Path, env: Mapping[str, str] | None = None) -> Path:
+def record_path(root: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """Where `root`'s readings are kept (None: no state directory, e.g. no home)."""
     env = os.environ if env is None else env
-    state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    try:
+        state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    except RuntimeError:  # no $HOME and no passwd entry
+        return None
     key = hashlib.sha1(str(Path(root).expanduser().resolve()).encode()).hexdigest()[:16]
     return state / "ttdash" / "telemetry" / f"{key}.jsonl"
 
@@ -86,6 +88,8 @@ def append_record(root: Path, readings: list[Reading]) -> None:
     if not readings:
         return
     path = record_path(root)
+    if path is None:
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as fh:
@@ -101,30 +105,38 @@ def append_record(root: Path, readings: list[Reading]) -> None:
 
 
 def run_root(report: Path) -> Path | None:
-    """The profiler directory of `.../reports/<ts>/ops_perf_results_<ts>.csv`."""
-    p = Path(report)
-    return p.parents[2] if len(p.parents) > 2 and p.parent.parent.name == "reports" else None
+    """The profiler directory of `.../reports/[NAME/]<ts>/ops_perf_results_<ts>.csv`."""
+    for parent in list(Path(report).parents)[1:3]:
+        if parent.name == "reports":
+            return parent.parent
+    return None
 
 
-def readings_for_report(report: Path) -> list[dict]:
+#: A run's readings go back at most this far before its report when the directory has no
+#: earlier report (a watch left open overnight is not the run).
+MAX_RUN_S = 6 * 3600.0
+
+
+def readings_for_report(report: Path, devices: list[int] | None = None) -> list[dict]:
     """The recorded readings taken during the run `report` came from: after the previous report
-    of its directory was written, up to this one (plus a minute for post-processing)."""
+    of its directory was written (at most MAX_RUN_S before), up to this one; of the run's
+    `devices` when the readings name any of them (else of every device on the host)."""
     root = run_root(report)
-    if root is None:
+    path = record_path(root) if root is not None else None
+    if path is None:
         return []
-    path = record_path(root)
     try:
-        end = Path(report).stat().st_mtime + 60
+        end = Path(report).stat().st_mtime
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
-    start = 0.0
-    for other in (root / "reports").glob("*/ops_perf_results_*.csv"):
+    start = end - MAX_RUN_S
+    for other in (root / "reports").glob("**/ops_perf_results_*.csv"):
         try:
             m = other.stat().st_mtime
         except OSError:
             continue
-        if m < Path(report).stat().st_mtime - 1 and m > start:
+        if start < m < end - 1:
             start = m
     out = []
     for line in lines:
@@ -135,6 +147,9 @@ def readings_for_report(report: Path) -> list[dict]:
             continue  # a torn last line from a killed process
         if start < t <= end:
             out.append(r)
+    if devices:
+        mine = [r for r in out if r.get("device") in set(devices)]
+        out = mine or out
     return out
 
 

@@ -39,9 +39,9 @@ class Timeline:
     source: str  # CYCLES, CUMULATIVE, or both joined when lanes differ
     signpost_us: np.ndarray  # where each signpost falls (first lane's clock)
     signpost_pos: np.ndarray
-    lane_devices: tuple[int | None, ...]
     breaks_us: np.ndarray  # where a host pause was cut (first lane's clock); empty: real time
     cut_us: float  # idle time taken out by the cuts (all lanes)
+    unplaced: int = 0  # ops with a device time that cannot be placed (absurd, overflowing times)
 
     @property
     def span_us(self) -> float:
@@ -53,6 +53,12 @@ class Timeline:
 
 def build(ops: pd.DataFrame, *, merged_devices: bool,
           cut_pauses_above: float | None = None) -> Timeline:
+    with np.errstate(all="ignore"):  # absurd cells (1e308 us) overflow: those ops are unplaced
+        return _build(ops, merged_devices, cut_pauses_above)
+
+
+def _build(ops: pd.DataFrame, merged_devices: bool,
+           cut_pauses_above: float | None) -> Timeline:
     """The timeline of a view's ops (`View.ops`); `merged_devices`: one row per op merged from
     several devices (one cumulative lane). `cut_pauses_above`: idle stretches on a lane longer
     than this (us; host pauses: compile, sync, the host's own work) are shortened to it, so the
@@ -69,13 +75,11 @@ def build(ops: pd.DataFrame, *, merged_devices: bool,
         lane_keys: list[float] = [np.nan]
         lane_of = np.where(on_device, 0, -1)
         labels = ["all devices (merged)"]
-        devices: list[int | None] = [None]
     else:
         keyed = np.where(np.isnan(dev), -1.0, dev)
         lane_keys = sorted(np.unique(keyed[on_device]).tolist())
         lane_of = np.where(on_device, np.searchsorted(lane_keys, keyed), -1)
         labels = ["dev ?" if k < 0 else f"dev {int(k)}" for k in lane_keys]
-        devices = [None if k < 0 else int(k) for k in lane_keys]
     start = np.full(len(ops), np.nan)
     sources = set()
     for i in range(len(lane_keys)):
@@ -96,6 +100,8 @@ def build(ops: pd.DataFrame, *, merged_devices: bool,
     if cut_pauses_above is not None:
         for i in range(len(lane_keys)):
             on = np.flatnonzero(lane_of == i)
+            if not len(on):  # a merged view whose window has no device op
+                continue
             on = on[np.argsort(start[on], kind="stable")]
             s, e = start[on], start[on] + dur[on]
             reach = np.concatenate([[0.0], np.maximum.accumulate(e)[:-1]])
@@ -106,7 +112,9 @@ def build(ops: pd.DataFrame, *, merged_devices: bool,
             cut += float(shift[-1]) if len(shift) else 0.0
             if i == 0:
                 breaks = (start[on][excess > 0] - cut_pauses_above / 2).tolist()
-    keep = np.flatnonzero(lane_of >= 0)
+    placed = np.isfinite(start) & np.isfinite(start + dur)
+    keep = np.flatnonzero((lane_of >= 0) & placed)
+    unplaced = int(((lane_of >= 0) & ~placed).sum())
     order = keep[np.lexsort((start[keep], lane_of[keep]))]
     bound_txt = ops["bound"].astype(object).to_numpy()[order]
     bound = np.full(len(order), -1, dtype=np.int8)
@@ -124,7 +132,7 @@ def build(ops: pd.DataFrame, *, merged_devices: bool,
         end_us=start[order] + dur[order], pos=order, bound=bound,
         source=" / ".join(s for s in (CYCLES, CUMULATIVE) if s in sources) or CUMULATIVE,
         signpost_us=np.asarray(sp_us, dtype="float64"), signpost_pos=sp_pos,
-        lane_devices=tuple(devices), breaks_us=np.asarray(breaks, dtype="float64"), cut_us=cut)
+        breaks_us=np.asarray(breaks, dtype="float64"), cut_us=cut, unplaced=unplaced)
 
 
 def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
@@ -134,9 +142,10 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
     `shown`: a mask over the timeline's ops (e.g. the table's filter); hidden ops are idle.
     Vectorised (bincount and a difference array): the cost is the visible ops', not the
     columns' or the ops' lengths."""
+    width = max(int(width), 0)
     busy = np.zeros(width)
     by_bound = np.zeros((len(BOUNDS) + 1, width))
-    if width <= 0 or not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+    if width == 0 or not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
         return busy, np.full(width, -1)
     sel = tl.lane == lane
     if shown is not None:
@@ -172,10 +181,13 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
     return busy, np.where(busy > 0, code, -1)
 
 
-def op_at(tl: Timeline, lane: int, t: float) -> int | None:
-    """Index (into the timeline's arrays) of the last op on `lane` that started by `t` (the
-    lane's first op when none did)."""
-    on = np.flatnonzero(tl.lane == lane)
+def op_at(tl: Timeline, lane: int, t: float, shown: np.ndarray | None = None) -> int | None:
+    """Index (into the timeline's arrays) of the last op on `lane` (among the `shown` ones)
+    that started by `t` (the lane's first op when none did)."""
+    sel = tl.lane == lane
+    if shown is not None:
+        sel &= shown
+    on = np.flatnonzero(sel)
     if not len(on):
         return None
     i = int(np.searchsorted(tl.start_us[on], t, side="right")) - 1

@@ -49,7 +49,8 @@ def to_perfetto(view: View, out: TextIO) -> None:
     meta = {"source": str(view.trace.path), "arch": view.summary().arch, "clock": tl.source,
             "window": view.summary().window,
             "device_time_us": view.totals()["device_time_us"],
-            "host_ops_not_shown": int(ops["is_host"].sum())}
+            "host_ops_not_shown": int(ops["is_host"].sum()),
+            "ops_not_placed": tl.unplaced}
     out.write('{"displayTimeUnit":"ns","metadata":' + json.dumps(meta, ensure_ascii=False)
               + ',"traceEvents":[')
     out.write(",".join([*(json.dumps(e, ensure_ascii=False) for e in events), *x_events]))

@@ -375,6 +375,9 @@ class TraceScreen(TableViewMixin, Screen):
             buf = io.StringIO()
             md = target.suffix.lower() in (".md", ".markdown")
             if target.suffix.lower() == ".json":
+                if grouped:
+                    raise TraceError(target, "the grouped table exports to .csv or .md (.json "
+                                     "is the op view's Perfetto trace)")
                 to_perfetto(self.shown_view(), buf)
             elif grouped:
                 g = self.query_one(GroupedView)
@@ -390,7 +393,8 @@ class TraceScreen(TableViewMixin, Screen):
         default = "ttdash_groups.csv" if grouped else "ttdash_export.csv"
         if current == "timeline":
             default = "ttdash_trace.json"
-        ask_and_export(self, f"Export {what} to (.csv, .md; .json: a Perfetto trace):",
+        kinds = "(.csv or .md)" if grouped else "(.csv, .md; .json: a Perfetto trace)"
+        ask_and_export(self, f"Export {what} to {kinds}:",
                        default, render, self.protected)
 
     def shown_view(self) -> View:

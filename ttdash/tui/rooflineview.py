@@ -120,11 +120,12 @@ class RooflineView(Vertical, can_focus=True):
             op = view.ops.iloc[int(pts.pos[sel])]
             x, y = float(pts.intensity[sel]), float(pts.tflops[sel])
             roof = min(x * slope, peak) if peak else x * slope
-            side = "DRAM side" if peak and x * slope < peak else "compute side"
+            side = "" if not peak else (" (DRAM side of the ridge)" if x * slope < peak
+                                        else " (compute side of the ridge)")
             line2 = Text.assemble(("▶ ", "bold"), (f"#{op['id']} ", "bold"))
             line2.append_text(plain(str(op["op_code"])))
             line2.append(f" · {x:,.1f} FLOP/B · {y:,.1f} TFLOP/s = {y / roof * 100:.0f}% of "
-                         f"the roof there ({side} of the ridge)")
+                         f"the roof there{side}")
         elif not self.by_op_code:
             line2 = Text("the table's op is not placed (left/right: placed ops)", style="dim")
         for line in (head, counts, line2):

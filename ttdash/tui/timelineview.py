@@ -45,7 +45,7 @@ def tick_label(t: float) -> str:
 
 class TimelineView(Widget, can_focus=True):
     """Lanes of ops over time. Keys: left/right previous/next op, up/down lane, +/- zoom around
-    the selected op, shift+left/right (or , and .) pan, 0 fit, p pauses cut or real time,
+    the selected op, shift+left/right (or , and .) pan, 0 fit, t pauses cut or real time,
     enter the op's details (the screen does that)."""
 
     DEFAULT_CSS = """
@@ -79,7 +79,7 @@ class TimelineView(Widget, can_focus=True):
         Binding("0", "fit", "Timeline: fit all", show=False, id="ttdash.timeline_fit"),
         Binding("home", "edge(0)", "Timeline: first op", show=False, id="ttdash.timeline_first"),
         Binding("end", "edge(-1)", "Timeline: last op", show=False, id="ttdash.timeline_last"),
-        Binding("p", "pauses", "Timeline: cut pauses / real time", show=False,
+        Binding("t", "pauses", "Timeline: cut pauses / real time", show=False,
                 id="ttdash.timeline_pauses"),
     ]
 
@@ -96,6 +96,7 @@ class TimelineView(Widget, can_focus=True):
         self.sel: int | None = None  # index into the timeline's arrays
         self.lane = 0
         self.t0, self.t1 = 0.0, 1.0
+        self.zoomed = False  # zoomed or panned by the user: kept until 0 (fit)
 
     # ------------------------------------------------------------ data
     def show(self, view, rows: np.ndarray, cursor_pos: int | None) -> None:
@@ -109,6 +110,7 @@ class TimelineView(Widget, can_focus=True):
             self.tl = for_view(view, cut_pauses_above=PAUSE_ABOVE_US if self.cut else None)
             self._by_pos = np.argsort(self.tl.pos, kind="stable")  # for select_pos
             self._rows_key = None
+            self.sel = None  # an index into the old arrays
         tl = self.tl
         key = rows_key(rows)
         if key != self._rows_key:
@@ -116,7 +118,8 @@ class TimelineView(Widget, can_focus=True):
             mask = np.zeros(len(view.ops), dtype=bool)
             mask[rows] = True
             self.shown = mask[tl.pos]
-            self.action_fit()
+            if not self.zoomed:  # (a live refresh keeps the user's zoom and pan)
+                self.action_fit()
         self.select_pos(cursor_pos)
         self.refresh()
 
@@ -125,6 +128,7 @@ class TimelineView(Widget, can_focus=True):
         is on the timeline)."""
         tl = self.tl
         if tl is None or not len(tl) or pos is None:
+            self.sel = None
             return
         by_pos = self._by_pos
         i = min(int(np.searchsorted(tl.pos[by_pos], pos)), len(by_pos) - 1)
@@ -165,8 +169,11 @@ class TimelineView(Widget, can_focus=True):
         on = self._lane_ops()
         if not len(on):
             return
-        if self.sel is None or self.sel not in on:
+        if self.sel is None:
             k = int(on[0])
+        elif self.sel not in on:  # on another lane or hidden: the shown op nearest in time
+            near = op_at(self.tl, self.lane, float(self.tl.start_us[self.sel]), self.shown)
+            k = int(on[0]) if near is None else near
         else:
             i = int(np.searchsorted(on, self.sel)) + d
             k = int(on[min(max(i, 0), len(on) - 1)])
@@ -183,7 +190,7 @@ class TimelineView(Widget, can_focus=True):
             return
         self.lane = min(max(self.lane + d, 0), len(tl.lanes) - 1)
         mid = self.t0 if self.sel is None else float(tl.start_us[self.sel])
-        k = op_at(tl, self.lane, mid)
+        k = op_at(tl, self.lane, mid, self.shown)
         if k is not None:
             self._set_sel(k)
 
@@ -197,6 +204,7 @@ class TimelineView(Widget, can_focus=True):
             centre = (float(self.tl.start_us[self.sel]) + float(self.tl.end_us[self.sel])) / 2
         self.t0 = max(0.0, centre - w / 2)
         self.t1 = self.t0 + w
+        self.zoomed = True
         self.refresh()
 
     def action_pan(self, frac: float) -> None:
@@ -205,10 +213,12 @@ class TimelineView(Widget, can_focus=True):
         w = self.t1 - self.t0
         self.t0 = min(max(0.0, self.t0 + w * frac), max(self.tl.span_us - w * 0.5, 0.0))
         self.t1 = self.t0 + w
+        self.zoomed = True
         self.refresh()
 
     def action_fit(self) -> None:
         tl = self.tl
+        self.zoomed = False
         if tl is None:
             return
         on = np.flatnonzero(self.shown) if self.shown is not None else np.arange(len(tl))
@@ -274,10 +284,12 @@ class TimelineView(Widget, can_focus=True):
         t = Text.assemble(("Timeline", "bold"), f" {tick_label(self.t0)}–{fmt_us(self.t1)} · "
                           f"{fmt_us(span / cols)}/cell · {SOURCE_SHORT.get(tl.source, tl.source)}")
         if self.cut and tl.cut_us:
-            t.append(f" · {len(tl.breaks_us)} pauses cut to {fmt_us(PAUSE_ABOVE_US)} "
-                     f"({fmt_us(tl.cut_us)} idle out; p: real time)")
+            t.append(f" · pauses cut to {fmt_us(PAUSE_ABOVE_US)} "
+                     f"({fmt_us(tl.cut_us)} idle out; t: real time)")
         elif not self.cut:
-            t.append(" · real time (p: cut pauses)")
+            t.append(" · real time (t: cut pauses)")
+        if tl.unplaced:
+            t.append(f" · {tl.unplaced} ops not placed (absurd times)")
         return t
 
     def _axis(self, label_w: int, cols: int, dim: Style) -> Text:
@@ -366,6 +378,6 @@ class TimelineView(Widget, can_focus=True):
         for name, cls in zip(LEGEND_NAMES, BOUND_CLASSES):
             t.append("█", style=self._style(cls))
             t.append(f"{name} ")
-        t.append("· ←→ op ↑↓ lane +/- zoom ,. pan 0 fit p pauses ⏎ details",
+        t.append("· ←→ op ↑↓ lane +/- zoom ,. pan 0 fit t pauses ⏎ details",
                  style=self._style("timeline--dim"))
         return t
