@@ -19,33 +19,41 @@ class Points:
     intensity: np.ndarray  # FLOP / byte
     tflops: np.ndarray  # achieved TFLOP/s
     pos: np.ndarray  # per op: row in the view's ops; per group: -1
+    order: np.ndarray  # per op: its place in `rows` (ascending); per group: -1
     fidelity: np.ndarray
     unplaced: int  # device ops that could not be placed (no FLOPs or no DRAM bytes)
     device_ops: int
 
 
-def points(ops: pd.DataFrame, by_op_code: bool = False) -> Points:
-    dev = ~ops["is_signpost"].to_numpy(bool) & ~ops["is_host"].to_numpy(bool) \
-        & np.isfinite(ops["device_time_us"].to_numpy("float64"))
-    tflops = ops["flops"].to_numpy("float64")
-    nbytes = ops["dram_bytes"].to_numpy("float64")
-    secs = ops["device_time_us"].to_numpy("float64") / 1e6
+def points(ops: pd.DataFrame, rows: np.ndarray | None = None,
+           by_op_code: bool = False) -> Points:
+    """The ops at `rows` (default: all, in order) that can be placed, per op or per op code.
+    Reads only the columns it needs, at `rows`: no copy of the frame."""
+    rows = np.arange(len(ops)) if rows is None else np.asarray(rows)
+
+    def col(name: str, dtype: str | None = None) -> np.ndarray:
+        c = ops[name]
+        return (c.to_numpy(dtype) if dtype else c.astype(object).to_numpy())[rows]
+
+    secs = col("device_time_us", "float64") / 1e6
+    dev = ~col("is_signpost", "bool") & ~col("is_host", "bool") & np.isfinite(secs)
+    tflops, nbytes = col("flops", "float64"), col("dram_bytes", "float64")
     ok = dev & np.isfinite(tflops) & (tflops > 0) & np.isfinite(nbytes) & (nbytes > 0) \
         & (secs > 0)
-    pos = np.flatnonzero(ok)
-    flop = tflops[pos] * 1e12 * secs[pos]
-    codes = ops["op_code"].astype(object).to_numpy()[pos]
-    fid = ops["math_fidelity"].astype(object).to_numpy()[pos]
-    unplaced = int(dev.sum() - len(pos))
+    at = np.flatnonzero(ok)
+    flop = tflops[at] * 1e12 * secs[at]
+    codes, fid = col("op_code")[at], col("math_fidelity")[at]
+    unplaced, n_dev = int(dev.sum() - len(at)), int(dev.sum())
     if not by_op_code:
-        return Points(codes, flop / nbytes[pos], tflops[pos], pos, fid, unplaced, int(dev.sum()))
-    g = pd.DataFrame({"code": codes, "flop": flop, "bytes": nbytes[pos], "s": secs[pos],
+        return Points(codes, flop / nbytes[at], tflops[at], rows[at], at, fid, unplaced, n_dev)
+    g = pd.DataFrame({"code": codes, "flop": flop, "bytes": nbytes[at], "s": secs[at],
                       "fid": fid}).groupby("code", sort=False)
     s = g.agg(flop=("flop", "sum"), nbytes=("bytes", "sum"), secs=("s", "sum"),
               fid=("fid", lambda f: f.mode().iloc[0] if f.notna().any() else None))
+    none = np.full(len(s), -1)
     return Points(s.index.to_numpy(object), (s.flop / s.nbytes).to_numpy(),
-                  (s.flop / s.secs / 1e12).to_numpy(), np.full(len(s), -1), s.fid.to_numpy(object),
-                  unplaced, int(dev.sum()))
+                  (s.flop / s.secs / 1e12).to_numpy(), none, none, s.fid.to_numpy(object),
+                  unplaced, n_dev)
 
 
 def roofs(arch: ArchSpec, fidelity: str | None) -> tuple[float, float | None]:

@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .columns import Bound
+
 if TYPE_CHECKING:
     from .trace import View
 
 CYCLES = "device FW cycles"
 CUMULATIVE = "cumulative device time + gaps"
 
-#: Bound classes in draw priority; index = the code `binned` returns (-1: not modelled).
-BOUNDS = ("DRAM", "FLOP", "BOTH", "SLOW", "HOST")
+#: Bound classes (columns.Bound); index = the code `binned` returns (-1: not modelled).
+BOUNDS = tuple(b.value for b in Bound)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,17 @@ class Timeline:
 
     def __len__(self) -> int:
         return len(self.pos)
+
+    def lane_slice(self, lane: int) -> slice:
+        """Where `lane`'s ops are in the arrays (sorted by lane): no scan of the other lanes."""
+        a, b = np.searchsorted(self.lane, (lane, lane + 1))
+        return slice(int(a), int(b))
+
+    def lane_ops(self, lane: int, shown: np.ndarray | None = None) -> np.ndarray:
+        """Indexes of `lane`'s ops (those `shown`, a mask over all ops), in start order."""
+        sl = self.lane_slice(lane)
+        idx = np.arange(sl.start, sl.stop)
+        return idx if shown is None else idx[shown[sl]]
 
 
 def build(ops: pd.DataFrame, *, merged_devices: bool,
@@ -82,8 +95,8 @@ def _build(ops: pd.DataFrame, merged_devices: bool,
         labels = ["dev ?" if k < 0 else f"dev {int(k)}" for k in lane_keys]
     start = np.full(len(ops), np.nan)
     sources = set()
-    for i in range(len(lane_keys)):
-        on = np.flatnonzero(lane_of == i)
+    members = [np.flatnonzero(lane_of == i) for i in range(len(lane_keys))]
+    for on in members:
         if not len(on):
             continue
         ends = fw_end[on]
@@ -98,8 +111,7 @@ def _build(ops: pd.DataFrame, merged_devices: bool,
     breaks: list[float] = []
     cut = 0.0
     if cut_pauses_above is not None:
-        for i in range(len(lane_keys)):
-            on = np.flatnonzero(lane_of == i)
+        for i, on in enumerate(members):
             if not len(on):  # a merged view whose window has no device op
                 continue
             on = on[np.argsort(start[on], kind="stable")]
@@ -147,9 +159,7 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
     by_bound = np.zeros((len(BOUNDS) + 1, width))
     if width == 0 or not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
         return busy, np.full(width, -1)
-    sel = tl.lane == lane
-    if shown is not None:
-        sel &= shown
+    sel = tl.lane_ops(lane, shown)
     s, e, b = tl.start_us[sel], tl.end_us[sel], tl.bound[sel]
     vis = (e > t0) & (s < t1)
     s, e, b = np.maximum(s[vis], t0), np.minimum(e[vis], t1), b[vis].astype(np.int64)
@@ -184,10 +194,7 @@ def binned(tl: Timeline, lane: int, t0: float, t1: float, width: int,
 def op_at(tl: Timeline, lane: int, t: float, shown: np.ndarray | None = None) -> int | None:
     """Index (into the timeline's arrays) of the last op on `lane` (among the `shown` ones)
     that started by `t` (the lane's first op when none did)."""
-    sel = tl.lane == lane
-    if shown is not None:
-        sel &= shown
-    on = np.flatnonzero(sel)
+    on = tl.lane_ops(lane, shown)
     if not len(on):
         return None
     i = int(np.searchsorted(tl.start_us[on], t, side="right")) - 1

@@ -33,7 +33,8 @@ def to_perfetto(view: View, out: TextIO) -> None:
     # the event around it is a format string: a dict per op and json.dump cost 3x more
     args = export_frame(ops.iloc[tl.pos], fields).to_json(
         orient="records", lines=True, double_precision=15, force_ascii=False).splitlines()
-    codes = ops["op_code"].astype(object).to_numpy()[tl.pos]
+    names = ops["op_code"].astype(object).to_numpy()  # ops' and signposts' names
+    codes = names[tl.pos]
     cats = ops["category"].astype(object).to_numpy()[tl.pos]
     pids = (tl.lane + 1).tolist()
     ts, dur = tl.start_us.tolist(), (tl.end_us - tl.start_us).tolist()
@@ -42,12 +43,12 @@ def to_perfetto(view: View, out: TextIO) -> None:
         f'"cat":{json.dumps(k if isinstance(k, str) and k else "op", ensure_ascii=False)},'
         f'"pid":{p},"tid":1,"ts":{t!r},"dur":{d!r},"args":{a}}}'
         for c, k, p, t, d, a in zip(codes, cats, pids, ts, dur, args)]
-    labels = ops["op_code"].to_numpy(dtype=object)
     for t, p in zip(tl.signpost_us, tl.signpost_pos):
-        events.append({"ph": "i", "s": "g", "name": str(labels[p]), "cat": "signpost",
+        events.append({"ph": "i", "s": "g", "name": str(names[p]), "cat": "signpost",
                        "pid": 1, "tid": 1, "ts": float(t)})
-    meta = {"source": str(view.trace.path), "arch": view.summary().arch, "clock": tl.source,
-            "window": view.summary().window,
+    sm = view.summary()
+    meta = {"source": str(view.trace.path), "arch": sm.arch, "clock": tl.source,
+            "window": sm.window,
             "device_time_us": view.totals()["device_time_us"],
             "host_ops_not_shown": int(ops["is_host"].sum()),
             "ops_not_placed": tl.unplaced}

@@ -179,16 +179,11 @@ class TraceScreen(TableViewMixin, Screen):
         elif current == "roofline":
             self.refresh_roofline()
 
-    def cursor_pos(self) -> int | None:
-        """The op table's cursor op, as a row of the view's ops (the views keep it in sync)."""
-        rows, c = self.table.rows, self.table.cursor
-        return int(rows[c]) if len(rows) and c is not None and 0 <= c < len(rows) else None
-
     def show_timeline(self) -> None:
-        self.query_one(TimelineView).show(self.view, self.table.rows, self.cursor_pos())
+        self.query_one(TimelineView).show(self.view, self.table.rows, self.table.current_pos())
 
     def refresh_roofline(self) -> None:
-        self.query_one(RooflineView).show(self.view, self.table.rows, self.cursor_pos())
+        self.query_one(RooflineView).show(self.view, self.table.rows, self.table.current_pos())
 
     def on_op_picked(self, message: OpPicked) -> None:
         """The timeline or roofline moved to an op: the table's cursor follows."""
@@ -257,7 +252,7 @@ class TraceScreen(TableViewMixin, Screen):
         if isinstance(focused, (SignpostList, AdviceView)):
             return  # handled by on_option_list_option_selected
         if isinstance(focused, (TimelineView, RooflineView)):
-            pos = self.cursor_pos()
+            pos = self.table.current_pos()
             if pos is not None:
                 self.push_details(self.view.ops.iloc[pos])
             return

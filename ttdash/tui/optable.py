@@ -236,16 +236,19 @@ class OpTable(ScrollView, can_focus=True):
             self._empty = frozenset(empty)
             self._columns = []  # re-layout
 
-    def current_id(self) -> int | None:
+    def current_pos(self) -> int | None:
+        """The cursor's row in the frame (None: no row under the cursor)."""
         if not len(self.rows) or not 0 <= self.cursor < len(self.rows):
             return None
-        return int(self._data["id"][self.rows[self.cursor]])
+        return int(self.rows[self.cursor])
+
+    def current_id(self) -> int | None:
+        pos = self.current_pos()
+        return None if pos is None else int(self._data["id"][pos])
 
     def current_row(self) -> dict | None:
-        if not len(self.rows) or not 0 <= self.cursor < len(self.rows):
-            return None
-        pos = int(self.rows[self.cursor])
-        return {c: v[pos] for c, v in self._data.items()}
+        pos = self.current_pos()
+        return None if pos is None else {c: v[pos] for c, v in self._data.items()}
 
     # ------------------------------------------------------------ cursor and scrolling
     @property

@@ -43,7 +43,6 @@ class RooflineView(Vertical, can_focus=True):
         self.cursor_pos: int | None = None
         self._key: tuple | None = None
         self._rows: np.ndarray | None = None
-        self._table_order = np.zeros(0, dtype=np.int64)
 
     def compose(self) -> ComposeResult:
         yield Static(id="roof-info")
@@ -55,14 +54,7 @@ class RooflineView(Vertical, can_focus=True):
         if key != self._key:
             self._key = key
             self.view = view
-            pts = points(view.ops.iloc[rows].reset_index(drop=True), self.by_op_code)
-            # per op: .pos is the op's place in the table's order (ascending); kept for left/
-            # right, and mapped to its row in the view's ops, which the cursor speaks
-            self._table_order = pts.pos
-            if not self.by_op_code:
-                pts = Points(pts.label, pts.intensity, pts.tflops, np.asarray(rows)[pts.pos],
-                             pts.fidelity, pts.unplaced, pts.device_ops)
-            self.pts = pts
+            self.pts = points(view.ops, rows, self.by_op_code)
         self.cursor_pos = cursor_pos
         self.draw()
 
@@ -80,7 +72,7 @@ class RooflineView(Vertical, can_focus=True):
         """The previous / next placed op in the table's order."""
         if self.pts is None or self.by_op_code or not len(self.pts.pos) or self._rows is None:
             return
-        order = self._table_order
+        order = self.pts.order  # left/right walk the table's order
         here = np.flatnonzero(self._rows == self.cursor_pos)
         c = int(here[0]) if len(here) else -1
         i = int(np.searchsorted(order, c, side="right")) if d > 0 \

@@ -158,10 +158,7 @@ class TimelineView(Widget, can_focus=True):
 
     # ------------------------------------------------------------ actions
     def _lane_ops(self) -> np.ndarray:
-        sel = self.tl.lane == self.lane
-        if self.shown is not None:
-            sel &= self.shown
-        return np.flatnonzero(sel)
+        return self.tl.lane_ops(self.lane, self.shown)
 
     def action_step(self, d: int) -> None:
         if self.tl is None or not len(self.tl):
