@@ -1,6 +1,7 @@
-"""ttdash command line: report, open, watch, demo, diff, run.
+"""ttdash command line: report, open, watch, demo, diff, run, doctor, history.
 
-Exit codes: 0 ok; 1 regression found by `diff --fail-above`; 2 bad input or usage; 130 interrupted.
+Exit codes: 0 ok; 1 regression found by `diff --fail-above` or `history check --fail-above` (or a
+failed `doctor` check); 2 bad input or usage; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -132,6 +133,13 @@ def _output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
 
 
+def _record_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", action="store_true", help="add each report finished while "
+                   "watching to the run history (ttdash history)")
+    p.add_argument("--store", metavar="PATH|URI", help="--record's history store (default "
+                   "$TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history)")
+
+
 def build_parser() -> Parser:
     p = Parser(prog="ttdash", description="Terminal dashboard for Tenstorrent profiler output "
                "(ops_perf_results CSVs and generated/profiler directories).",
@@ -204,6 +212,7 @@ def build_parser() -> Parser:
                    help="output of --once (default json)")
     w.add_argument("--theme", help="theme name")
     w.add_argument("--arch", type=arch_name, help="override the detected arch")
+    _record_args(w)
 
     d = sub.add_parser("demo", help="simulate a profiled run and watch it (no hardware needed)",
                        description="Write a realistic simulated profiler run (live .logs appends, "
@@ -279,6 +288,7 @@ def build_parser() -> Parser:
                     "(default 5)")
     rn.add_argument("--theme", help="theme name")
     rn.add_argument("--arch", type=arch_name, help="override the detected arch")
+    _record_args(rn)
     rn.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                     help="the workload, e.g. -- python model.py")
     dr = sub.add_parser("doctor", help="check this host: PCIe link, HugePages, driver, sensors, "
@@ -295,7 +305,67 @@ def build_parser() -> Parser:
                     "snapshot (`tt-smi -s` JSON: sensors read through the device, which doctor "
                     "itself never opens)")
     _output_args(dr)
+    _history_parser(sub)
     return p
+
+
+def _history_parser(sub) -> None:
+    store = argparse.ArgumentParser(add_help=False)
+    store.add_argument("--store", metavar="PATH|URI", help="the history store: a directory or "
+                       "a URI pyarrow opens (file://, s3://BUCKET/PATH, gs://...); default "
+                       "$TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history")
+    fmt = argparse.ArgumentParser(add_help=False)
+    fmt.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown"),
+                     default="table", help="output format (default table)")
+    _output_args(fmt)
+    sel = argparse.ArgumentParser(add_help=False)
+    sel.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                     help="only runs with this label (or arch=ARCH, window=TEXT); repeatable")
+    sel.add_argument("--last", type=positive_int, metavar="N", help="only the last N runs")
+
+    h = sub.add_parser("history", parents=[store], help="the run history: every run kept, "
+                       "trends, a gate against the last N runs",
+                       description="A Parquet store of runs (runs/) and their ops (ops/), "
+                       "hive-partitioned: DuckDB, Spark or pyarrow read it as it is. Without an "
+                       "action: the interactive list of runs.",
+                       epilog="Exit codes: 0 ok, 1 regression (check --fail-above), 2 bad input "
+                       "or store.")
+    h.add_argument("--theme", help="theme name (the interactive list)")
+    hs = h.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    a = hs.add_parser("add", parents=[store], help="add reports (CSV files or profiler dirs)",
+                      description="Add each PATH's analysis (whole file unless a window option "
+                      "is given) as one run; the same file content is kept once.")
+    a.add_argument("path", nargs="+", metavar="PATH", help="CSV file or profiler/report "
+                   "directory (its newest report)")
+    a.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
+                   help="a label of the run (commit, branch, model, batch, ...); repeatable. "
+                   "machine and user are added, commit and branch from CI variables")
+    _window_args(a)
+    hs.add_parser("list", parents=[store, sel, fmt], help="the runs, newest first",
+                  description="The stored runs, newest first, with device and steady-state "
+                  "time, the change against the previous run and labels.")
+    t = hs.add_parser("trend", parents=[store, sel, fmt], help="a metric over the runs",
+                      description="Device and steady-state time per run, oldest first: of "
+                      "whole runs, one op code or one signpost region.")
+    which = t.add_mutually_exclusive_group()
+    which.add_argument("--op", metavar="OPCODE", help="one op code (as in report's csv/json)")
+    which.add_argument("--region", metavar="NAME", help="one signpost region (its label, "
+                       "e.g. 'decode #2')")
+    c = hs.add_parser("check", parents=[store, sel, fmt], help="gate a run against the median "
+                      "of the last N matching runs",
+                      description="Compare PATH's steady state (device + dispatch gaps, the "
+                      "diff gate's default) with the median of the last N stored runs of the "
+                      "same arch and window (and --where labels), with the op codes that grew "
+                      "most. PATH itself is left out of the history if it was added.")
+    c.add_argument("path", metavar="PATH", help="the run to check: CSV or profiler directory")
+    c.add_argument("--fail-above", type=finite_float, required=True, metavar="PCT",
+                   help="exit 1 when PATH is more than PCT percent above the median")
+    _window_args(c)
+    q = hs.add_parser("sql", parents=[store, fmt], help="SQL over the store (DuckDB)",
+                      description="Run a DuckDB query with the views `runs` and `ops` over the "
+                      "store (needs the sql extra: pip install 'ttdash[sql]').")
+    q.add_argument("query", metavar="SQL", help="e.g. \"SELECT arch, count(*) FROM runs GROUP "
+                   "BY arch\"")
 
 
 # ------------------------------------------------------------------ argv -> typed options
@@ -347,7 +417,8 @@ def options(a: argparse.Namespace):
                              window=_window(a), out=_out(a))
     if a.command == "watch":
         return o.WatchOptions(dir=a.dir, poll=a.poll, refresh=a.refresh, once=a.once,
-                              format=a.format, theme=a.theme, arch=a.arch)
+                              format=a.format, theme=a.theme, arch=a.arch, record=a.record,
+                              store=a.store)
     if a.command == "demo":
         from pathlib import Path
 
@@ -356,7 +427,18 @@ def options(a: argparse.Namespace):
     if a.command == "run":
         return o.RunOptions(cmd=tuple(a.cmd or ()), dir=a.dir, mid_run_dump=a.mid_run_dump,
                             no_tui=a.no_tui, refresh=a.refresh, poll=a.poll, grace=a.grace,
-                            theme=a.theme, arch=a.arch)
+                            theme=a.theme, arch=a.arch, record=a.record, store=a.store)
+    if a.command == "history":
+        action = a.action
+        window = _window(a) if action in ("add", "check") else o.WindowOptions()
+        paths = tuple(a.path) if action == "add" else (a.path,) if action == "check" else ()
+        return o.HistoryOptions(
+            action=action, store=a.store, paths=paths, labels=tuple(getattr(a, "label", ())),
+            where=tuple(getattr(a, "where", ())), last=getattr(a, "last", None),
+            op=getattr(a, "op", None), region=getattr(a, "region", None),
+            fail_above=getattr(a, "fail_above", None), query=getattr(a, "query", None),
+            format=getattr(a, "format", "table"), theme=getattr(a, "theme", None),
+            window=window, out=_out(a) if hasattr(a, "output") else o.OutputOptions())
     if a.command == "doctor":
         return o.DoctorOptions(format=a.format, smi_snapshot=a.smi_snapshot, out=_out(a))
     raise ValueError(a.command)
@@ -372,10 +454,11 @@ def parse(argv: list[str] | None = None):
 
 
 def _command(name: str):
-    from .commands import diff, doctor, report, run, watch
+    from .commands import diff, doctor, history, report, run, watch
 
     return {"report": report.report, "open": report.open_trace, "watch": watch.watch,
-            "demo": watch.demo, "diff": diff.diff, "run": run.run, "doctor": doctor.doctor}[name]
+            "demo": watch.demo, "diff": diff.diff, "run": run.run, "doctor": doctor.doctor,
+            "history": history.history}[name]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -96,6 +96,8 @@ class WatchOptions:
     format: str = "json"
     theme: str | None = None
     arch: str | None = None
+    record: bool = False  # add each report finished while watching to the run history
+    store: str | None = None  # --record's store (None: the default store)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ class RunOptions:
     grace: float = 5.0
     theme: str | None = None
     arch: str | None = None
+    record: bool = False  # add the run's report to the run history
+    store: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,3 +131,22 @@ class DoctorOptions:
     format: str = "table"
     smi_snapshot: str | None = None
     out: OutputOptions = OutputOptions()
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    """`ttdash history ACTION`: action is None (the TUI), add, list, trend, check or sql."""
+    action: str | None = None
+    store: str | None = None  # a path or URI; None: $TTDASH_HISTORY, else the XDG data dir
+    paths: tuple[str, ...] = ()  # add: reports or profiler dirs; check: the run checked
+    labels: tuple[str, ...] = ()  # add: KEY=VALUE
+    where: tuple[str, ...] = ()  # list/trend/check: KEY=VALUE (a label, or arch/window)
+    last: int | None = None
+    op: str | None = None  # trend: one op code
+    region: str | None = None  # trend: one signpost region
+    fail_above: float | None = None  # check
+    query: str | None = None  # sql
+    format: str = "table"
+    theme: str | None = None
+    window: WindowOptions = field(default_factory=WindowOptions)
+    out: OutputOptions = field(default_factory=OutputOptions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from ..model.errors import TraceError
@@ -116,9 +117,34 @@ def run_plain(spec, out=None) -> int:
 
 
 def run(opts: RunOptions) -> int:
+    from .history import recorder
+
     spec = run_spec(opts)
+    record = recorder(opts.store) if opts.record else None
     if opts.no_tui or not sys.stdout.isatty():
-        return run_plain(spec)
+        started = time.time()
+        code = run_plain(spec)
+        if record is not None:
+            record_new_reports(spec.root, started, record)
+        return code
     from ..tui.run import run_tui
 
-    return run_tui(spec, refresh=opts.refresh, poll=opts.poll, theme=opts.theme)
+    return run_tui(spec, refresh=opts.refresh, poll=opts.poll, theme=opts.theme, record=record)
+
+
+def record_new_reports(root: Path, since: float, record, out=None) -> None:
+    """`run --no-tui --record`: add the complete reports written since `since` (one line each on
+    stderr; a report that cannot be added is said, the workload's exit code stays)."""
+    from ..model.discover import find_reports, report_is_complete
+    from ..model.text import clean_text
+
+    out = sys.stderr if out is None else out
+    for r in find_reports(root):
+        if r.mtime < since - 1.0 or not report_is_complete(r.path):
+            continue
+        try:
+            line = record(r.path)
+        except TraceError as exc:
+            line = f"not recorded: {exc.oneline()}"
+        out.write(f"ttdash run: {clean_text(line)}\n")
+    out.flush()

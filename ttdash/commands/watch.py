@@ -69,9 +69,11 @@ def watch(opts: WatchOptions) -> int:
         return 0
     from ..tui.app import run_guarded
     from ..tui.watch import watch_app
+    from .history import recorder
 
+    record = recorder(opts.store) if opts.record else None
     return run_guarded(watch_app(root, refresh=opts.refresh, poll=opts.poll, arch=opts.arch,
-                                 theme=opts.theme))
+                                 theme=opts.theme, record=record))
 
 
 def _check_demo_dir(path: Path) -> None:

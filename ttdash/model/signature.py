@@ -84,6 +84,41 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
 
 
+def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
+    """Per op: its signature as text, "OpCode(INPUT_0 WxZxYxX DTYPE; INPUT_1 ...)" (what the diff
+    aligns on, readable and comparable across runs). Built once per distinct signature."""
+    cols = _shape_columns([view.trace.ordered])
+    raw = _raw_rows(view, ops, cols)
+    code = ops["op_code"].to_numpy(dtype=object)
+    ids = _factorize_rows([code] + [raw[c].to_numpy() for c in cols])
+    if not len(ids):
+        return np.zeros(0, dtype=object)
+    uniq, first = np.unique(ids, return_index=True)
+    inputs = sorted({c.split("_")[1] for c in cols}, key=lambda k: (not k.isdigit(), k.zfill(9)))
+    text = {}
+    for sig, row in zip(uniq, first):
+        parts = []
+        for k in inputs:
+            dims = [raw[f"INPUT_{k}_{d}"].iat[row] for d in "WZYX" if f"INPUT_{k}_{d}" in raw]
+            dims = [_dim(v) for v in dims if not pd.isna(v)]
+            dtype = raw[f"INPUT_{k}_DATATYPE"].iat[row] if f"INPUT_{k}_DATATYPE" in raw else None
+            if dims or not pd.isna(dtype):
+                parts.append(" ".join([f"in{k}", "x".join(dims)]
+                                      + ([str(dtype)] if not pd.isna(dtype) else [])))
+        name = "" if pd.isna(code[row]) else str(code[row])
+        text[int(sig)] = f"{name}({'; '.join(parts)})" if parts else name
+    lookup = np.array([text[int(u)] for u in uniq], dtype=object)
+    return lookup[np.searchsorted(uniq, ids)]
+
+
+def _dim(v: object) -> str:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(v)
+    return str(int(f)) if f.is_integer() else str(v)
+
+
 # ==================================================================== regions and noise
 
 def region_keys(view: View, ops: pd.DataFrame) -> pd.Series:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -49,9 +50,10 @@ class RunScreen(WatchScreen):
 
     def __init__(self, root: Path, workload: Workload, *, refresh: float = 0.5,
                  poll: float | None = None, arch: str | None = None,
-                 snapshot: LogsSnapshot | None = None) -> None:
+                 snapshot: LogsSnapshot | None = None,
+                 record: Callable[[Path], str] | None = None) -> None:
         super().__init__(root, refresh=refresh, poll=poll, arch=arch,
-                         sources=LiveSources(snapshot))
+                         sources=LiveSources(snapshot), record=record)
         self.workload = workload
         self._snapshot = snapshot
         self._wl_wake = threading.Event()
@@ -203,10 +205,11 @@ class RunApp(TTDashApp):
 
     def __init__(self, root: Path, workload: Workload, *, refresh: float = 0.5,
                  poll: float | None = None, arch: str | None = None, theme: str | None = None,
-                 snapshot: LogsSnapshot | None = None) -> None:
+                 snapshot: LogsSnapshot | None = None,
+                 record: Callable[[Path], str] | None = None) -> None:
         self.workload = workload
         self.run_screen = RunScreen(root, workload, refresh=refresh, poll=poll, arch=arch,
-                                    snapshot=snapshot)
+                                    snapshot=snapshot, record=record)
         super().__init__(lambda: self.run_screen, theme=theme)
 
     async def action_quit(self) -> None:
@@ -218,21 +221,23 @@ class RunApp(TTDashApp):
 
 def run_app(root: Path, workload: Workload, *, refresh: float = 0.5, poll: float | None = None,
             arch: str | None = None, theme: str | None = None,
-            snapshot: LogsSnapshot | None = None) -> RunApp:
+            snapshot: LogsSnapshot | None = None,
+            record: Callable[[Path], str] | None = None) -> RunApp:
     """The app; it starts ``workload`` when its screen is mounted unless it was started."""
     return RunApp(root, workload, refresh=refresh, poll=poll, arch=arch, theme=theme,
-                  snapshot=snapshot)
+                  snapshot=snapshot, record=record)
 
 
 def run_tui(spec, *, refresh: float = 0.5, poll: float | None = None,
-            theme: str | None = None) -> int:
+            theme: str | None = None, record: Callable[[Path], str] | None = None) -> int:
     """`ttdash run` on a terminal; the workload's exit code."""
     from ..model.errors import TraceError
 
     spec.snapshot = snapshot_logs(spec.root)
     workload = Workload(spec.argv, env=spec.env(capture=True), grace=spec.grace)
     app = run_app(spec.root, workload, refresh=refresh, poll=poll, arch=spec.arch, theme=theme,
-                  snapshot=spec.snapshot)  # a bad theme fails here, before the workload starts
+                  snapshot=spec.snapshot, record=record)
+    # (a bad theme fails above, before the workload starts)
     try:
         workload.start()
     except WorkloadError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -123,8 +124,13 @@ class WatchScreen(TraceScreen):
     ]
 
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
-                 arch: str | None = None, sources: LiveSources | None = None) -> None:
+                 arch: str | None = None, sources: LiveSources | None = None,
+                 record: Callable[[Path], str] | None = None) -> None:
         self.root = root
+        #: --record: adds a finished report to the run history (returns the line to show)
+        self.record = record
+        self._recorded: set[Path] = set()
+        self._started = time.time()
         self.arch = arch
         self.feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, sources=sources)
         super().__init__(self.feed.model.view(), protected=(root,))
@@ -197,6 +203,7 @@ class WatchScreen(TraceScreen):
                 if auto:
                     self._auto_ts = ts
                 self.open_report(event.path, switch=auto or event.path == self.report_path)
+                self._record(event.path)
             else:
                 self.watch_status = ("info", f"report being written: {event.path.name}")
             return
@@ -305,6 +312,33 @@ class WatchScreen(TraceScreen):
         self.query_one("OpTable").action_last()
 
     # ------------------------------------------------------------ reports
+    def _record(self, path: Path) -> None:
+        """--record: add a report finished while watching (not the ones already there when the
+        watch began) to the history, in a worker thread; say so in the status line."""
+        try:
+            fresh = path.stat().st_mtime >= self._started - 1.0
+        except OSError:
+            return
+        if self.record is None or not fresh or path in self._recorded:
+            return
+        self._recorded.add(path)
+        record = self.record
+
+        def work() -> None:
+            try:
+                line, level = record(path), "info"
+            except TraceError as exc:
+                line, level = f"not recorded: {exc.oneline()}", "error"
+            self.app.call_from_thread(self._recorded_note, level, line)
+
+        self.run_worker(work, thread=True, group="record")
+
+    def _recorded_note(self, level: str, line: str) -> None:
+        self.watch_status = (level, line)
+        self.notify(str(clean_text(line)), severity="error" if level == "error" else
+                    "information", markup=False)
+        self.update_status()
+
     def open_report(self, path: Path, switch: bool) -> None:
         """Load a report in a worker thread and switch the view to it; a report not switched
         to is only announced (R lists the runs)."""
@@ -370,6 +404,7 @@ class WatchScreen(TraceScreen):
 
 
 def watch_app(root: Path, *, refresh: float = 0.5, poll: float | None = None,
-              arch: str | None = None, theme: str | None = None) -> TTDashApp:
-    return TTDashApp(lambda: WatchScreen(root, refresh=refresh, poll=poll, arch=arch),
-                     theme=theme)
+              arch: str | None = None, theme: str | None = None,
+              record: Callable[[Path], str] | None = None) -> TTDashApp:
+    return TTDashApp(lambda: WatchScreen(root, refresh=refresh, poll=poll, arch=arch,
+                                         record=record), theme=theme)

@@ -1,0 +1,343 @@
+"""The run history (`ttdash history`): the Parquet store read back by DuckDB exactly, add / list /
+trend / check / sql, labels, safety (concurrent adds, corrupt and foreign files, bad stores),
+compaction, and `--record` on watch and run."""
+
+from __future__ import annotations
+
+import io
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import REPORT_FIXTURES, run_ttdash, wait_until
+from history_fixture import CLIP, T0, add_run, make_store, scaled_copy
+
+from ttdash.cli import main
+from ttdash.history import store as store_mod
+from ttdash.history.store import Store
+
+ROOT = Path(__file__).resolve().parent
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def duck(store_root: Path, table: str, query: str = "SELECT * FROM t") -> pd.DataFrame:
+    glob = f"{store_root}/{table}/**/*.parquet"
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet('{glob}', hive_partitioning=true)")
+    cur = con.execute(query)  # fetchall: the arrow/pandas methods were renamed across releases
+    return pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description])
+
+
+# --------------------------------------------------------------------------- the store, exactly
+def test_duckdb_reads_exactly_the_added_runs_and_ops(real, tmp_path, capsys):
+    files = [real / f for f in REPORT_FIXTURES[:8]]
+    store = tmp_path / "store"
+    rc, out, err = cli(capsys, "history", "add", "--store", str(store), *map(str, files),
+                       "--label", "model=zoo", "--label", "commit=abc123")
+    assert rc == 0, err
+    assert out.count(" added ") == len(files)
+    runs = duck(store, "runs")
+    assert len(runs) == len(files) and runs["run_id"].is_unique
+    assert set(runs["file"]) == {str(f.resolve()) for f in files}
+    ops = duck(store, "ops")
+    for f in files:
+        run = runs[runs["file"] == str(f.resolve())].iloc[0]
+        mine = ops[ops["run_id"] == run["run_id"]].sort_values("id", kind="stable")
+        rc, text, err = cli(capsys, "report", str(f), "--format", "csv")
+        want = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+        assert len(mine) == len(want) == run["ops"], f.name
+        assert mine["id"].tolist() == want["id"].tolist()
+        assert mine["op_code"].fillna("").tolist() == want["op_code"].fillna("").tolist()
+        assert mine["device_time_us"].fillna(-1).round(6).tolist() == \
+            want["device_time_us"].fillna(-1).round(6).tolist()
+        assert mine["op_to_op_us"].sum() == pytest.approx(want["op_to_op_us"].sum(), rel=1e-9)
+        assert (mine["arch"] == run["arch"]).all()
+        assert run["device_time_us"] == pytest.approx(
+            want["device_time_us"].sum(), rel=1e-9)
+        assert all(s.startswith(c or "") for s, c in zip(mine["signature"], mine["op_code"]))
+    labels = duck(store, "runs", "SELECT map_extract(labels, 'model') AS m FROM t")
+    assert all(list(m) == ["zoo"] for m in labels["m"])
+
+
+def test_same_content_is_kept_once_and_labels_from_ci(real, tmp_path, capsys, monkeypatch):
+    store = tmp_path / "store"
+    copy = str(shutil.copy(CLIP, tmp_path / "copy.csv"))  # same bytes, another path
+    monkeypatch.setenv("GITHUB_SHA", "deadbeef")
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+    assert cli(capsys, "history", "add", "--store", str(store), str(CLIP))[0] == 0
+    rc, out, _ = cli(capsys, "history", "add", "--store", str(store), copy, str(CLIP))
+    assert rc == 0 and out.count("kept once") == 2
+    rc, out, _ = cli(capsys, "history", "list", "--store", str(store), "-f", "json")
+    doc = json.loads(out)
+    assert len(doc["runs"]) == 1
+    r = doc["runs"][0]
+    assert set(r) >= {"run_id", "added_at", "file", "arch", "ops", "device_time_us", "labels"}
+    assert r["labels"]["commit"] == "deadbeef" and r["labels"]["branch"] == "main"
+    assert r["arch"] == "wormhole_b0" and r["ops"] == 1872
+    assert len(duck(store, "ops")) == 1872
+
+
+# --------------------------------------------------------------------------- list / trend
+def test_list_newest_first_where_and_last(real, tmp_path, capsys):
+    store, ids, _ = make_store(tmp_path, [1.0, 1.05, 0.95, 1.01])
+    rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "json")
+    runs = json.loads(out)["runs"]
+    assert [r["run_id"] for r in runs] == ids[::-1]
+    assert runs[-1]["change_pct"] is None
+    assert runs[-2]["change_pct"] == pytest.approx(
+        (runs[-2]["steady_us"] / runs[-1]["steady_us"] - 1) * 100)
+    rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "json",
+                     "--where", "batch=9", "--last", "1")
+    assert [r["run_id"] for r in json.loads(out)["runs"]] == [ids[3]]
+    rc, out, _ = cli(capsys, "history", "list", "--store", store.uri)
+    lines = out.splitlines()
+    assert lines[0].startswith("4 runs in ") and lines[1].split()[:3] == ["Added", "(UTC)",
+                                                                           "Run"]
+    assert ids[3] in lines[2] and "wormhole_b0" in lines[2] and "batch=9" in lines[2]
+    rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "csv")
+    frame = pd.read_csv(io.StringIO(out))
+    assert frame["run_id"].tolist() == ids[::-1] and "labels" in frame
+    rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "markdown")
+    assert out.startswith("| Added (UTC) | Run |") and out.count("\n") == 6
+
+
+def test_trend_of_an_op_code_and_a_region(real, tmp_path, capsys):
+    store, ids, paths = make_store(tmp_path, [1.0, 1.1])
+    rc, out, _ = cli(capsys, "history", "trend", "--store", store.uri, "--op",
+                     "MinimalMatmulOp", "-f", "json")
+    rows = json.loads(out)["runs"]
+    assert [r["run_id"] for r in rows] == ids  # oldest first
+    for r, p in zip(rows, paths):
+        rc, text, _ = cli(capsys, "report", str(p), "-f", "csv")
+        ops = pd.read_csv(io.StringIO(text))
+        mm = ops[ops["op_code"] == "MinimalMatmulOp"]
+        assert r["ops"] == len(mm) > 0
+        assert r["device_time_us"] == pytest.approx(mm["device_time_us"].sum(), rel=1e-9)
+    assert rows[1]["change_pct"] > 0
+    rc, out, err = cli(capsys, "history", "trend", "--store", store.uri, "--op", "NoSuchOp")
+    assert rc == 0 and "no run in the selection has op code NoSuchOp" in err
+    # a region: bh20_oft has signposts
+    other = tmp_path / "bh"
+    add_run(Store.open(str(other)), real / "tt-perf-report__bh20_oft.csv", T0)
+    rc, out, _ = cli(capsys, "history", "trend", "--store", str(other), "--region",
+                     "(before first signpost)", "-f", "json")
+    (row,) = json.loads(out)["runs"]
+    assert 0 < row["ops"] < 1571
+
+
+# --------------------------------------------------------------------------- check
+def test_check_gates_against_the_median_of_the_last_runs(real, tmp_path, capsys):
+    store, ids, _ = make_store(tmp_path, [1.0, 1.02, 0.98, 1.01])
+    same = scaled_copy(CLIP, tmp_path / "same.csv", 1.005)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(same),
+                       "--fail-above", "3")
+    assert rc == 0, err
+    assert out.startswith("ok: steady state ") and "of the last 4 matching runs" in out
+    # one op code 40% slower: a regression, and that op code is the first culprit
+    slow = scaled_copy(CLIP, tmp_path / "slow.csv", 1.4, op_code="MinimalMatmulOp")
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(slow),
+                       "--fail-above", "3", "-f", "json")
+    assert rc == 1 and "ttdash: regression: REGRESSION" in err
+    doc = json.loads(out)
+    assert doc["regression"] and doc["pct"] > 3 and doc["baseline_runs"] == ids
+    assert doc["culprits"][0]["op_code"] == "MinimalMatmulOp"
+    assert doc["culprits"][0]["delta_us"] > 0
+    # --last and --where narrow the history
+    rc, out, _ = cli(capsys, "history", "check", "--store", store.uri, str(slow),
+                     "--fail-above", "3", "--last", "2", "--where", "batch=9", "-f", "json")
+    assert json.loads(out)["baseline_runs"] == [ids[1], ids[3]]
+    # a stored run is not its own history
+    rc, out, _ = cli(capsys, "history", "check", "--store", store.uri,
+                     str(tmp_path / "run0_1.csv"), "--fail-above", "3", "-f", "json")
+    assert ids[0] not in json.loads(out)["baseline_runs"]
+
+
+def test_check_without_comparable_runs_fails_closed(real, tmp_path):
+    store, _, _ = make_store(tmp_path, [1.0])
+    bh = real / "tt-perf-report__bh_p100_dlv3.csv"  # another arch
+    res = run_ttdash("history", "check", "--store", store.uri, str(bh), "--fail-above", "5")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.count("\n") == 1 and "no earlier run matches (arch blackhole" in res.stderr
+    res = run_ttdash("history", "check", "--store", store.uri, str(CLIP), "--fail-above", "5",
+                     "--where", "model=none")
+    assert res.returncode == 2 and "model=none" in res.stderr
+
+
+# --------------------------------------------------------------------------- sql
+def test_sql_over_the_store(real, tmp_path, capsys):
+    store, ids, _ = make_store(tmp_path, [1.0, 1.1])
+    rc, out, _ = cli(capsys, "history", "sql", "--store", store.uri, "-f", "json",
+                     "SELECT r.run_id, count(*) AS n FROM ops o JOIN runs r USING (run_id) "
+                     "GROUP BY r.run_id, r.added_at ORDER BY r.added_at")
+    doc = json.loads(out)
+    assert doc["columns"] == ["run_id", "n"] and doc["rows"] == [[ids[0], 1872], [ids[1], 1872]]
+    res = run_ttdash("history", "sql", "--store", store.uri, "SELEC nonsense")
+    assert res.returncode == 2 and res.stderr.startswith("ttdash: SQL: ")
+    assert "Traceback" not in res.stderr
+
+
+# --------------------------------------------------------------------------- safety
+def _add_in_child(store: str, path: str) -> None:
+    sys.exit(main(["history", "add", "--store", store, path]))
+
+
+def test_concurrent_adds_keep_every_run_once(real, tmp_path):
+    paths = [scaled_copy(CLIP, tmp_path / f"c{i}.csv", 1 + i / 100) for i in range(3)]
+    store = str(tmp_path / "store")
+    jobs = [str(p) for p in paths] + [str(paths[0]), str(paths[0])]  # the same run 3 times
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_add_in_child, args=(store, p)) for p in jobs]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * len(jobs)
+    runs = duck(Path(store), "runs")
+    assert len(runs) == 3 and runs["run_id"].is_unique
+    assert duck(Path(store), "ops", "SELECT count(*) AS n FROM t")["n"][0] == 3 * 1872
+    leftovers = [p for p in Path(store).rglob(".tmp-*")]
+    assert leftovers == []
+
+
+def test_corrupt_and_foreign_files_are_named_and_the_rest_reads(real, tmp_path):
+    store, ids, _ = make_store(tmp_path, [1.0, 1.1])
+    part = Path(store.root) / "runs" / "arch=wormhole_b0"
+    (part / "broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    pq.write_table(pa.table({"x": [1, 2]}), part / "foreign.parquet")
+    res = run_ttdash("history", "list", "--store", store.uri, "-f", "json")
+    assert res.returncode == 0, res.stderr
+    assert [r["run_id"] for r in json.loads(res.stdout)["runs"]] == ids[::-1]
+    lines = res.stderr.splitlines()
+    assert len(lines) == 2 and "Traceback" not in res.stderr
+    assert any("broken.parquet: unreadable" in ln for ln in lines)
+    assert any("foreign.parquet: not a ttdash runs file" in ln for ln in lines)
+
+
+@pytest.mark.parametrize("case", ["missing", "under a file", "a file"])
+def test_bad_stores_exit_2_with_one_line(tmp_path, case):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    store = {"missing": tmp_path / "nothing", "under a file": blocker / "store",
+             "a file": blocker}[case]
+    res = run_ttdash("history", "list", "--store", str(store))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert str(store) in res.stderr and "Traceback" not in res.stderr
+    if case != "missing":
+        fixture = ROOT / "fixtures" if (ROOT / "fixtures").is_dir() else ROOT.parent / "fixtures"
+        csv = next(fixture.rglob("*.csv"))
+        res = run_ttdash("history", "add", "--store", str(store), str(csv))
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert res.stderr.startswith(f"ttdash: {store}") and "cannot write" in res.stderr
+        assert blocker.read_text() == "x"
+
+
+def test_file_uri_store(real, tmp_path, capsys):
+    uri = (tmp_path / "s").as_uri()
+    assert uri.startswith("file:///")
+    assert cli(capsys, "history", "add", "--store", uri, str(CLIP))[0] == 0
+    rc, out, _ = cli(capsys, "history", "list", "--store", uri, "-f", "json")
+    assert len(json.loads(out)["runs"]) == 1 and (tmp_path / "s" / "runs").is_dir()
+
+
+def test_default_store_is_ttdash_history_then_xdg(real, tmp_path):
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    res = run_ttdash("history", "add", str(CLIP), env=env, unset=["TTDASH_HISTORY"])
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "xdg" / "ttdash" / "history" / "runs").is_dir()
+    res = run_ttdash("history", "add", str(CLIP), env={**env, "TTDASH_HISTORY":
+                                                       str(tmp_path / "h")})
+    assert res.returncode == 0 and (tmp_path / "h" / "ops").is_dir()
+
+
+def test_many_runs_are_compacted_and_each_read_once(real, tmp_path, monkeypatch):
+    monkeypatch.setattr(store_mod, "COMPACT_ABOVE", 3)
+    small = real / "tt-perf-report__bh20_oft_integral_image_trace.csv"
+    store = Store.open(str(tmp_path / "store"))
+    ids = [add_run(store, scaled_copy(small, tmp_path / f"s{i}.csv", 1 + i / 10),
+                   T0 + timedelta(hours=i)) for i in range(9)]
+    part = Path(store.root) / "runs" / "arch=blackhole_p150"
+    assert len(list(part.glob("*.parquet"))) <= 4
+    assert [r["run_id"] for r in store.runs()] == ids
+    runs = duck(Path(store.root), "runs")
+    assert sorted(runs["run_id"]) == sorted(ids)
+
+
+def test_labels_and_names_stay_inert(real, tmp_path, capsys):
+    store = str(tmp_path / "store")
+    cli(capsys, "history", "add", "--store", store, str(CLIP), "--label",
+        "note=[bold red]x[/] \x1b[31mred\x1b[0m", "--label", "@cmd=HYPERLINK(1)")
+    rc, out, _ = cli(capsys, "history", "list", "--store", store)
+    assert "\x1b" not in out and "[bold red]x[/]" in out
+    rc, out, _ = cli(capsys, "history", "list", "--store", store, "-f", "csv")
+    labels = pd.read_csv(io.StringIO(out))["labels"][0]
+    assert labels.startswith("'@cmd=HYPERLINK(1) ")  # a spreadsheet shows it, never runs it
+    rc, out, err = cli(capsys, "history", "add", "--store", store, str(CLIP), "--label", "nokey")
+    assert rc == 2 and "--label 'nokey' is not KEY=VALUE" in err
+
+
+# --------------------------------------------------------------------------- --record
+async def test_watch_record_adds_the_finished_report_outside_the_watched_dir(tmp_path):
+    from ttdash.commands.history import recorder
+    from ttdash.sim import simulate_run
+    from ttdash.tui.watch import watch_app
+
+    root = tmp_path / "profiler"
+    root.mkdir()
+    store = tmp_path / "store"
+    app = watch_app(root, refresh=0.1, record=recorder(str(store)))
+    async with app.run_test(size=(110, 32)) as pilot:
+        screen = app.screen
+        report = simulate_run(root, n_ops=120, speed=0)
+        await wait_until(pilot, lambda: "recorded run" in screen.watch_status[1], timeout=30)
+    runs = Store.open(str(store)).runs()
+    assert len(runs) == 1 and runs[0]["file"] == str(report.resolve())
+    assert runs[0]["ops"] == 120
+    assert not any(p.suffix == ".parquet" for p in root.rglob("*"))
+
+
+def test_watch_record_ignores_reports_that_were_there_before(tmp_path):
+    import asyncio
+
+    from ttdash.sim import simulate_run
+    from ttdash.tui.watch import watch_app
+
+    root = tmp_path / "profiler"
+    simulate_run(root, n_ops=50, speed=0)
+    old = os.path.getmtime(next(root.rglob("ops_perf_results_*.csv")))
+    os.utime(next(root.rglob("ops_perf_results_*.csv")), (old - 60, old - 60))
+    calls = []
+    app = watch_app(root, refresh=0.1, record=lambda p: calls.append(p) or "recorded")
+
+    async def go():
+        async with app.run_test(size=(110, 32)) as pilot:
+            await wait_until(pilot, lambda: app.screen.mode == "report", timeout=30)
+            await pilot.pause()
+
+    asyncio.run(go())
+    assert calls == []
+
+
+def test_run_no_tui_record(tmp_path):
+    store = tmp_path / "store"
+    root = tmp_path / "prof"
+    res = run_ttdash("run", "--dir", str(root), "--no-tui", "--record", "--store", str(store),
+                     "--", sys.executable, str(ROOT / "workloads" / "sim_workload.py"),
+                     "--ops", "80", "--report")
+    assert res.returncode == 0, res.stderr
+    assert "ttdash run: recorded run " in res.stderr
+    runs = Store.open(str(store)).runs()
+    assert len(runs) == 1 and runs[0]["ops"] == 80

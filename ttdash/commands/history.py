@@ -1,0 +1,200 @@
+"""`ttdash history`: add runs to the Parquet run history, list them, trends, a gate against the
+last N runs, SQL over the store (DuckDB, optional), and the interactive list.
+
+Exit codes: 0 ok; 1 `check` found a regression; 2 bad input (a missing, unreadable or read-only
+store, a bad report, no comparable runs to check against).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from ..model.errors import TraceError
+from .common import load_view, note, write_output
+from .options import HistoryOptions, WindowOptions
+
+EXIT_OK, EXIT_REGRESSION = 0, 1
+
+
+def _labels(pairs: tuple[str, ...], what: str) -> dict[str, str]:
+    from ..history.query import parse_labels
+
+    try:
+        return parse_labels(pairs, what)
+    except ValueError as exc:
+        raise TraceError(None, str(exc)) from None
+
+
+def _store(opts: HistoryOptions):
+    from ..history.store import Store
+
+    return Store.open(opts.store)
+
+
+def _runs(store, columns: list[str] | None = None) -> list[dict]:
+    runs = store.runs(columns)
+    for line in store.skipped:
+        note(line)
+    return runs
+
+
+def record_of(path: str | Path, window: WindowOptions, labels: dict[str, str] | None = None):
+    """The history record of one report (a CSV, or a profiler dir's newest report)."""
+    from ..health.telemetry import readings_for_report, summarize
+    from ..history.record import build
+
+    view = load_view(str(path), window)
+    telemetry = summarize(readings_for_report(view.trace.path, view.trace.devices))
+    return build(view, labels=labels, telemetry=telemetry)
+
+
+def recorder(store_uri: str | None) -> Callable[[Path], str]:
+    """For `watch --record` / `run --record`: adds a finished report to the store and returns
+    the line to show (raises TraceError when it cannot)."""
+    from ..history.store import Store
+
+    store = Store.open(store_uri)
+
+    def record(path: Path) -> str:
+        rec = record_of(path, WindowOptions())
+        added = store.add(rec)
+        return (f"recorded run {rec.run_id} in {store.uri}" if added
+                else f"run {rec.run_id} is in {store.uri} already")
+
+    return record
+
+
+def history(opts: HistoryOptions) -> int:
+    """The `ttdash history` command (see the module docstring for exit codes)."""
+    if opts.action is None:
+        from ..tui.app import run_guarded
+        from ..tui.history import history_app
+
+        store = _store(opts)
+        store.runs(["run_id"])  # a missing or unreadable store: one line, exit 2, no screen
+        return run_guarded(history_app(store, theme=opts.theme))
+    return {"add": add, "list": list_runs, "trend": trend, "check": check,
+            "sql": sql}[opts.action](opts)
+
+
+def add(opts: HistoryOptions) -> int:
+    store = _store(opts)
+    labels = _labels(opts.labels, "--label")
+    for path in opts.paths:
+        rec = record_of(path, opts.window, labels)
+        added = store.add(rec)
+        state = "added" if added else "already in the store (same file content): kept once"
+        sys.stdout.write(f"{rec.run_id}  {state}  {rec.arch}  {rec.row['ops']:,} ops  "
+                         f"{rec.row['file']}\n")
+    for line in store.skipped:
+        note(line)
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def _selected(opts: HistoryOptions, runs: list[dict]) -> list[dict]:
+    from ..history.query import matching
+
+    where = _labels(opts.where, "--where")
+    fields = {k: where.pop(k) for k in ("arch", "window") if k in where}
+    runs = matching(runs, where=where, **fields)
+    return runs[-opts.last:] if opts.last else runs
+
+
+def list_runs(opts: HistoryOptions) -> int:
+    from ..history.query import trend as trend_rows
+    from ..report.history import render_runs
+
+    store = _store(opts)
+    runs = _selected(opts, _runs(store, ["file", "window", "ops", "device_time_us",
+                                         "steady_us", "labels"]))
+    rows = {r["run_id"]: r for r in runs}
+    shown = [{**rows[t["run_id"]], "change_pct": t["change_pct"]}
+             for t in trend_rows(runs)][::-1]  # newest first
+    title = f"{len(shown)} run{'s' * (len(shown) != 1)} in {store.uri} (newest first)"
+    write_output(opts.out, lambda out: render_runs(shown, opts.format, out, title,
+                                                   {"store": store.uri}))
+    return EXIT_OK
+
+
+def trend(opts: HistoryOptions) -> int:
+    from ..history.query import trend as trend_rows
+    from ..report.history import render_runs
+
+    store = _store(opts)
+    runs = _selected(opts, _runs(store))
+    rows = trend_rows(runs, op=opts.op, region=opts.region)
+    what = (f"op code {opts.op}" if opts.op else f"region {opts.region}" if opts.region
+            else "whole runs")
+    if (opts.op or opts.region) and not any(r["ops"] for r in rows):
+        note(f"no run in the selection has {what}")
+    files = {r["run_id"]: r["file"] for r in runs}
+    for r in rows:
+        r["file"] = files[r["run_id"]]
+    title = f"Trend of {what}: {len(rows)} run{'s' * (len(rows) != 1)}, oldest first"
+    write_output(opts.out, lambda out: render_runs(
+        rows, opts.format, out, title, {"store": store.uri, "op": opts.op,
+                                        "region": opts.region}))
+    return EXIT_OK
+
+
+def check(opts: HistoryOptions) -> int:
+    from ..history import query
+    from ..report.history import render_check
+
+    store = _store(opts)
+    rec = record_of(opts.paths[0], opts.window)
+    run = {**rec.row, "arch": rec.arch}
+    where = _labels(opts.where, "--where")
+    history = query.matching(_runs(store), arch=rec.arch, window=run["window"],
+                             per_device=run["per_device"], where=where, exclude=rec.run_id)
+    if opts.last:
+        history = history[-opts.last:]
+    if not history:
+        cond = ", ".join([f"arch {rec.arch}", f"window {run['window']!r}"]
+                         + [f"{k}={v}" for k, v in where.items()])
+        raise TraceError(store.uri, f"no earlier run matches ({cond}): nothing to check "
+                         "against; add a baseline first (ttdash history add)")
+    result = query.check(run, history, opts.fail_above if opts.fail_above is not None else 0.0)
+
+    def render(out: TextIO) -> None:
+        render_check(result, opts.format, out)
+
+    write_output(opts.out, render)
+    if opts.fail_above is not None and result.failed:
+        sys.stderr.write(f"ttdash: regression: {result.verdict()}\n")
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def sql(opts: HistoryOptions) -> int:
+    """Run a DuckDB query with views `runs` and `ops` over the store (local stores)."""
+    from ..report.history import render_sql
+
+    try:
+        import duckdb
+    except ImportError:
+        raise TraceError(None, "`history sql` needs DuckDB: pip install 'ttdash[sql]' (or query "
+                         "the Parquet files with any engine; see the README)") from None
+    store = _store(opts)
+    if not store.local:
+        raise TraceError(store.uri, "`history sql` reads local stores; for object stores use "
+                         "DuckDB's httpfs with the README's queries")
+    store.runs(["run_id"])  # missing store: one clear line
+    con = duckdb.connect()
+    for table in ("runs", "ops"):
+        glob = f"{store.root}/{table}/**/*.parquet".replace("'", "''")
+        if store.files(table):
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}', "
+                        "hive_partitioning=true, union_by_name=true)")
+    try:
+        cur = con.execute(opts.query or "")
+        columns = [d[0] for d in cur.description or []]
+        rows = cur.fetchall() if columns else []
+    except duckdb.Error as exc:
+        raise TraceError(None, f"SQL: {str(exc).splitlines()[0]}") from None
+    write_output(opts.out, lambda out: render_sql(columns, rows, opts.format, out))
+    return EXIT_OK

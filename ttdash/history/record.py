@@ -1,0 +1,179 @@
+"""One run as the history store keeps it: a row of `runs/` (the run's totals, labels, per op code
+and per signpost region sums, telemetry) and its rows of `ops/` (the fields of
+`report --format csv`, with the op's signature). Schemas are fixed here so that every file of the
+store reads as one table in DuckDB, Spark or pyarrow.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .. import __version__
+
+#: Per op code / per region sums kept in the run row (what `trend` and `check` read).
+GROUP = pa.struct([("name", pa.string()), ("ops", pa.int64()), ("device_us", pa.float64()),
+                   ("steady_us", pa.float64())])
+TELEMETRY = pa.struct([("readings", pa.int64()), ("throttled", pa.int64()),
+                       ("temp_c_max", pa.float64()), ("power_w_max", pa.float64()),
+                       ("aiclk_mhz_min", pa.float64())])
+#: `runs/arch=ARCH/run-RUN_ID.parquet` (arch is the hive partition, not a column of the file).
+RUN_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("added_at", pa.timestamp("us", tz="UTC")),
+    ("run_at", pa.timestamp("us", tz="UTC")), ("file", pa.string()), ("sha256", pa.string()),
+    ("size_bytes", pa.int64()), ("arch_detected", pa.bool_()), ("clock_mhz", pa.float64()),
+    ("devices", pa.list_(pa.int32())), ("window", pa.string()), ("per_device", pa.bool_()),
+    ("pause_above_us", pa.float64()), ("ops", pa.int64()), ("device_ops", pa.int64()),
+    ("host_ops", pa.int64()), ("signposts", pa.int64()), ("corrupt_rows", pa.int64()),
+    ("device_time_us", pa.float64()), ("dispatch_us", pa.float64()),
+    ("pauses_us", pa.float64()), ("pauses", pa.int64()), ("steady_us", pa.float64()),
+    ("wall_us", pa.float64()), ("labels", pa.map_(pa.string(), pa.string())),
+    ("op_codes", pa.list_(GROUP)), ("regions", pa.list_(GROUP)), ("telemetry", TELEMETRY),
+    ("ttdash_version", pa.string()),
+])
+#: Fields of an op row besides those of `report --format csv` (run_id is the hive partition).
+OP_EXTRA = ("signature", "is_host")
+#: Rows per Parquet row group / per batch handed to the writer.
+BATCH = 65_536
+#: Labels found in the environment of a CI job (commit, branch) and of the host.
+ENV_LABELS = {"commit": ("GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "GIT_COMMIT"),
+              "branch": ("GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH",
+                         "GIT_BRANCH")}
+
+
+def file_sha256(path: Path) -> tuple[str, int]:
+    """(hex sha256, size) of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+            size += len(block)
+    return h.hexdigest(), size
+
+
+def default_labels(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """machine (host name), user, and commit/branch when a CI system names them."""
+    env = os.environ if env is None else env
+    out = {"machine": socket.gethostname()}
+    try:
+        out["user"] = getpass.getuser()
+    except (KeyError, OSError):
+        pass
+    for label, names in ENV_LABELS.items():
+        for n in names:
+            if env.get(n):
+                out[label] = env[n]
+                break
+    return out
+
+
+@dataclass
+class RunRecord:
+    """What `history add` writes for one run: `row` (RUN_SCHEMA, plus "arch") and the ops."""
+
+    run_id: str
+    arch: str
+    row: dict[str, Any]
+    view: Any  # model.View
+
+    def op_batches(self) -> Iterator[pa.RecordBatch]:
+        """The ops in report order, BATCH rows at a time (the frame is typed a batch at a time,
+        so a million ops never exist twice in memory)."""
+        from ..model.columns import CSV_FIELDS, TEXT_FIELDS
+        from ..model.signature import signature_text
+        from ..report.single import export_frame
+
+        ops = self.view.op_rows
+        schema = op_schema()
+        for start in range(0, max(len(ops), 1), BATCH):
+            part = ops.iloc[start:start + BATCH]
+            frame = export_frame(part, CSV_FIELDS)
+            for f in TEXT_FIELDS:
+                frame[f] = frame[f].astype(object).where(frame[f].notna(), None)
+            frame["corrupt"] = frame["corrupt"].astype(bool)
+            frame["signature"] = signature_text(self.view, part)
+            frame["is_host"] = part["is_host"].to_numpy(dtype=bool)
+            yield pa.RecordBatch.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def op_schema() -> pa.Schema:
+    """The `ops/` schema: report csv's fields with their machine types, then OP_EXTRA."""
+    from ..model.columns import BY_KEY, CSV_FIELDS, INT_FIELDS
+
+    fields = []
+    for f in CSV_FIELDS:
+        kind = BY_KEY[f].kind
+        if f == "corrupt":
+            t = pa.bool_()
+        elif f in INT_FIELDS:
+            t = pa.int64()
+        elif kind in ("op", "text", "bound"):
+            t = pa.string()
+        else:
+            t = pa.float64()
+        fields.append((f, t))
+    return pa.schema(fields + [("signature", pa.string()), ("is_host", pa.bool_())])
+
+
+def _groups(names: np.ndarray, device: np.ndarray, steady: np.ndarray) -> list[dict[str, Any]]:
+    frame = pd.DataFrame({"name": names, "device": device, "steady": steady})
+    g = frame.groupby("name", sort=True, dropna=False)
+    sums = g.agg(ops=("device", "size"), device_us=("device", "sum"),
+                 steady_us=("steady", "sum"))
+    return [{"name": str(n), "ops": int(r.ops), "device_us": float(r.device_us),
+             "steady_us": float(r.steady_us)} for n, r in sums.iterrows()]
+
+
+def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | None = None,
+          now: datetime | None = None, sha: tuple[str, int] | None = None) -> RunRecord:
+    """The record of one analysed view (`labels` over `default_labels()`)."""
+    from ..model.metrics import split_gaps
+    from ..model.signature import region_labels
+
+    trace = view.trace
+    path = Path(trace.path).resolve()
+    digest, size = sha or file_sha256(path)
+    tot = view.totals()
+    ops = view.op_rows
+    device = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64"))
+    dispatch, _, _ = split_gaps(ops["op_to_op_us"].to_numpy(dtype="float64"),
+                                view.pause_above_us)
+    steady = device + np.nan_to_num(dispatch)
+    regions = region_labels(view, ops)
+    regions = np.where(pd.isna(regions), "(whole run)", regions)
+    tel = None
+    if telemetry:
+        tel = {k: telemetry.get(k) for k in TELEMETRY.names}
+    all_labels = {**default_labels(), **(labels or {})}
+    when = now or datetime.now(timezone.utc)
+    row = {
+        "run_id": digest[:16], "added_at": when,
+        "run_at": datetime.fromtimestamp(path.stat().st_mtime, timezone.utc),
+        "file": str(path), "sha256": digest, "size_bytes": size,
+        "arch_detected": bool(trace.arch_detected), "clock_mhz": trace.clock_mhz,
+        "devices": [int(d) for d in trace.devices], "window": view.description,
+        "per_device": not view.merged, "pause_above_us": float(view.pause_above_us),
+        "ops": tot["ops"], "device_ops": tot["device_ops"], "host_ops": tot["host_ops"],
+        "signposts": tot["signposts"], "corrupt_rows": tot["corrupt_rows"],
+        "device_time_us": tot["device_time_us"], "dispatch_us": tot["dispatch_us"],
+        "pauses_us": tot["pauses_us"], "pauses": tot["pauses"], "steady_us": tot["steady_us"],
+        "wall_us": tot["wall_us"], "labels": sorted(all_labels.items()),
+        "op_codes": _groups(ops["op_code"].astype(object).fillna("").to_numpy(dtype=object),
+                            device, steady),
+        "regions": _groups(regions, device, steady),
+        "telemetry": tel, "ttdash_version": __version__,
+    }
+    return RunRecord(run_id=digest[:16], arch=trace.arch.name, row=row, view=view)
+

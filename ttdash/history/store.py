@@ -1,0 +1,251 @@
+"""The run history: a Parquet dataset any engine reads as it is.
+
+    STORE/runs/arch=ARCH/run-RUN_ID.parquet            one row per run (record.RUN_SCHEMA)
+    STORE/runs/arch=ARCH/runs-UUID.parquet             many runs, merged by `compact`
+    STORE/ops/arch=ARCH/run_id=RUN_ID/ops.parquet      one row per op (record.op_schema())
+
+`arch` and `run_id` are hive partitions (in the path, not in the files):
+``read_parquet('STORE/ops/**/*.parquet', hive_partitioning=true)`` in DuckDB reads them back.
+
+Safety: every file is written under a temporary name starting with "." (which pyarrow, DuckDB's
+`*.parquet` glob and Spark all skip) and renamed into place, so no reader sees half a file. Names
+are keyed by the run's content hash: two processes adding the same run write the same names (the
+run is kept once), two different runs never share a name. The ops file is written before the
+run's row: a run listed has its ops. Merging run rows (`compact`, local stores, under a lock)
+writes the merged file before removing the ones it replaces; a reader that sees both keeps each
+run once (rows are deduplicated by run_id on read).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from ..model.errors import TraceError
+from ..paths import data_dir
+from .record import RUN_SCHEMA, RunRecord
+
+#: Run rows in one partition beyond which an add merges them into one file (a store of a
+#: thousand runs reads in a few files, not a thousand).
+COMPACT_ABOVE = 32
+LOCK = ".lock"
+
+
+def default_store() -> str:
+    """$TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history."""
+    return os.environ.get("TTDASH_HISTORY") or str(data_dir() / "history")
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith((".", "_"))
+
+
+@dataclass
+class Store:
+    """A history store at a local path or any URI pyarrow's filesystems open (file://, s3://,
+    gs://, hdfs://)."""
+
+    uri: str
+    fs: pafs.FileSystem = field(repr=False)
+    root: str  # the store's path inside `fs`
+    #: problems met while reading (a corrupt or foreign file): one line each, naming the file
+    skipped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, uri: str | None = None) -> Store:
+        uri = uri or default_store()
+        try:
+            if "://" in uri:
+                fs, root = pafs.FileSystem.from_uri(uri)
+            else:
+                fs, root = pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(uri))
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise TraceError(uri, f"not a store this ttdash can open: {exc}") from None
+        return cls(uri=uri, fs=fs, root=root.rstrip("/") or "/")
+
+    @property
+    def local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def _path(self, *parts: str) -> str:
+        return "/".join([self.root, *parts])
+
+    def _error(self, exc: BaseException, what: str) -> TraceError:
+        detail = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+        return TraceError(self.uri, f"{what}: {detail}")
+
+    # ------------------------------------------------------------ reading
+    def exists(self) -> bool:
+        try:
+            return self.fs.get_file_info(self.root).type == pafs.FileType.Directory
+        except (OSError, pa.ArrowException):
+            return False
+
+    def files(self, table: str) -> list[str]:
+        """The Parquet files of "runs" or "ops" (hidden temporaries left out)."""
+        if not self.exists():
+            kind = self.fs.get_file_info(self.root).type
+            if kind != pafs.FileType.NotFound:
+                raise TraceError(self.uri, "is not a directory: not a history store")
+            raise TraceError(self.uri, "no history store here yet (`ttdash history add "
+                             "REPORT` creates it)")
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(self._path(table), recursive=True,
+                                                            allow_not_found=True))
+        except (OSError, pa.ArrowException) as exc:
+            raise self._error(exc, "cannot list the store") from None
+        return sorted(i.path for i in infos if i.type == pafs.FileType.File
+                      and i.path.endswith(".parquet")
+                      and not any(_hidden(p) for p in i.path[len(self.root):].split("/")))
+
+    def _partitions(self, path: str) -> dict[str, str]:
+        out = {}
+        for part in path[len(self.root):].split("/")[:-1]:
+            key, eq, value = part.partition("=")
+            if eq:
+                out[key] = value
+        return out
+
+    def _read(self, path: str, columns: list[str] | None) -> pa.Table | None:
+        """One runs file, or None (with a line in `skipped`) when it is corrupt or foreign."""
+        rel = path[len(self.root):].lstrip("/")
+        try:
+            with self.fs.open_input_file(path) as fh:
+                pf = pq.ParquetFile(fh)
+                names = set(pf.schema_arrow.names)
+                missing = [c for c in (columns or RUN_SCHEMA.names) if c not in names]
+                if missing:
+                    self.skipped.append(f"{self.uri}/{rel}: not a ttdash runs file (no "
+                                        f"{', '.join(missing[:3])} column); skipped")
+                    return None
+                table = pf.read(columns=columns or RUN_SCHEMA.names)
+        except (OSError, pa.ArrowException) as exc:
+            self.skipped.append(f"{self.uri}/{rel}: unreadable ({str(exc).splitlines()[0]});"
+                                " skipped")
+            return None
+        want = RUN_SCHEMA if columns is None else pa.schema([RUN_SCHEMA.field(c)
+                                                             for c in columns])
+        try:
+            table = table.cast(want)
+        except (pa.ArrowException, ValueError) as exc:
+            self.skipped.append(f"{self.uri}/{rel}: columns of other types ({exc}); skipped")
+            return None
+        arch = self._partitions(path).get("arch", "")
+        return table.append_column("arch", pa.array([arch] * table.num_rows, pa.string()))
+
+    def runs(self, columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """Every run (each once), oldest added first. `columns`: RUN_SCHEMA fields to read
+        (run_id and added_at always; "arch" always)."""
+        if columns is not None:
+            columns = list(dict.fromkeys(["run_id", "added_at", *columns]))
+        files = self.files("runs")
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            tables = [t for t in pool.map(lambda f: self._read(f, columns), files)
+                      if t is not None]
+        rows: dict[str, dict[str, Any]] = {}
+        for t in tables:
+            for r in t.to_pylist():
+                old = rows.get(r["run_id"])
+                if old is None or r["added_at"] < old["added_at"]:
+                    rows[r["run_id"]] = r
+        out = sorted(rows.values(), key=lambda r: (r["added_at"], r["run_id"]))
+        for r in out:
+            if "labels" in r:
+                r["labels"] = dict(r["labels"] or [])
+        return out
+
+    # ------------------------------------------------------------ writing
+    def _write(self, directory: str, name: str, write: Callable[[Any], None]) -> None:
+        """Write a file through `write(sink)` under a hidden temporary name, then rename it."""
+        tmp = f"{directory}/.tmp-{uuid.uuid4().hex}"
+        try:
+            self.fs.create_dir(directory, recursive=True)
+            with self.fs.open_output_stream(tmp) as sink:
+                write(sink)
+            self.fs.move(tmp, f"{directory}/{name}")
+        except BaseException as exc:
+            try:
+                self.fs.delete_file(tmp)
+            except (OSError, pa.ArrowException):
+                pass
+            if isinstance(exc, (OSError, pa.ArrowException)):
+                raise self._error(exc, "cannot write to the store") from None
+            raise
+
+    def add(self, record: RunRecord, batches: Iterable[pa.RecordBatch] | None = None) -> bool:
+        """Store one run (its ops, then its row). False: a run of the same content is stored
+        already (nothing written)."""
+        if self.exists() and any(r["run_id"] == record.run_id
+                                 for r in self.runs(columns=["run_id"])):
+            return False
+        from .record import op_schema
+
+        arch = f"arch={record.arch}"
+
+        def ops(sink) -> None:
+            with pq.ParquetWriter(sink, op_schema(), compression="zstd") as w:
+                for batch in (record.op_batches() if batches is None else batches):
+                    w.write_batch(batch)
+
+        def run(sink) -> None:
+            row = {k: v for k, v in record.row.items() if k in RUN_SCHEMA.names}
+            pq.write_table(pa.Table.from_pylist([row], schema=RUN_SCHEMA), sink,
+                           compression="zstd")
+
+        self._write(self._path("ops", arch, f"run_id={record.run_id}"), "ops.parquet", ops)
+        self._write(self._path("runs", arch), f"run-{record.run_id}.parquet", run)
+        if self.local:
+            self.compact(arch)
+        return True
+
+    def compact(self, partition: str, above: int | None = None) -> int:
+        """Merge the run files of one `runs/` partition when there are more than `above`
+        (local stores; skipped while another process holds the lock). Returns files merged."""
+        import fcntl
+
+        directory = self._path("runs", partition)
+        try:
+            names = [n for n in os.listdir(directory)
+                     if n.endswith(".parquet") and not _hidden(n)]
+        except OSError:
+            return 0
+        if len(names) <= (COMPACT_ABOVE if above is None else above):
+            return 0
+        lock = os.open(self._path(LOCK), os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return 0
+            read = [(p, self._read(p, None)) for p in (f"{directory}/{n}"
+                                                        for n in sorted(names))]
+            good = [(p, t) for p, t in read if t is not None]  # a bad file stays, named on read
+            if not good:
+                return 0
+            merged = pa.concat_tables([t.drop_columns(["arch"]) for _, t in good])
+            first = _first_of_each(merged["run_id"].to_pylist())
+            merged = merged.filter(pa.array(first)) if not all(first) else merged
+            self._write(directory, f"runs-{uuid.uuid4().hex}.parquet",
+                        lambda sink: pq.write_table(merged, sink, compression="zstd"))
+            for p, _ in good:
+                os.unlink(p)
+            return len(good)
+        finally:
+            os.close(lock)
+
+
+def _first_of_each(keys: list[str]) -> list[bool]:
+    seen: set[str] = set()
+    out = []
+    for k in keys:
+        out.append(k not in seen)
+        seen.add(k)
+    return out

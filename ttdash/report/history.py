@@ -1,0 +1,128 @@
+"""`ttdash history list|trend|check|sql` as text: table, csv, json or markdown. Labels, paths and
+op codes come from files and users: made inert for the terminal (clean_text), markdown (md_cell)
+and spreadsheets (formula prefixes)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TextIO
+
+from ..format import fmt_pct, fmt_us
+from ..model.text import clean_text
+from .safe import md_cell, neutralise_formula
+
+#: (key, title, kind) of `list` and `trend` rows; kind: us, pct, int, text, time, labels
+RUN_FIELDS = (("added_at", "Added (UTC)", "time"), ("run_id", "Run", "text"),
+              ("arch", "Arch", "text"), ("ops", "Ops", "int"),
+              ("device_time_us", "Device", "us"), ("steady_us", "Steady", "us"),
+              ("change_pct", "Change", "pct"), ("labels", "Labels", "labels"))
+CULPRIT_FIELDS = (("op_code", "Op code", "text"), ("ops", "Ops", "int"),
+                  ("steady_us", "Steady", "us"), ("median_us", "Median", "us"),
+                  ("delta_us", "Delta", "us"), ("pct", "Change", "pct"))
+
+
+def _json_value(v: Any) -> Any:
+    return v.isoformat() if isinstance(v, datetime) else v
+
+
+def _cell(v: Any, kind: str) -> str:
+    if v is None:
+        return ""
+    if kind == "us":
+        return fmt_us(v)
+    if kind == "pct":
+        return f"{v:+.2f}%" if isinstance(v, float) else fmt_pct(v)
+    if kind == "int":
+        return f"{int(v):,}"
+    if kind == "time":
+        return v.strftime("%Y-%m-%d %H:%M") if isinstance(v, datetime) else str(v)
+    if kind == "labels":
+        return " ".join(f"{k}={val}" for k, val in sorted(v.items()))
+    return str(v)
+
+
+def rows_table(rows: Sequence[dict], fields: Sequence[tuple[str, str, str]], out: TextIO,
+               fmt: str) -> None:
+    """rows as an aligned text table, markdown or csv (times in UTC, ISO in csv)."""
+    if fmt == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow([k for k, _, _ in fields])
+        for r in rows:
+            w.writerow([neutralise_formula(_json_value(r.get(k)) if kind == "time"
+                                           else _cell(r.get(k), kind) if kind == "labels"
+                                           else r.get(k))
+                        for k, _, kind in fields])
+        return
+    cells = [[_cell(r.get(k), kind) for k, _, kind in fields] for r in rows]
+    if fmt == "markdown":
+        out.write("| " + " | ".join(t for _, t, _ in fields) + " |\n")
+        out.write("|" + "|".join("---:" if kind in ("us", "pct", "int") else "---"
+                                 for _, _, kind in fields) + "|\n")
+        for c in cells:
+            out.write("| " + " | ".join(md_cell(clean_text(x)) for x in c) + " |\n")
+        return
+    cells = [[str(clean_text(x)) for x in c] for c in cells]
+    titles = [t for _, t, _ in fields]
+    widths = [max([len(t)] + [len(c[i]) for c in cells]) for i, t in enumerate(titles)]
+    right = [kind in ("us", "pct", "int") for _, _, kind in fields]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w)
+                         for v, w, r in zip(values, widths, right)).rstrip()
+
+    out.write(line(titles) + "\n")
+    for c in cells:
+        out.write(line(c) + "\n")
+
+
+def runs_json(rows: Sequence[dict], out: TextIO, extra: dict | None = None) -> None:
+    """{"runs": [{"run_id", "added_at", "file", "arch", "ops", "device_time_us", ...}]}."""
+    keep = ("run_id", "added_at", "file", "arch", "window", "ops", "device_time_us",
+            "steady_us", "change_pct", "labels")
+    doc = {**(extra or {}),
+           "runs": [{k: _json_value(r[k]) for k in keep if k in r} for r in rows]}
+    json.dump(doc, out, allow_nan=False)
+    out.write("\n")
+
+
+def render_runs(rows: Sequence[dict], fmt: str, out: TextIO, title: str = "",
+                extra: dict | None = None) -> None:
+    if fmt == "json":
+        runs_json(rows, out, extra)
+        return
+    if title and fmt == "table":
+        out.write(str(clean_text(title)) + "\n")
+    rows_table(rows, RUN_FIELDS, out, fmt)
+
+
+def render_check(check, fmt: str, out: TextIO) -> None:
+    """The verdict of `history check` with its baseline runs and culprits."""
+    if fmt == "json":
+        doc = check.as_dict()
+        json.dump(doc, out, allow_nan=False)
+        out.write("\n")
+        return
+    if fmt == "csv":
+        rows_table(check.culprits, CULPRIT_FIELDS, out, fmt)
+        return
+    out.write(str(clean_text(check.verdict())) + "\n")
+    if check.culprits:
+        out.write("\nOp codes above their median:\n" if fmt == "table"
+                  else "\n**Op codes above their median**\n\n")
+        rows_table(check.culprits, CULPRIT_FIELDS, out, fmt)
+
+
+def render_sql(columns: list[str], rows: list[tuple], fmt: str, out: TextIO) -> None:
+    """A query's result (DuckDB), every column as text except numbers in json."""
+    if fmt == "json":
+        json.dump({"columns": columns,
+                   "rows": [[_json_value(v) if not isinstance(v, (dict, list)) else v
+                             for v in r] for r in rows]},
+                  out, default=str, allow_nan=False)
+        out.write("\n")
+        return
+    fields = [(c, c, "text") for c in columns]
+    rows_table([dict(zip(columns, r)) for r in rows], fields, out, fmt)
