@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -185,6 +186,9 @@ def test_sql_over_the_store(real, tmp_path, capsys):
                      "GROUP BY r.run_id, r.added_at ORDER BY r.added_at")
     doc = json.loads(out)
     assert doc["columns"] == ["run_id", "n"] and doc["rows"] == [[ids[0], 1872], [ids[1], 1872]]
+    rc, out, _ = cli(capsys, "history", "sql", "--store", store.uri, "-f", "json",
+                     "SELECT 'nan'::DOUBLE AS x, DATE '2026-01-02' AS d, 1.5::DECIMAL(4,2) AS m")
+    assert json.loads(out)["rows"] == [[None, "2026-01-02", "1.50"]]
     res = run_ttdash("history", "sql", "--store", store.uri, "SELEC nonsense")
     assert res.returncode == 2 and res.stderr.startswith("ttdash: SQL: ")
     assert "Traceback" not in res.stderr
@@ -243,6 +247,44 @@ def test_bad_stores_exit_2_with_one_line(tmp_path, case):
         assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
         assert res.stderr.startswith(f"ttdash: {store}") and "cannot write" in res.stderr
         assert blocker.read_text() == "x"
+
+
+def test_read_only_store_exit_2_and_still_reads(real, tmp_path):
+    """A store the user cannot write (made immutable with chattr: root ignores permissions)."""
+    store, ids, _ = make_store(tmp_path, [1.0])
+    other = scaled_copy(CLIP, tmp_path / "other.csv", 1.1)
+    lock = subprocess.run(["chattr", "-R", "+i", store.root], capture_output=True, text=True)
+    assert lock.returncode == 0, f"chattr is needed for this test: {lock.stderr}"
+    try:
+        res = run_ttdash("history", "add", "--store", store.uri, str(other))
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert res.stderr.startswith(f"ttdash: {store.uri}: cannot write to the store: ")
+        assert "Traceback" not in res.stderr
+        res = run_ttdash("history", "list", "--store", store.uri, "-f", "json")
+        assert [r["run_id"] for r in json.loads(res.stdout)["runs"]] == ids
+    finally:
+        subprocess.run(["chattr", "-R", "-i", store.root], check=True)
+
+
+def test_a_failed_run_row_leaves_no_ops_behind(real, tmp_path, monkeypatch):
+    from ttdash.commands.common import load_view
+    from ttdash.commands.options import WindowOptions
+    from ttdash.history.record import build
+    from ttdash.model.errors import TraceError
+
+    store = Store.open(str(tmp_path / "store"))
+    record = build(load_view(str(CLIP), WindowOptions()))
+    real_write = Store._write
+
+    def failing(self, directory, name, write):
+        if name.startswith("run-"):
+            raise TraceError(self.uri, "cannot write to the store: No space left on device")
+        return real_write(self, directory, name, write)
+
+    monkeypatch.setattr(Store, "_write", failing)
+    with pytest.raises(TraceError):
+        store.add(record)
+    assert not list(Path(store.root).rglob("*.parquet"))
 
 
 def test_file_uri_store(real, tmp_path, capsys):

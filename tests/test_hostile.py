@@ -773,3 +773,24 @@ def test_write_atomic_is_a_rename(tmp_path, monkeypatch):
     export.write_atomic(target, "x,y\n")
     assert seen == [(tmp_path, target, "x,y\n", False)]
     assert target.read_text() == "x,y\n" and _temps(tmp_path) == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
+def test_untrusted_text_history(evil, fmt, tmp_path):
+    """Op codes and labels from files and users, through the run history's outputs."""
+    from history_fixture import scaled_copy
+
+    store = str(tmp_path / "store")
+    r = run_cli("history", "add", "--store", store, str(evil), "--label",
+                "note=[bold]x[/] \x1b]0;title\x07")
+    assert r.returncode == 0, r.describe()
+    slower = scaled_copy(evil, tmp_path / "ops_perf_results_slower.csv", 3.0)
+    for args in (("list",), ("trend",), ("check", str(slower), "--fail-above", "1")):
+        r = run_cli("history", *args, "--store", store, "--format", fmt,
+                    env={"NO_COLOR": "1"})
+        assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.describe()
+        assert_inert(r.stdout, f"history {args[0]} --format {fmt}")
+        if fmt == "json":
+            for s in hc.strings_in(strict_json(r.stdout)):
+                assert_inert(s, f"history {args[0]} json (decoded strings)")
+    assert r.returncode == 1  # the 3x slower copy fails the gate

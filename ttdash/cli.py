@@ -454,11 +454,15 @@ def parse(argv: list[str] | None = None):
 
 
 def _command(name: str):
-    from .commands import diff, doctor, history, report, run, watch
+    """The command's function (only its module is imported: `history list` must not pay for
+    pandas)."""
+    import importlib
 
-    return {"report": report.report, "open": report.open_trace, "watch": watch.watch,
-            "demo": watch.demo, "diff": diff.diff, "run": run.run, "doctor": doctor.doctor,
-            "history": history.history}[name]
+    module, func = {"report": ("report", "report"), "open": ("report", "open_trace"),
+                    "watch": ("watch", "watch"), "demo": ("watch", "demo"),
+                    "diff": ("diff", "diff"), "run": ("run", "run"),
+                    "doctor": ("doctor", "doctor"), "history": ("history", "history")}[name]
+    return getattr(importlib.import_module(f".commands.{module}", __package__), func)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,8 @@
 """One run as the history store keeps it: a row of `runs/` (the run's totals, labels, per op code
 and per signpost region sums, telemetry) and its rows of `ops/` (the fields of
 `report --format csv`, with the op's signature). Schemas are fixed here so that every file of the
-store reads as one table in DuckDB, Spark or pyarrow.
+store reads as one table in DuckDB, Spark or pyarrow. (pandas and numpy are imported where a record
+is built: reading the store needs only pyarrow.)
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .. import __version__
@@ -127,7 +126,9 @@ def op_schema() -> pa.Schema:
     return pa.schema(fields + [("signature", pa.string()), ("is_host", pa.bool_())])
 
 
-def _groups(names: np.ndarray, device: np.ndarray, steady: np.ndarray) -> list[dict[str, Any]]:
+def _groups(names, device, steady) -> list[dict[str, Any]]:
+    import pandas as pd
+
     frame = pd.DataFrame({"name": names, "device": device, "steady": steady})
     g = frame.groupby("name", sort=True, dropna=False)
     sums = g.agg(ops=("device", "size"), device_us=("device", "sum"),
@@ -139,8 +140,12 @@ def _groups(names: np.ndarray, device: np.ndarray, steady: np.ndarray) -> list[d
 def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | None = None,
           now: datetime | None = None, sha: tuple[str, int] | None = None) -> RunRecord:
     """The record of one analysed view (`labels` over `default_labels()`)."""
+    import numpy as np
+    import pandas as pd
+
     from ..model.metrics import split_gaps
     from ..model.signature import region_labels
+    from ..model.text import clean_text
 
     trace = view.trace
     path = Path(trace.path).resolve()
@@ -156,7 +161,8 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
     tel = None
     if telemetry:
         tel = {k: telemetry.get(k) for k in TELEMETRY.names}
-    all_labels = {**default_labels(), **(labels or {})}
+    all_labels = {str(clean_text(k)): str(clean_text(v))  # shown on terminals later
+                  for k, v in {**default_labels(), **(labels or {})}.items()}
     when = now or datetime.now(timezone.utc)
     row = {
         "run_id": digest[:16], "added_at": when,

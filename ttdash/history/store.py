@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pyarrow as pa
@@ -37,6 +38,7 @@ from .record import RUN_SCHEMA, RunRecord
 #: thousand runs reads in a few files, not a thousand).
 COMPACT_ABOVE = 32
 LOCK = ".lock"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def default_store() -> str:
@@ -138,8 +140,7 @@ class Store:
         except (pa.ArrowException, ValueError) as exc:
             self.skipped.append(f"{self.uri}/{rel}: columns of other types ({exc}); skipped")
             return None
-        arch = self._partitions(path).get("arch", "")
-        return table.append_column("arch", pa.array([arch] * table.num_rows, pa.string()))
+        return table
 
     def runs(self, columns: list[str] | None = None) -> list[dict[str, Any]]:
         """Every run (each once), oldest added first. `columns`: RUN_SCHEMA fields to read
@@ -148,11 +149,19 @@ class Store:
             columns = list(dict.fromkeys(["run_id", "added_at", *columns]))
         files = self.files("runs")
         with ThreadPoolExecutor(max_workers=8) as pool:
-            tables = [t for t in pool.map(lambda f: self._read(f, columns), files)
-                      if t is not None]
+            tables = list(pool.map(lambda f: self._read(f, columns), files))
         rows: dict[str, dict[str, Any]] = {}
-        for t in tables:
+        for path, t in zip(files, tables):
+            if t is None:
+                continue
+            arch = self._partitions(path).get("arch", "")
+            stamps = [c for c in ("added_at", "run_at") if c in t.column_names]
+            for c in stamps:  # as integers: pyarrow's own conversion would import pandas
+                t = t.set_column(t.column_names.index(c), c, t[c].cast(pa.int64()))
             for r in t.to_pylist():
+                r["arch"] = arch
+                for c in stamps:
+                    r[c] = _utc(r[c])
                 old = rows.get(r["run_id"])
                 if old is None or r["added_at"] < old["added_at"]:
                     rows[r["run_id"]] = r
@@ -200,8 +209,16 @@ class Store:
             pq.write_table(pa.Table.from_pylist([row], schema=RUN_SCHEMA), sink,
                            compression="zstd")
 
-        self._write(self._path("ops", arch, f"run_id={record.run_id}"), "ops.parquet", ops)
-        self._write(self._path("runs", arch), f"run-{record.run_id}.parquet", run)
+        ops_dir = self._path("ops", arch, f"run_id={record.run_id}")
+        self._write(ops_dir, "ops.parquet", ops)
+        try:
+            self._write(self._path("runs", arch), f"run-{record.run_id}.parquet", run)
+        except BaseException:  # no ops without their run left behind for DuckDB to count
+            try:
+                self.fs.delete_dir(ops_dir)
+            except (OSError, pa.ArrowException):
+                pass
+            raise
         if self.local:
             self.compact(arch)
         return True
@@ -230,7 +247,7 @@ class Store:
             good = [(p, t) for p, t in read if t is not None]  # a bad file stays, named on read
             if not good:
                 return 0
-            merged = pa.concat_tables([t.drop_columns(["arch"]) for _, t in good])
+            merged = pa.concat_tables([t for _, t in good])
             first = _first_of_each(merged["run_id"].to_pylist())
             merged = merged.filter(pa.array(first)) if not all(first) else merged
             self._write(directory, f"runs-{uuid.uuid4().hex}.parquet",
@@ -240,6 +257,10 @@ class Store:
             return len(good)
         finally:
             os.close(lock)
+
+
+def _utc(us: int | None) -> datetime | None:
+    return None if us is None else EPOCH + timedelta(microseconds=us)
 
 
 def _first_of_each(keys: list[str]) -> list[bool]:

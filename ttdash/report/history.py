@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TextIO
@@ -25,7 +26,17 @@ CULPRIT_FIELDS = (("op_code", "Op code", "text"), ("ops", "Ops", "int"),
 
 
 def _json_value(v: Any) -> Any:
-    return v.isoformat() if isinstance(v, datetime) else v
+    """A value for json/csv: times as ISO text, text and labels made inert (a store may have
+    been written by another tool)."""
+    if isinstance(v, datetime):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {str(clean_text(k)): _json_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None  # strict JSON has no NaN
+    return clean_text(v)
 
 
 def _cell(v: Any, kind: str) -> str:
@@ -51,10 +62,8 @@ def rows_table(rows: Sequence[dict], fields: Sequence[tuple[str, str, str]], out
         w = csv.writer(out, lineterminator="\n")
         w.writerow([k for k, _, _ in fields])
         for r in rows:
-            w.writerow([neutralise_formula(_json_value(r.get(k)) if kind == "time"
-                                           else _cell(r.get(k), kind) if kind == "labels"
-                                           else r.get(k))
-                        for k, _, kind in fields])
+            w.writerow([neutralise_formula(_json_value(
+                _cell(r.get(k), kind) if kind == "labels" else r.get(k))) for k, _, kind in fields])
         return
     cells = [[_cell(r.get(k), kind) for k, _, kind in fields] for r in rows]
     if fmt == "markdown":
@@ -82,8 +91,8 @@ def runs_json(rows: Sequence[dict], out: TextIO, extra: dict | None = None) -> N
     """{"runs": [{"run_id", "added_at", "file", "arch", "ops", "device_time_us", ...}]}."""
     keep = ("run_id", "added_at", "file", "arch", "window", "ops", "device_time_us",
             "steady_us", "change_pct", "labels")
-    doc = {**(extra or {}),
-           "runs": [{k: _json_value(r[k]) for k in keep if k in r} for r in rows]}
+    doc = _json_value({**(extra or {}),
+                       "runs": [{k: r[k] for k in keep if k in r} for r in rows]})
     json.dump(doc, out, allow_nan=False)
     out.write("\n")
 
@@ -101,8 +110,7 @@ def render_runs(rows: Sequence[dict], fmt: str, out: TextIO, title: str = "",
 def render_check(check, fmt: str, out: TextIO) -> None:
     """The verdict of `history check` with its baseline runs and culprits."""
     if fmt == "json":
-        doc = check.as_dict()
-        json.dump(doc, out, allow_nan=False)
+        json.dump(_json_value(check.as_dict()), out, allow_nan=False)
         out.write("\n")
         return
     if fmt == "csv":
@@ -118,10 +126,8 @@ def render_check(check, fmt: str, out: TextIO) -> None:
 def render_sql(columns: list[str], rows: list[tuple], fmt: str, out: TextIO) -> None:
     """A query's result (DuckDB), every column as text except numbers in json."""
     if fmt == "json":
-        json.dump({"columns": columns,
-                   "rows": [[_json_value(v) if not isinstance(v, (dict, list)) else v
-                             for v in r] for r in rows]},
-                  out, default=str, allow_nan=False)
+        json.dump(_json_value({"columns": columns, "rows": [list(r) for r in rows]}), out,
+                  default=str, allow_nan=False)
         out.write("\n")
         return
     fields = [(c, c, "text") for c in columns]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import io
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pacsv
+if TYPE_CHECKING:  # pandas and pyarrow are imported where used: markdown cells need neither
+    import pandas as pd
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -39,6 +38,9 @@ def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
               chunk: int = 20_000) -> None:
     """Write `frame` as CSV with its text columns formula-neutralised, streamed in chunks by
     pyarrow (straight into the binary stream under `out` when there is one)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     frame = frame.copy()
     for f in text_columns:
         if f in frame.columns:
