@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 
+import pyarrow.parquet as pq
 from conftest import run_ttdash, wait_until
 from fake_host import Card, fake_host, write
 
@@ -120,6 +121,12 @@ def test_report_and_diff_say_the_candidate_ran_throttled(tmp_path, real, monkeyp
            "the candidate ran on a throttled device" in r.stdout
     d = json.loads(run_ttdash("diff", str(base), str(cand), "-f", "json", env=state).stdout)
     assert d["telemetry"]["baseline"] is None and d["telemetry"]["candidate"]["throttled"] == 2
+    # the run history keeps the run's telemetry summary
+    store = str(tmp_path / "store")
+    assert run_ttdash("history", "add", "--store", store, str(cand), env=state).returncode == 0
+    row = pq.read_table(next((tmp_path / "store" / "runs").rglob("*.parquet"))).to_pylist()[0]
+    assert row["telemetry"] == {"readings": 3, "throttled": 2, "temp_c_max": 82.0,
+                                "power_w_max": 60.0, "aiclk_mhz_min": 700.0}
 
 
 def test_named_runs_the_runs_devices_and_a_bounded_first_run(tmp_path, real, monkeypatch):
