@@ -222,11 +222,16 @@ def test_corrupt_and_foreign_files_are_named_and_the_rest_reads(real, tmp_path):
     part = Path(store.root) / "runs" / "arch=wormhole_b0"
     (part / "broken.parquet").write_bytes(b"PAR1 this is not parquet")
     pq.write_table(pa.table({"x": [1, 2]}), part / "foreign.parquet")
+    good = pq.read_table(next(part.glob("run-*.parquet")))
+    blank = good.set_column(good.column_names.index("added_at"), "added_at",
+                            pa.nulls(1, good.schema.field("added_at").type))
+    pq.write_table(blank, part / "blank.parquet")  # a row with no added_at: not a run
     res = run_ttdash("history", "list", "--store", store.uri, "-f", "json")
     assert res.returncode == 0, res.stderr
     assert [r["run_id"] for r in json.loads(res.stdout)["runs"]] == ids[::-1]
     lines = res.stderr.splitlines()
-    assert len(lines) == 2 and "Traceback" not in res.stderr
+    assert len(lines) == 3 and "Traceback" not in res.stderr
+    assert any("blank.parquet: 1 row(s) without run_id or added_at" in ln for ln in lines)
     assert any("broken.parquet: unreadable" in ln for ln in lines)
     assert any("foreign.parquet: not a ttdash runs file" in ln for ln in lines)
 

@@ -148,6 +148,7 @@ class Store:
         if columns is not None:
             columns = list(dict.fromkeys(["run_id", "added_at", *columns]))
         files = self.files("runs")
+        self.skipped = []  # this read's problems only
         with ThreadPoolExecutor(max_workers=8) as pool:
             tables = list(pool.map(lambda f: self._read(f, columns), files))
         rows: dict[str, dict[str, Any]] = {}
@@ -158,13 +159,21 @@ class Store:
             stamps = [c for c in ("added_at", "run_at") if c in t.column_names]
             for c in stamps:  # as integers: pyarrow's own conversion would import pandas
                 t = t.set_column(t.column_names.index(c), c, t[c].cast(pa.int64()))
+            blank = 0
             for r in t.to_pylist():
+                if r["run_id"] is None or r["added_at"] is None:
+                    blank += 1
+                    continue
                 r["arch"] = arch
                 for c in stamps:
                     r[c] = _utc(r[c])
                 old = rows.get(r["run_id"])
                 if old is None or r["added_at"] < old["added_at"]:
                     rows[r["run_id"]] = r
+            if blank:
+                rel = path[len(self.root):].lstrip("/")
+                self.skipped.append(f"{self.uri}/{rel}: {blank} row(s) without run_id or "
+                                    "added_at; skipped")
         out = sorted(rows.values(), key=lambda r: (r["added_at"], r["run_id"]))
         for r in out:
             if "labels" in r:
