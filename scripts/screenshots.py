@@ -68,6 +68,57 @@ async def main() -> None:
         write_cpp_device_csv(cpp_device_rows(generate_ops(400, seed=2)).iloc[:260], log)
         await shoot(watch_app(root), "watch-live-120x36", (120, 36),
                     until=lambda app: app.screen.live.total_rows >= 260)
+    await history_shots()
+
+
+async def history_shots() -> None:
+    """`ttdash history` on 14 runs of the real CLIP trace (device times jittered, one run with
+    its matmuls 6% slower) and one Blackhole run."""
+    import os
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    import pandas as pd
+
+    from ttdash.commands.common import load_view
+    from ttdash.commands.options import WindowOptions
+    from ttdash.history import record
+    from ttdash.history.store import Store
+    from ttdash.tui.history import history_app
+
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    record.default_labels = lambda env=None: {"machine": "wh-lab-3"}  # not this host's name
+    src = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
+    col = "DEVICE KERNEL DURATION [ns]"
+    rng = random.Random(3)
+    t0 = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["HOME"] = tmp  # the header shows the default store's path, not a temp dir
+        store = Store.open("~/.local/share/ttdash/history")
+        base = pd.read_csv(src, dtype=str, keep_default_na=False)
+        dur = pd.to_numeric(base[col], errors="coerce")
+        for i in range(14):
+            df = base.copy()
+            k = 1 + rng.gauss(0, 0.01)
+            hit = dur.notna() & ((df["OP CODE"] == "MinimalMatmulOp") if i == 9 else True)
+            df.loc[hit, col] = (dur[hit] * (k + (0.06 if i == 9 else 0))).round().astype(
+                "int64").astype(str)
+            path = Path(tmp) / f"clip_{i}.csv"
+            df.to_csv(path, index=False)
+            store.add(record.build(load_view(str(path), WindowOptions()), now=t0 + timedelta(
+                days=i), labels={"model": "clip", "commit": f"{0xabc000 + i * 77:x}"}))
+        store.add(record.build(load_view(str(REAL / "tt-perf-report__bh_p100_dlv3.csv"),
+                                         WindowOptions()), now=t0 + timedelta(days=15),
+                               labels={"model": "dlv3"}))
+
+        def loaded(app) -> bool:
+            return bool(getattr(app.screen, "loaded", False))
+
+        await shoot(history_app(store), "history-80x24", (80, 24), ["down"], until=loaded)
+        await shoot(history_app(store), "history-160x40", (160, 40), ["down"], until=loaded)
+        await shoot(history_app(store), "history-trend-120x36", (120, 36),
+                    ["down", "down", "down", "down", "down", "down", "t"], until=loaded)
 
 
 if __name__ == "__main__":
