@@ -633,3 +633,42 @@ def test_roofline_in_a_real_terminal(term_env, size):
         s = wait_stable(t, lambda s: "% of the roof" in s and "row 7/" in s)
         t.send("q")
         assert t.exit_status() == 0
+
+
+# ---------------------------------------------------------------- run history
+def test_history_list_trend_and_diff_in_a_terminal(term_env, tmp_path):
+    """`ttdash history add` three runs, then the installed `ttdash history` at 80x24: the runs
+    newest first, t (trend) then right (next op code), b / c / d (a diff of two runs), q."""
+    from history_fixture import scaled_copy
+
+    store = str(tmp_path / "store")
+    paths = [scaled_copy(Path(real(CLIP_WH)), tmp_path / f"clip{i}.csv", f)
+             for i, f in enumerate((1.0, 1.02, 1.3))]
+    for i, p in enumerate(paths):
+        res = subprocess.run([ttdash_bin(), "history", "add", "--store", store, str(p),
+                              "--label", f"commit=c{i}"], capture_output=True, text=True,
+                             env={**os.environ, **term_env})
+        assert res.returncode == 0, res.stderr
+    with Tmux([ttdash_bin(), "history", "--store", store], 80, 24, term_env) as t:
+        first = t.wait_for(lambda s: "Run history · 3 runs · " in s and "commit=c0" in s, LOAD)
+        rows = [ln for ln in first.splitlines() if "wormhole_b0" in ln]
+        assert len(rows) == 3 and "commit=c2" in rows[0] and "commit=c0" in rows[2]
+        assert "+24.9%" in rows[0] and "+1.8%" in rows[1]  # steady state vs the run before
+        t.send("t")
+        t.wait_for(lambda s: "Trend MinimalMatmulOp (1/" in s and "3 runs" in s)
+        t.send("Right")
+        t.wait_for(lambda s: "(2/" in s and "Trend MinimalMatmulOp" not in s)
+        t.send("Escape")
+        t.wait_for(lambda s: "Run history" in s)
+        t.send("b")
+        t.send("Down")
+        t.send("Down")
+        t.send("c")
+        t.wait_for(lambda s: re.search(r"\bB\b.*commit=c2", s) and re.search(r"\bC\b.*commit=c0",
+                                                                              s))
+        t.send("d")
+        t.wait_for(lambda s: "clip2.csv" in s and "clip0.csv" in s and "steady" in s, LOAD)
+        t.send("Escape")
+        t.wait_for(lambda s: "Run history" in s)
+        t.send("q")
+        assert t.exit_status() == 0

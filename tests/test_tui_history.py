@@ -93,7 +93,7 @@ async def test_newest_first_with_values(real, hist, app_in):
         screen = await loaded(pilot)
         assert table_ids(screen) == ids[::-1]
         text, _ = screen_text(app)
-        assert "Run history · store · 4 runs" in text
+        assert "Run history · 4 runs · store" in text
         lines = text.splitlines()
         rows = [next(i for i, line in enumerate(lines) if rid[:8] in line) for rid in ids]
         assert rows == sorted(rows, reverse=True), "newest run first"
@@ -292,7 +292,7 @@ async def test_skipped_files_are_named(real, tmp_path, monkeypatch):
     async with app.run_test(size=(120, 30)) as pilot:
         await loaded(pilot)
         text, _ = screen_text(app)
-        assert "1 run · 1 file skipped" in text
+        assert "1 run · 1 file skipped (?) · store" in text
         assert "⚠ store/runs/arch=wormhole_b0/run-[red]bad.parquet: unreadable" in text
         await pilot.press("r")  # a reload counts the file once more, not twice
         await wait_until(pilot, lambda: not app.screen.busy)

@@ -311,12 +311,11 @@ class HistoryScreen(Screen):
         n = self._reads
 
         def read() -> None:
-            before = len(store.skipped)  # `skipped` grows on every read: keep this read's
             try:
                 runs, error = store.runs(), None
             except (TraceError, OSError) as exc:
                 runs, error = [], exc.oneline() if isinstance(exc, TraceError) else str(exc)
-            skipped = list(store.skipped[before:])
+            skipped = list(store.skipped)  # this read's
             self.app.call_from_thread(self.show_runs, runs, skipped, error, n)
 
         self.run_worker(read, thread=True, group="history-read")
@@ -441,13 +440,15 @@ class HistoryScreen(Screen):
     # ------------------------------------------------------------ header and status
     def update_header(self) -> None:
         uri = getattr(self.store, "uri", "")
-        line = Text.assemble(("Run history", "bold"), " · ", plain(uri))
-        if self.loaded:
+        line = Text("Run history", style="bold")
+        if self.loaded:  # counts first: a long store path is what an 80-column line cuts
             n = len(self.runs)
             line.append(f" · {n:,} run{'s' * (n != 1)}")
             if self.skipped:
                 line.append(f" · {len(self.skipped)} file{'s' * (len(self.skipped) != 1)} "
                             "skipped (?)", style="bold")
+        line.append(" · ")
+        line.append_text(plain(uri))
         line.no_wrap, line.overflow = True, "ellipsis"
         self.query_one("#header", Static).update(line)
         skipped = self.query_one("#skipped", Static)
