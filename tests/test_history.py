@@ -8,6 +8,7 @@ import io
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,7 +104,15 @@ def test_list_newest_first_where_and_last(real, tmp_path, capsys):
         (runs[-2]["steady_us"] / runs[-1]["steady_us"] - 1) * 100)
     rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "json",
                      "--where", "batch=9", "--last", "1")
-    assert [r["run_id"] for r in json.loads(out)["runs"]] == [ids[3]]
+    last = json.loads(out)["runs"]
+    assert [r["run_id"] for r in last] == [ids[3]]
+    rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "json", "--last",
+                     "1")
+    assert json.loads(out)["runs"][0]["change_pct"] == pytest.approx(runs[0]["change_pct"])
+    # --store before the action, and arch/window as --where keys
+    rc, out, _ = cli(capsys, "history", "--store", store.uri, "list", "-f", "json", "--where",
+                     "arch=wormhole_b0", "--where", "window=whole file")
+    assert rc == 0 and len(json.loads(out)["runs"]) == 4
     rc, out, _ = cli(capsys, "history", "list", "--store", store.uri)
     lines = out.splitlines()
     assert lines[0].startswith("4 runs in ") and lines[1].split()[:3] == ["Added", "(UTC)",
@@ -114,6 +123,7 @@ def test_list_newest_first_where_and_last(real, tmp_path, capsys):
     assert frame["run_id"].tolist() == ids[::-1] and "labels" in frame
     rc, out, _ = cli(capsys, "history", "list", "--store", store.uri, "-f", "markdown")
     assert out.startswith("| Added (UTC) | Run |") and out.count("\n") == 6
+    assert re.search(r"\| [+-]\d+\.\d\d% \|", out) and "'+" not in out  # numbers stay numbers
 
 
 def test_trend_of_an_op_code_and_a_region(real, tmp_path, capsys):
@@ -152,7 +162,7 @@ def test_check_gates_against_the_median_of_the_last_runs(real, tmp_path, capsys)
     slow = scaled_copy(CLIP, tmp_path / "slow.csv", 1.4, op_code="MinimalMatmulOp")
     rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(slow),
                        "--fail-above", "3", "-f", "json")
-    assert rc == 1 and "ttdash: regression: REGRESSION" in err
+    assert rc == 1 and err.startswith("ttdash: REGRESSION: steady state ")
     doc = json.loads(out)
     assert doc["regression"] and doc["pct"] > 3 and doc["baseline_runs"] == ids
     assert doc["culprits"][0]["op_code"] == "MinimalMatmulOp"
@@ -231,7 +241,7 @@ def test_corrupt_and_foreign_files_are_named_and_the_rest_reads(real, tmp_path):
     assert [r["run_id"] for r in json.loads(res.stdout)["runs"]] == ids[::-1]
     lines = res.stderr.splitlines()
     assert len(lines) == 3 and "Traceback" not in res.stderr
-    assert any("blank.parquet: 1 row(s) without run_id or added_at" in ln for ln in lines)
+    assert any("blank.parquet: 1 row(s) without run_id, added_at, ops" in ln for ln in lines)
     assert any("broken.parquet: unreadable" in ln for ln in lines)
     assert any("foreign.parquet: not a ttdash runs file" in ln for ln in lines)
 
@@ -388,3 +398,89 @@ def test_run_no_tui_record(tmp_path):
     assert "ttdash run: recorded run " in res.stderr
     runs = Store.open(str(store)).runs()
     assert len(runs) == 1 and runs[0]["ops"] == 80
+
+
+def test_one_file_under_other_analysis_settings_is_another_run(real, tmp_path, capsys):
+    store = str(tmp_path / "store")
+    f = str(real / "tt-perf-report__bh20_oft.csv")
+    outs = [cli(capsys, "history", "add", "--store", store, f, *extra)[1]
+            for extra in ((), ("--signpost", "2"), ("--per-device",), ("--pause-above", "50"),
+                          ("--signpost", "2"))]
+    assert [o.split()[1] for o in outs] == ["added"] * 4 + ["already"]
+    runs = Store.open(store).runs()
+    assert len(runs) == 4 and len({r["window"] for r in runs}) == 2
+    from ttdash.history.record import stored_view
+
+    for r in runs:  # what `enter` and `d` in `ttdash history` open: the view as it was added
+        view = stored_view(r, Path(r["file"]))
+        tot = view.totals()
+        assert (tot["ops"], view.merged, view.description) == (r["ops"], not r["per_device"],
+                                                               r["window"])
+        assert tot["steady_us"] == pytest.approx(r["steady_us"], rel=1e-12)
+    # check compares only runs analysed the same way: the whole file, merged, 1000 us pauses
+    rc, out, err = cli(capsys, "history", "check", "--store", store, f, "--fail-above", "1",
+                       "-f", "json")
+    assert rc == 2 and "no earlier run matches" in err and "--pause-above 1000" in err
+    same = scaled_copy(Path(f), tmp_path / "same.csv", 1.0)  # another run_id, same numbers
+    rc, out, err = cli(capsys, "history", "check", "--store", store, str(same),
+                       "--fail-above", "1", "--pause-above", "50", "-f", "json")
+    assert rc == 0 and len(json.loads(out)["baseline_runs"]) == 1
+    assert json.loads(out)["pct"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_add_goes_on_after_a_bad_file_and_usage_errors(real, tmp_path, capsys):
+    store = str(tmp_path / "store")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("not,a,report\n1,2,3\n")
+    rc, out, err = cli(capsys, "history", "add", "--store", store, str(bad), str(CLIP))
+    assert rc == 2 and out.split()[1] == "added" and err.startswith(f"ttdash: {bad}")
+    for args, msg in ((("history", "list", "--store", ""), "empty store path"),
+                      (("history", "trend", "--store", store, "--op", ""), "empty value"),
+                      (("history", "sql", "--store", store, " "), "empty value"),
+                      (("watch", str(tmp_path), "--once", "--record"), "not with --once"),
+                      (("watch", str(tmp_path), "--store", store), "give --record too")):
+        res = run_ttdash(*args)
+        assert res.returncode == 2 and msg in res.stderr and res.stderr.count("\n") == 1, args
+
+
+def test_null_metrics_rows_are_skipped_and_named(real, tmp_path, capsys):
+    store, ids, _ = make_store(tmp_path, [1.0, 1.1])
+    part = Path(store.root) / "runs" / "arch=wormhole_b0"
+    good = pq.read_table(next(part.glob("run-*.parquet")))
+    row = good.to_pylist()[0]
+    row.update(run_id="f" * 16, steady_us=None)
+    pq.write_table(pa.Table.from_pylist([row], schema=good.schema), part / "spark-out.parquet")
+    for args in (("list",), ("trend",), ("check", str(CLIP), "--fail-above", "50")):
+        rc, out, err = cli(capsys, "history", *args, "--store", store.uri)
+        assert rc == 0 and "spark-out.parquet: 1 row(s) without" in err, (args, err)
+
+
+def test_sql_names_a_corrupt_file_and_reads_the_rest(real, tmp_path, capsys):
+    store, ids, _ = make_store(tmp_path, [1.0], name="st[1]")  # glob characters in the path
+    junk = next((Path(store.root) / "ops").rglob("run_id=*")) / "junk.parquet"
+    junk.write_text("junk")
+    rc, out, err = cli(capsys, "history", "sql", "--store", store.uri, "-f", "json",
+                       "SELECT count(*) FROM ops")
+    assert rc == 0 and json.loads(out)["rows"] == [[1872]]
+    assert "junk.parquet: unreadable" in err
+
+
+def test_readers_during_a_compaction_see_every_run(real, tmp_path, monkeypatch):
+    """A read that lists files, then finds some merged away, reads again."""
+    small = real / "tt-perf-report__bh20_oft_integral_image_trace.csv"
+    store = Store.open(str(tmp_path / "store"))
+    monkeypatch.setattr(store_mod, "COMPACT_ABOVE", 100)
+    ids = [add_run(store, scaled_copy(small, tmp_path / f"s{i}.csv", 1 + i / 10),
+                   T0 + timedelta(hours=i)) for i in range(6)]
+    real_read = Store._read
+    compacted = []
+
+    def read_then_compact(self, path, columns):
+        if not compacted:  # the first file read: another process compacts right now
+            compacted.append(None)
+            compacted[0] = Store.open(self.uri).compact("arch=blackhole_p150", above=1)
+        return real_read(self, path, columns)
+
+    monkeypatch.setattr(Store, "_read", read_then_compact)
+    assert [r["run_id"] for r in store.runs()] == ids and store.skipped == []
+    assert compacted == [6]

@@ -22,7 +22,7 @@ FORBIDDEN = {
     "proctree": {"tui", "report", "commands", "cli", "live", "sim", "runner"},
     "commands": {"cli"},
     "health": {"tui", "report", "commands", "cli", "live", "sim", "model"},
-    "history": {"tui", "commands", "cli", "live", "sim", "runner", "hooks"},
+    "history": {"tui", "report", "commands", "cli", "live", "sim", "runner", "hooks"},
 }
 MAX_LINES = 600
 SIZE_REASON = "Size:"  # a file over MAX_LINES says why in its docstring, after this word

@@ -131,10 +131,10 @@ async def test_resize_relays_the_table(real, hist, app_in):
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         text, _ = screen_text(app)
-        assert "11-04 12:00" in text and "2026-11-04 12:00 8a6d" not in text
+        assert "11-04 12:00" in text and "2026-11-04 12:00 640f" not in text
         assert f"model={HOSTILE}" not in text.split("Labels")[1].split("run 1/4")[0]
         await pilot.resize_terminal(200, 40)
-        await wait_until(pilot, lambda: "2026-11-04 12:00 8a6d6135" in screen_text(app)[0])
+        await wait_until(pilot, lambda: "2026-11-04 12:00 640ff201" in screen_text(app)[0])
         assert f"machine=lab1 model={HOSTILE}" in screen_text(app)[0]
 
 
@@ -363,6 +363,6 @@ def test_trend_snapshot(real, hist, app_in, snap_compare):
 def test_the_store_fixture_is_stable(real, hist):
     """Snapshots name run ids: they are content hashes of the scaled copies."""
     _, ids, paths = hist
-    assert ids[-1] == "8a6d6135233d590b"
+    assert ids[-1] == "640ff201707e5f77"
     assert [p.name for p in paths] == ["run0_1.csv", "run1_1.1.csv", "run2_0.9.csv",
                                        "run3_1.2.csv"]

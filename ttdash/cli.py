@@ -136,7 +136,8 @@ def _output_args(p: argparse.ArgumentParser) -> None:
 def _record_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", action="store_true", help="add each report finished while "
                    "watching to the run history (ttdash history)")
-    p.add_argument("--store", metavar="PATH|URI", help="--record's history store (default "
+    p.add_argument("--store", metavar="PATH|URI", type=store_uri, help="--record's history "
+                   "store (default "
                    "$TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history)")
 
 
@@ -309,11 +310,26 @@ def build_parser() -> Parser:
     return p
 
 
+def store_uri(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty store path (give a directory or a URI)")
+    return text
+
+
+def non_empty(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value")
+    return text
+
+
 def _history_parser(sub) -> None:
+    # --store is accepted before and after the action; SUPPRESS on the action's copy keeps a
+    # value given before it (`history --store S list`)
     store = argparse.ArgumentParser(add_help=False)
-    store.add_argument("--store", metavar="PATH|URI", help="the history store: a directory or "
-                       "a URI pyarrow opens (file://, s3://BUCKET/PATH, gs://...); default "
-                       "$TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history")
+    store.add_argument("--store", metavar="PATH|URI", type=store_uri, default=argparse.SUPPRESS,
+                       help="the history store: a directory or a URI pyarrow opens (file://, "
+                       "s3://BUCKET/PATH, gs://...); default $TTDASH_HISTORY, else "
+                       "$XDG_DATA_HOME/ttdash/history")
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown"),
                      default="table", help="output format (default table)")
@@ -323,13 +339,15 @@ def _history_parser(sub) -> None:
                      help="only runs with this label (or arch=ARCH, window=TEXT); repeatable")
     sel.add_argument("--last", type=positive_int, metavar="N", help="only the last N runs")
 
-    h = sub.add_parser("history", parents=[store], help="the run history: every run kept, "
+    h = sub.add_parser("history", help="the run history: every run kept, "
                        "trends, a gate against the last N runs",
                        description="A Parquet store of runs (runs/) and their ops (ops/), "
                        "hive-partitioned: DuckDB, Spark or pyarrow read it as it is. Without an "
                        "action: the interactive list of runs.",
                        epilog="Exit codes: 0 ok, 1 regression (check --fail-above), 2 bad input "
                        "or store.")
+    h.add_argument("--store", metavar="PATH|URI", type=store_uri, help="the history store "
+                   "(see ACTION --help)")
     h.add_argument("--theme", help="theme name (the interactive list)")
     hs = h.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     a = hs.add_parser("add", parents=[store], help="add reports (CSV files or profiler dirs)",
@@ -348,9 +366,10 @@ def _history_parser(sub) -> None:
                       description="Device and steady-state time per run, oldest first: of "
                       "whole runs, one op code or one signpost region.")
     which = t.add_mutually_exclusive_group()
-    which.add_argument("--op", metavar="OPCODE", help="one op code (as in report's csv/json)")
-    which.add_argument("--region", metavar="NAME", help="one signpost region (its label, "
-                       "e.g. 'decode #2')")
+    which.add_argument("--op", metavar="OPCODE", type=non_empty,
+                       help="one op code (as in report's csv/json)")
+    which.add_argument("--region", metavar="NAME", type=non_empty,
+                       help="one signpost region (its label, e.g. 'decode #2')")
     c = hs.add_parser("check", parents=[store, sel, fmt], help="gate a run against the median "
                       "of the last N matching runs",
                       description="Compare PATH's steady state (device + dispatch gaps, the "
@@ -364,8 +383,8 @@ def _history_parser(sub) -> None:
     q = hs.add_parser("sql", parents=[store, fmt], help="SQL over the store (DuckDB)",
                       description="Run a DuckDB query with the views `runs` and `ops` over the "
                       "store (needs the sql extra: pip install 'ttdash[sql]').")
-    q.add_argument("query", metavar="SQL", help="e.g. \"SELECT arch, count(*) FROM runs GROUP "
-                   "BY arch\"")
+    q.add_argument("query", metavar="SQL", type=non_empty,
+                   help="e.g. \"SELECT arch, count(*) FROM runs GROUP BY arch\"")
 
 
 # ------------------------------------------------------------------ argv -> typed options
@@ -416,6 +435,12 @@ def options(a: argparse.Namespace):
                              allow_arch_mismatch=a.allow_arch_mismatch, top=a.top, theme=a.theme,
                              window=_window(a), out=_out(a))
     if a.command == "watch":
+        if a.record and a.once:
+            Parser(prog="ttdash watch").error("--record follows a run: not with --once (use "
+                                              "`ttdash history add DIR`)")
+        if a.store and not a.record:
+            Parser(prog="ttdash watch").error("--store is where --record adds runs: give "
+                                              "--record too")
         return o.WatchOptions(dir=a.dir, poll=a.poll, refresh=a.refresh, once=a.once,
                               format=a.format, theme=a.theme, arch=a.arch, record=a.record,
                               store=a.store)
@@ -425,6 +450,9 @@ def options(a: argparse.Namespace):
         return o.DemoOptions(ops=a.ops, speed=a.speed, dir=Path(a.dir) if a.dir else None,
                              arch=a.arch, devices=a.devices, once=a.once, theme=a.theme)
     if a.command == "run":
+        if a.store and not a.record:
+            Parser(prog="ttdash run").error("--store is where --record adds runs: give "
+                                            "--record too")
         return o.RunOptions(cmd=tuple(a.cmd or ()), dir=a.dir, mid_run_dump=a.mid_run_dump,
                             no_tui=a.no_tui, refresh=a.refresh, poll=a.poll, grace=a.grace,
                             theme=a.theme, arch=a.arch, record=a.record, store=a.store)

@@ -74,3 +74,8 @@ def bar(pct: object, width: int) -> str:
     full, rem = divmod(eighths, 8)
     s = "█" * full + ("" if rem == 0 else " ▏▎▍▌▋▊▉"[rem])
     return s.ljust(width)[:width]
+
+
+def signed_pct(v: object) -> str:
+    """A change in percent with its sign: "+1.25%", "-0.40%"; "" when missing."""
+    return "" if is_missing(v) else f"{float(v):+.2f}%"  # type: ignore[arg-type]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
 
 from ..model.errors import TraceError
 from .common import load_view, note, write_output
@@ -81,27 +80,41 @@ def history(opts: HistoryOptions) -> int:
 
 
 def add(opts: HistoryOptions) -> int:
+    """Each PATH in turn: a bad one is said (one line) and the rest are still added; exit 2
+    when any failed."""
+    from ..model.text import clean_text
+
     store = _store(opts)
     labels = _labels(opts.labels, "--label")
+    failed = 0
     for path in opts.paths:
-        rec = record_of(path, opts.window, labels)
-        added = store.add(rec)
-        state = "added" if added else "already in the store (same file content): kept once"
-        sys.stdout.write(f"{rec.run_id}  {state}  {rec.arch}  {rec.row['ops']:,} ops  "
-                         f"{rec.row['file']}\n")
+        try:
+            rec = record_of(path, opts.window, labels)
+            added = store.add(rec)
+        except TraceError as exc:
+            if exc.path is not None and str(exc.path) == store.uri:
+                raise  # the store itself: every other add would fail the same way
+            sys.stderr.write(f"ttdash: {exc.oneline()}\n")
+            failed += 1
+            continue
+        state = "added" if added else ("already in the store (same file content and "
+                                       "analysis): kept once, labels unchanged")
+        sys.stdout.write(str(clean_text(f"{rec.run_id}  {state}  {rec.arch}  "
+                                        f"{rec.row['ops']:,} ops  {rec.row['file']}")) + "\n")
+        sys.stdout.flush()
     for line in store.skipped:
         note(line)
-    sys.stdout.flush()
-    return EXIT_OK
+    return 2 if failed else EXIT_OK
 
 
 def _selected(opts: HistoryOptions, runs: list[dict]) -> list[dict]:
     from ..history.query import matching
 
-    where = _labels(opts.where, "--where")
-    fields = {k: where.pop(k) for k in ("arch", "window") if k in where}
-    runs = matching(runs, where=where, **fields)
-    return runs[-opts.last:] if opts.last else runs
+    return matching(runs, where=_labels(opts.where, "--where"))
+
+
+def _last(opts: HistoryOptions, rows: list[dict]) -> list[dict]:
+    return rows[-opts.last:] if opts.last else rows
 
 
 def list_runs(opts: HistoryOptions) -> int:
@@ -112,8 +125,9 @@ def list_runs(opts: HistoryOptions) -> int:
     runs = _selected(opts, _runs(store, ["file", "window", "ops", "device_time_us",
                                          "steady_us", "labels"]))
     rows = {r["run_id"]: r for r in runs}
-    shown = [{**rows[t["run_id"]], "change_pct": t["change_pct"]}
-             for t in trend_rows(runs)][::-1]  # newest first
+    # the change against the run before is computed over the whole selection, then --last
+    shown = _last(opts, [{**rows[t["run_id"]], "change_pct": t["change_pct"]}
+                         for t in trend_rows(runs)])[::-1]  # newest first
     title = f"{len(shown)} run{'s' * (len(shown) != 1)} in {store.uri} (newest first)"
     write_output(opts.out, lambda out: render_runs(shown, opts.format, out, title,
                                                    {"store": store.uri}))
@@ -126,7 +140,7 @@ def trend(opts: HistoryOptions) -> int:
 
     store = _store(opts)
     runs = _selected(opts, _runs(store))
-    rows = trend_rows(runs, op=opts.op, region=opts.region)
+    rows = _last(opts, trend_rows(runs, op=opts.op, region=opts.region))
     what = (f"op code {opts.op}" if opts.op else f"region {opts.region}" if opts.region
             else "whole runs")
     if (opts.op or opts.region) and not any(r["ops"] for r in rows):
@@ -149,23 +163,21 @@ def check(opts: HistoryOptions) -> int:
     rec = record_of(opts.paths[0], opts.window)
     run = {**rec.row, "arch": rec.arch}
     where = _labels(opts.where, "--where")
-    history = query.matching(_runs(store), arch=rec.arch, window=run["window"],
-                             per_device=run["per_device"], where=where, exclude=rec.run_id)
-    if opts.last:
-        history = history[-opts.last:]
+    history = _last(opts, query.matching(
+        _runs(store), arch=rec.arch, window=run["window"], per_device=run["per_device"],
+        pause_above_us=run["pause_above_us"], where=where, exclude=rec.run_id))
     if not history:
-        cond = ", ".join([f"arch {rec.arch}", f"window {run['window']!r}"]
+        cond = ", ".join([f"arch {rec.arch}", f"window {run['window']!r}",
+                          "per device" if run["per_device"] else "devices merged",
+                          f"--pause-above {run['pause_above_us']:g}"]
                          + [f"{k}={v}" for k, v in where.items()])
         raise TraceError(store.uri, f"no earlier run matches ({cond}): nothing to check "
                          "against; add a baseline first (ttdash history add)")
-    result = query.check(run, history, opts.fail_above if opts.fail_above is not None else 0.0)
-
-    def render(out: TextIO) -> None:
-        render_check(result, opts.format, out)
-
-    write_output(opts.out, render)
-    if opts.fail_above is not None and result.failed:
-        sys.stderr.write(f"ttdash: regression: {result.verdict()}\n")
+    assert opts.fail_above is not None  # required by the parser
+    result = query.check(run, history, opts.fail_above)
+    write_output(opts.out, lambda out: render_check(result, opts.format, out))
+    if result.failed:
+        sys.stderr.write(f"ttdash: {result.verdict()}\n")
         return EXIT_REGRESSION
     return EXIT_OK
 
@@ -185,12 +197,15 @@ def sql(opts: HistoryOptions) -> int:
                          "DuckDB's httpfs with the README's queries")
     store.runs(["run_id"])  # missing store: one clear line
     con = duckdb.connect()
-    for table in ("runs", "ops"):
-        glob = f"{store.root}/{table}/**/*.parquet".replace("'", "''")
-        if store.files(table):
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}', "
-                        "hive_partitioning=true, union_by_name=true)")
     try:
+        for table in ("runs", "ops"):
+            files = store.readable(table)  # a corrupt file is named and left out
+            for line in store.skipped:
+                note(line)
+            if files:
+                listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], "
+                            "hive_partitioning=true, union_by_name=true)")
         cur = con.execute(opts.query or "")
         columns = [d[0] for d in cur.description or []]
         rows = cur.fetchall() if columns else []

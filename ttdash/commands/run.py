@@ -140,7 +140,7 @@ def record_new_reports(root: Path, since: float, record, out=None) -> None:
 
     out = sys.stderr if out is None else out
     for r in find_reports(root):
-        if r.mtime < since - 1.0 or not report_is_complete(r.path):
+        if r.mtime < since or not report_is_complete(r.path):
             continue
         try:
             line = record(r.path)

@@ -23,10 +23,23 @@ def parse_labels(pairs: list[str] | tuple[str, ...], what: str = "--label") -> d
     return out
 
 
+#: `--where` keys that name a run's own field when the run has no label of that name.
+RUN_FIELDS = ("arch", "window")
+
+
+def _where_value(run: dict[str, Any], key: str) -> str | None:
+    labels = run.get("labels") or {}
+    if key in labels:
+        return labels[key]
+    return str(run.get(key)) if key in RUN_FIELDS and run.get(key) is not None else None
+
+
 def matching(runs: list[dict[str, Any]], *, arch: str | None = None, window: str | None = None,
-             per_device: bool | None = None, where: Mapping[str, str] | None = None,
-             exclude: str | None = None) -> list[dict[str, Any]]:
-    """The runs of this arch and window whose labels have every `where` value (oldest first)."""
+             per_device: bool | None = None, pause_above_us: float | None = None,
+             where: Mapping[str, str] | None = None, exclude: str | None = None
+             ) -> list[dict[str, Any]]:
+    """The runs of this arch, window, device merge and pause threshold whose labels (or, for
+    arch and window, fields) have every `where` value (oldest first)."""
     out = []
     for r in runs:
         if exclude is not None and r["run_id"] == exclude:
@@ -37,8 +50,9 @@ def matching(runs: list[dict[str, Any]], *, arch: str | None = None, window: str
             continue
         if per_device is not None and r.get("per_device") != per_device:
             continue
-        labels = r.get("labels") or {}
-        if where and any(labels.get(k) != v for k, v in where.items()):
+        if pause_above_us is not None and r.get("pause_above_us") != pause_above_us:
+            continue
+        if where and any(_where_value(r, k) != v for k, v in where.items()):
             continue
         out.append(r)
     return out
@@ -56,10 +70,10 @@ def trend(runs: list[dict[str, Any]], *, op: str | None = None, region: str | No
           ) -> list[dict[str, Any]]:
     """Per run (oldest first): device and steady-state time of the whole run, or of one op code
     or region (0 ops when the run has none of it), and the change of steady state against the
-    previous run of the same arch and window (runs of another program or chip are not its
-    baseline)."""
+    previous run of the same arch, window and `model` label (runs of another chip, window or
+    labelled model are not its baseline; label runs with model=... to keep models apart)."""
     out = []
-    previous: dict[tuple[Any, Any], float] = {}
+    previous: dict[tuple[Any, Any, Any], float] = {}
     for r in runs:
         if op is not None or region is not None:
             g = group_value(r, "op_codes" if op is not None else "regions",
@@ -67,7 +81,7 @@ def trend(runs: list[dict[str, Any]], *, op: str | None = None, region: str | No
             ops, dev, steady = (g["ops"], g["device_us"], g["steady_us"]) if g else (0, 0.0, 0.0)
         else:
             ops, dev, steady = r["ops"], r["device_time_us"], r["steady_us"]
-        key = (r.get("arch"), r.get("window"))
+        key = (r.get("arch"), r.get("window"), (r.get("labels") or {}).get("model"))
         prev = previous.get(key)
         change = (steady / prev - 1.0) * 100.0 if prev else None
         out.append({"run_id": r["run_id"], "added_at": r["added_at"], "arch": r.get("arch"),
@@ -98,7 +112,7 @@ class Check:
         return (f"{state}: steady state {self.run['steady_us']:,.1f} us is {abs(self.pct):.2f}% "
                 f"{word} than the median {self.median_us:,.1f} us of the last "
                 f"{len(self.baseline)} matching run{'s' * (len(self.baseline) != 1)} "
-                f"(limit +{self.fail_above:g}%)")
+                f"(limit {self.fail_above:+g}%)")
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run["run_id"], "steady_us": self.run["steady_us"],

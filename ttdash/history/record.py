@@ -7,8 +7,10 @@ is built: reading the store needs only pyarrow.)
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import hashlib
+import json
 import os
 import socket
 from collections.abc import Iterator, Mapping
@@ -32,7 +34,8 @@ RUN_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("added_at", pa.timestamp("us", tz="UTC")),
     ("run_at", pa.timestamp("us", tz="UTC")), ("file", pa.string()), ("sha256", pa.string()),
     ("size_bytes", pa.int64()), ("arch_detected", pa.bool_()), ("clock_mhz", pa.float64()),
-    ("devices", pa.list_(pa.int32())), ("window", pa.string()), ("per_device", pa.bool_()),
+    ("devices", pa.list_(pa.int32())), ("window", pa.string()), ("window_spec", pa.string()),
+    ("per_device", pa.bool_()),
     ("pause_above_us", pa.float64()), ("ops", pa.int64()), ("device_ops", pa.int64()),
     ("host_ops", pa.int64()), ("signposts", pa.int64()), ("corrupt_rows", pa.int64()),
     ("device_time_us", pa.float64()), ("dispatch_us", pa.float64()),
@@ -90,9 +93,8 @@ class RunRecord:
     def op_batches(self) -> Iterator[pa.RecordBatch]:
         """The ops in report order, BATCH rows at a time (the frame is typed a batch at a time,
         so a million ops never exist twice in memory)."""
-        from ..model.columns import CSV_FIELDS, TEXT_FIELDS
+        from ..model.columns import CSV_FIELDS, TEXT_FIELDS, export_frame
         from ..model.signature import signature_text
-        from ..report.single import export_frame
 
         ops = self.view.op_rows
         schema = op_schema()
@@ -150,6 +152,11 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
     trace = view.trace
     path = Path(trace.path).resolve()
     digest, size = sha or file_sha256(path)
+    # What was analysed, besides the bytes: a run is one file under one set of these
+    spec = json.dumps({**dataclasses.asdict(view.window), "merged": bool(view.merged)},
+                      sort_keys=True)
+    key = "\0".join([digest, spec, repr(float(view.pause_above_us)), trace.arch.name])
+    run_id = hashlib.sha256(key.encode()).hexdigest()[:16]
     tot = view.totals()
     ops = view.op_rows
     device = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64"))
@@ -165,11 +172,12 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
                   for k, v in {**default_labels(), **(labels or {})}.items()}
     when = now or datetime.now(timezone.utc)
     row = {
-        "run_id": digest[:16], "added_at": when,
+        "run_id": run_id, "added_at": when,
         "run_at": datetime.fromtimestamp(path.stat().st_mtime, timezone.utc),
         "file": str(path), "sha256": digest, "size_bytes": size,
         "arch_detected": bool(trace.arch_detected), "clock_mhz": trace.clock_mhz,
         "devices": [int(d) for d in trace.devices], "window": view.description,
+        "window_spec": spec,
         "per_device": not view.merged, "pause_above_us": float(view.pause_above_us),
         "ops": tot["ops"], "device_ops": tot["device_ops"], "host_ops": tot["host_ops"],
         "signposts": tot["signposts"], "corrupt_rows": tot["corrupt_rows"],
@@ -181,5 +189,19 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
         "regions": _groups(regions, device, steady),
         "telemetry": tel, "ttdash_version": __version__,
     }
-    return RunRecord(run_id=digest[:16], arch=trace.arch.name, row=row, view=view)
+    return RunRecord(run_id=run_id, arch=trace.arch.name, row=row, view=view)
 
+
+
+def stored_view(run: Mapping[str, Any], path: Path):
+    """The view a stored run was analysed as (its window, device merge, pause threshold and
+    arch), rebuilt from the file at `path`."""
+    from ..model import Trace, Window
+
+    spec = json.loads(run.get("window_spec") or "{}")
+    merged = bool(spec.pop("merged", True))
+    trace = Trace.load(path, arch=run.get("arch") or None, columns="all")
+    view = trace.view(Window(**spec) if spec else Window("all"), merge=merged)
+    if run.get("pause_above_us"):
+        view.pause_above_us = float(run["pause_above_us"])
+    return view

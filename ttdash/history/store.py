@@ -19,6 +19,8 @@ run once (rows are deduplicated by run_id on read).
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +40,14 @@ from .record import RUN_SCHEMA, RunRecord
 #: thousand runs reads in a few files, not a thousand).
 COMPACT_ABOVE = 32
 LOCK = ".lock"
+#: Seconds a remote store has to answer the first request.
+REMOTE_TIMEOUT = 30.0
+#: Leftovers of an add that died (a temporary file, ops without their run row) older than this
+#: are removed by the next compaction; younger ones may be an add in progress.
+STALE_S = 3600.0
+#: Fields a row must have to be a run (a row another tool wrote without them is skipped).
+REQUIRED = ("run_id", "added_at", "ops", "device_time_us", "steady_us")
+_VANISHED = object()  # a file removed between listing and reading (a compaction)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -70,8 +80,35 @@ class Store:
             else:
                 fs, root = pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(uri))
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise TraceError(uri, f"not a store this ttdash can open: {exc}") from None
-        return cls(uri=uri, fs=fs, root=root.rstrip("/") or "/")
+            raise TraceError(uri, "not a store this ttdash can open: "
+                             + _first_line(exc)) from None
+        store = cls(uri=uri, fs=fs, root=root.rstrip("/") or "/")
+        if not store.local:
+            store._probe()
+        return store
+
+    def _probe(self, timeout: float | None = None) -> None:
+        """A remote store answers within REMOTE_TIMEOUT seconds, or a clear error (a client
+        without network or credentials may otherwise retry for minutes)."""
+        timeout = REMOTE_TIMEOUT if timeout is None else timeout
+        result: list[BaseException | None] = []
+
+        def probe() -> None:
+            try:
+                self.fs.get_file_info(self.root)
+                result.append(None)
+            except BaseException as exc:  # handed to the caller's thread
+                result.append(exc)
+
+        t = threading.Thread(target=probe, name="ttdash-store-probe", daemon=True)
+        t.start()
+        t.join(timeout)
+        if not result:
+            raise TraceError(self.uri, f"no answer in {timeout:g} s (network, bucket name or "
+                             "credentials?)")
+        if result[0] is not None:
+            raise TraceError(self.uri, "cannot reach the store: "
+                             + _first_line(result[0])) from None
 
     @property
     def local(self) -> bool:
@@ -120,6 +157,8 @@ class Store:
         """One runs file, or None (with a line in `skipped`) when it is corrupt or foreign."""
         rel = path[len(self.root):].lstrip("/")
         try:
+            if self.local and not os.path.exists(path):
+                return _VANISHED
             with self.fs.open_input_file(path) as fh:
                 pf = pq.ParquetFile(fh)
                 names = set(pf.schema_arrow.names)
@@ -129,9 +168,10 @@ class Store:
                                         f"{', '.join(missing[:3])} column); skipped")
                     return None
                 table = pf.read(columns=columns or RUN_SCHEMA.names)
+        except FileNotFoundError:
+            return _VANISHED
         except (OSError, pa.ArrowException) as exc:
-            self.skipped.append(f"{self.uri}/{rel}: unreadable ({str(exc).splitlines()[0]});"
-                                " skipped")
+            self.skipped.append(f"{self.uri}/{rel}: unreadable ({_first_line(exc)}); skipped")
             return None
         want = RUN_SCHEMA if columns is None else pa.schema([RUN_SCHEMA.field(c)
                                                              for c in columns])
@@ -147,13 +187,16 @@ class Store:
         (run_id and added_at always; "arch" always)."""
         if columns is not None:
             columns = list(dict.fromkeys(["run_id", "added_at", *columns]))
-        files = self.files("runs")
-        self.skipped = []  # this read's problems only
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            tables = list(pool.map(lambda f: self._read(f, columns), files))
+        for _ in range(3):  # a compaction replaced files while they were read: read again
+            files = self.files("runs")
+            self.skipped = []  # this read's problems only
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                tables = list(pool.map(lambda f: self._read(f, columns), files))
+            if not any(t is _VANISHED for t in tables):
+                break
         rows: dict[str, dict[str, Any]] = {}
         for path, t in zip(files, tables):
-            if t is None:
+            if t is None or t is _VANISHED:
                 continue
             arch = self._partitions(path).get("arch", "")
             stamps = [c for c in ("added_at", "run_at") if c in t.column_names]
@@ -161,7 +204,7 @@ class Store:
                 t = t.set_column(t.column_names.index(c), c, t[c].cast(pa.int64()))
             blank = 0
             for r in t.to_pylist():
-                if r["run_id"] is None or r["added_at"] is None:
+                if any(r.get(k, 0) is None for k in REQUIRED):
                     blank += 1
                     continue
                 r["arch"] = arch
@@ -172,13 +215,35 @@ class Store:
                     rows[r["run_id"]] = r
             if blank:
                 rel = path[len(self.root):].lstrip("/")
-                self.skipped.append(f"{self.uri}/{rel}: {blank} row(s) without run_id or "
-                                    "added_at; skipped")
+                self.skipped.append(f"{self.uri}/{rel}: {blank} row(s) without "
+                                    f"{', '.join(REQUIRED)}; skipped")
         out = sorted(rows.values(), key=lambda r: (r["added_at"], r["run_id"]))
         for r in out:
             if "labels" in r:
                 r["labels"] = dict(r["labels"] or [])
         return out
+
+    def readable(self, table: str) -> list[str]:
+        """The Parquet files of "runs" or "ops" whose footer reads (the others named in
+        `skipped`): what an engine given the whole list can scan."""
+        files = self.files(table)
+        self.skipped = []
+
+        def ok(path: str) -> bool:
+            try:
+                with self.fs.open_input_file(path) as fh:
+                    pq.read_metadata(fh)
+                return True
+            except FileNotFoundError:
+                return False
+            except (OSError, pa.ArrowException) as exc:
+                rel = path[len(self.root):].lstrip("/")
+                self.skipped.append(f"{self.uri}/{rel}: unreadable ({_first_line(exc)}); "
+                                    "skipped")
+                return False
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            return [f for f, good in zip(files, pool.map(ok, files)) if good]
 
     # ------------------------------------------------------------ writing
     def _write(self, directory: str, name: str, write: Callable[[Any], None]) -> None:
@@ -229,7 +294,10 @@ class Store:
                 pass
             raise
         if self.local:
-            self.compact(arch)
+            try:  # the run is stored: a failed tidy-up must not say otherwise
+                self.compact(arch)
+            except (TraceError, OSError, pa.ArrowException):
+                pass
         return True
 
     def compact(self, partition: str, above: int | None = None) -> int:
@@ -253,7 +321,8 @@ class Store:
                 return 0
             read = [(p, self._read(p, None)) for p in (f"{directory}/{n}"
                                                         for n in sorted(names))]
-            good = [(p, t) for p, t in read if t is not None]  # a bad file stays, named on read
+            # a bad file stays (named on every read); a vanished one was merged by another
+            good = [(p, t) for p, t in read if t is not None and t is not _VANISHED]
             if not good:
                 return 0
             merged = pa.concat_tables([t for _, t in good])
@@ -263,9 +332,34 @@ class Store:
                         lambda sink: pq.write_table(merged, sink, compression="zstd"))
             for p, _ in good:
                 os.unlink(p)
+            self._tidy()
             return len(good)
         finally:
             os.close(lock)
+
+    def _tidy(self) -> None:
+        """Remove what adds that died left (under the compaction lock): temporary files, and
+        ops partitions without a run row, older than STALE_S (younger: maybe an add running)."""
+        import shutil
+
+        old = time.time() - STALE_S
+        stored = {r["run_id"] for r in self.runs(columns=["run_id"])}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            for n in filenames:
+                p = os.path.join(dirpath, n)
+                if n.startswith(".tmp-") and os.path.getmtime(p) < old:
+                    os.unlink(p)
+            for d in dirnames:
+                key, _, run_id = d.partition("=")
+                p = os.path.join(dirpath, d)
+                if key == "run_id" and run_id not in stored and os.path.getmtime(p) < old:
+                    shutil.rmtree(p, ignore_errors=True)
+
+
+def _first_line(exc: BaseException, limit: int = 200) -> str:
+    text = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def _utc(us: int | None) -> datetime | None:

@@ -16,6 +16,7 @@ from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
 # ------------------------------------------------------------------ thresholds (named once)
 #: tt-perf-report's op-to-op gap limit: above it the device waited for the host.
@@ -202,6 +203,26 @@ SUMMARY_GROUP_BY = ("memory", "op", "category")
 #: The fields `y` copies (tab-separated).
 COPY_FIELDS = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us", "total_pct",
                "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")
+
+
+def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
+    """The ops with machine-friendly types (every machine output and the run history): ints
+    as Int64, "" bound as missing, floats rounded to 6 decimals except total_pct (a share of
+    1e-6 % would lose its digits)."""
+    import numpy as np
+
+    out = ops[list(fields)].copy()
+    for f in fields:
+        if f == "corrupt":
+            continue
+        if f in INT_FIELDS:
+            out[f] = out[f].astype("Float64").round().astype("Int64")
+        elif f == "bound":
+            out[f] = out[f].replace("", None)
+        elif out[f].dtype == "float64" and f != "total_pct":  # a tiny share keeps its digits
+            with np.errstate(all="ignore"):  # 1e300 cells: rounding overflows harmlessly
+                out[f] = out[f].round(6)
+    return out
 
 
 def legend() -> list[tuple[str, str]]:

@@ -8,11 +8,10 @@ from typing import TextIO
 
 import pandas as pd
 
-from ..format import fmt_int, fmt_us, is_missing
-from ..model.columns import DEFAULT_METRIC
+from ..format import fmt_int, fmt_us, is_missing, signed_pct
+from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
-from .safe import md_cell, write_csv
-from .single import export_frame
+from .safe import md_cell, md_table, write_csv
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
                   "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
@@ -32,10 +31,6 @@ CHUNK = 20_000
 def signed_us(v: object) -> str:
     s = fmt_us(v)
     return "+" + s if s and float(v) > 0 else s  # type: ignore[arg-type]
-
-
-def signed_pct(v: object) -> str:
-    return "" if is_missing(v) else f"{float(v):+.2f}%"  # type: ignore[arg-type]
 
 
 def fmt_speedup(v: object) -> str:
@@ -261,24 +256,13 @@ def _sections(result: DiffResult, top: int) -> list[tuple[str, str, tuple[list[s
 
 # ==================================================================== markdown
 
-def _md_table(head: list[str], rows: list[list[str]], left: tuple[int, ...]) -> str:
-    """A markdown table; the left-aligned (text) columns carry untrusted text and go through
-    md_cell, the others are numbers we formatted (a leading "+" must stay as it is)."""
-    lines = ["| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if i in left else "---:" for i in range(len(head))) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(md_cell(x) if i in left else x for i, x in enumerate(r))
-                     + " |")
-    return "\n".join(lines) + "\n"
-
-
 def to_markdown(result: DiffResult, out: TextIO, top: int = 10,
                 metric: str = DEFAULT_METRIC) -> None:
     out.write("## ttdash diff\n\n")
     for key, text in summary_lines(result, metric):
         out.write(f"- **{md_cell(key)}**: {md_cell(text)}\n")
     out.write("\n")
-    out.write(_md_table(["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
+    out.write(md_table(["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
                         [list(r) for r in totals_rows(result, metric)], left=(0,)))
     for title, kind, (head, rows) in _sections(result, top):
         out.write(f"\n### {md_cell(title)}\n\n")
@@ -288,7 +272,7 @@ def to_markdown(result: DiffResult, out: TextIO, top: int = 10,
         left = (0,) if kind == "group" else (1,)
         if kind != "group" and "Region" in head:
             left = left + (len(head) - 1,)
-        out.write(_md_table(head, rows, left=left))
+        out.write(md_table(head, rows, left=left))
 
 
 # ==================================================================== rich table

@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
-from ..format import fmt_pct, fmt_us
+from ..format import fmt_us, signed_pct
 from ..model.text import clean_text
-from .safe import md_cell, neutralise_formula
+from .safe import md_table, neutralise_formula
 
 #: (key, title, kind) of `list` and `trend` rows; kind: us, pct, int, text, time, labels
 RUN_FIELDS = (("added_at", "Added (UTC)", "time"), ("run_id", "Run", "text"),
               ("arch", "Arch", "text"), ("ops", "Ops", "int"),
               ("device_time_us", "Device", "us"), ("steady_us", "Steady", "us"),
               ("change_pct", "Change", "pct"), ("labels", "Labels", "labels"))
+NUMERIC = ("us", "pct", "int")
 CULPRIT_FIELDS = (("op_code", "Op code", "text"), ("ops", "Ops", "int"),
                   ("steady_us", "Steady", "us"), ("median_us", "Median", "us"),
                   ("delta_us", "Delta", "us"), ("pct", "Change", "pct"))
@@ -45,7 +46,7 @@ def _cell(v: Any, kind: str) -> str:
     if kind == "us":
         return fmt_us(v)
     if kind == "pct":
-        return f"{v:+.2f}%" if isinstance(v, float) else fmt_pct(v)
+        return signed_pct(v)
     if kind == "int":
         return f"{int(v):,}"
     if kind == "time":
@@ -67,16 +68,14 @@ def rows_table(rows: Sequence[dict], fields: Sequence[tuple[str, str, str]], out
         return
     cells = [[_cell(r.get(k), kind) for k, _, kind in fields] for r in rows]
     if fmt == "markdown":
-        out.write("| " + " | ".join(t for _, t, _ in fields) + " |\n")
-        out.write("|" + "|".join("---:" if kind in ("us", "pct", "int") else "---"
-                                 for _, _, kind in fields) + "|\n")
-        for c in cells:
-            out.write("| " + " | ".join(md_cell(clean_text(x)) for x in c) + " |\n")
+        left = tuple(i for i, (_, _, kind) in enumerate(fields) if kind not in NUMERIC)
+        out.write(md_table([t for _, t, _ in fields],
+                           [[str(clean_text(x)) for x in c] for c in cells], left))
         return
     cells = [[str(clean_text(x)) for x in c] for c in cells]
     titles = [t for _, t, _ in fields]
     widths = [max([len(t)] + [len(c[i]) for c in cells]) for i, t in enumerate(titles)]
-    right = [kind in ("us", "pct", "int") for _, _, kind in fields]
+    right = [kind in NUMERIC for _, _, kind in fields]
 
     def line(values: list[str]) -> str:
         return "  ".join(v.rjust(w) if r else v.ljust(w)

@@ -9,8 +9,8 @@ import json
 from typing import TextIO
 
 from ..model import View
+from ..model.columns import export_frame
 from ..model.timeline import for_view
-from .single import export_frame
 
 #: Op fields carried as event args (when not missing).
 ARG_FIELDS = ("id", "device", "op_to_op_us", "total_pct", "cores", "dram_gbps", "dram_pct",

@@ -34,6 +34,17 @@ def md_cell(v: object) -> str:
     return str(neutralise_formula(s)) if s[:1] in "=+@" else s
 
 
+def md_table(head: list[str], rows: list[list[str]], left: tuple[int, ...]) -> str:
+    """A markdown table; the left-aligned (text) columns carry untrusted text and go through
+    md_cell, the others are numbers we formatted (a leading "+" must stay as it is)."""
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if i in left else "---:" for i in range(len(head))) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(md_cell(x) if i in left else x for i, x in enumerate(r))
+                     + " |")
+    return "\n".join(lines) + "\n"
+
+
 def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
               chunk: int = 20_000) -> None:
     """Write `frame` as CSV with its text columns formula-neutralised, streamed in chunks by

@@ -14,7 +14,14 @@ from ..format import fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
 from ..model.advice import GAP_LIMIT_US, Advice, advice
-from ..model.columns import BY_KEY, INT_FIELDS, JSON_FIELDS, TABLE_FIELDS, TEXT_FIELDS, Severity
+from ..model.columns import (
+    BY_KEY,
+    JSON_FIELDS,
+    TABLE_FIELDS,
+    TEXT_FIELDS,
+    Severity,
+    export_frame,
+)
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.text import clean_text
 from .safe import md_cell, write_csv
@@ -57,23 +64,6 @@ def select(view: View, shown: Shown = ALL, rows=None) -> pd.DataFrame:
         ops = ops.sort_values(RANK_FIELDS[shown.rank_by], ascending=False, na_position="last",
                               kind="stable").head(shown.top)
     return ops
-
-
-def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
-    """The ops with machine-friendly types: ints as Int64, "" bound as missing, floats rounded
-    to 6 decimals except total_pct (a share of 1e-6 % would lose its digits)."""
-    out = ops[list(fields)].copy()
-    for f in fields:
-        if f == "corrupt":
-            continue
-        if f in INT_FIELDS:
-            out[f] = out[f].astype("Float64").round().astype("Int64")
-        elif f == "bound":
-            out[f] = out[f].replace("", None)
-        elif out[f].dtype == "float64" and f != "total_pct":  # a tiny share keeps its digits
-            with np.errstate(all="ignore"):  # 1e300 cells: rounding overflows harmlessly
-                out[f] = out[f].round(6)
-    return out
 
 
 def summary_dict(view: View) -> dict:

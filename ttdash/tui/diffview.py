@@ -17,13 +17,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import ContentSwitcher, DataTable, Footer, Static
 
-from ..format import fmt_us, is_missing
+from ..format import fmt_us, is_missing, signed_pct
 from ..model import Trace, Window
 from ..model.columns import legend
 from ..model.diff import DiffResult, diff_traces
 from ..model.query import DIFF_FILTER_KEYS, Filter
 from ..model.text import clean_text
-from ..report.diff import fmt_speedup, signed_pct, signed_us, to_csv, to_markdown
+from ..report.diff import fmt_speedup, signed_us, to_csv, to_markdown
 from .app import TTDashApp, run_guarded
 from .optable import Col, OpTable
 from .tableview import TABLE_BINDINGS, TableViewMixin

@@ -24,8 +24,7 @@ from textual_plotext import PlotextPlot
 
 from ..format import fmt_us, is_missing
 from ..history.query import trend
-from ..history.record import file_sha256
-from ..model import Trace, Window
+from ..history.record import file_sha256, stored_view
 from ..model.diff import diff_traces
 from ..model.errors import TraceError
 from ..model.text import clean_text
@@ -44,6 +43,7 @@ MIN_LABELS = 8
 SAMPLE_DAY = datetime(2000, 12, 31, 23, 59)
 RESIZE_SETTLE = 0.15  # seconds
 ID_CHARS = 8
+CHANGE_PCT = 1.0  # a change against the run before coloured from this many percent
 
 
 class SourceChanged(Exception):
@@ -123,8 +123,8 @@ def check_source(run: dict[str, Any]) -> Path:
 
 
 def load_run(run: dict[str, Any]):
-    """The run's whole trace as a View (worker thread)."""
-    return Trace.load(check_source(run), columns="all").view(Window("all"))
+    """The run's trace as it was analysed when added (worker thread)."""
+    return stored_view(run, check_source(run))
 
 
 class RunTraceScreen(TraceScreen):
@@ -405,8 +405,8 @@ class HistoryScreen(Screen):
             table.move_cursor(row=table.get_row_index(keep), animate=False)
 
     def cells(self, r: RunRow, long: bool) -> list[Text]:
-        style = "red" if r.change and r.change >= 0.05 else \
-            "green" if r.change and r.change <= -0.05 else ""
+        style = "red" if r.change and r.change >= CHANGE_PCT else \
+            "green" if r.change and r.change <= -CHANGE_PCT else ""
         lab = Text(" " + r.labels, no_wrap=True, overflow="ellipsis")
         return [self.mark_text(r.run_id), Text(r.added.strftime(LONG_DATE if long else SHORT_DATE)),
                 Text(r.run_id[:ID_CHARS]), Text(r.arch, no_wrap=True, overflow="ellipsis"),
