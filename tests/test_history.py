@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -484,3 +485,45 @@ def test_readers_during_a_compaction_see_every_run(real, tmp_path, monkeypatch):
     monkeypatch.setattr(Store, "_read", read_then_compact)
     assert [r["run_id"] for r in store.runs()] == ids and store.skipped == []
     assert compacted == [6]
+
+
+def test_a_remote_store_that_does_not_answer_is_one_line(tmp_path):
+    import threading
+
+    from ttdash.model.errors import TraceError
+
+    release = threading.Event()
+
+    class Silent:  # a filesystem client retrying forever (gs:// without network)
+        def get_file_info(self, path):
+            release.wait(30)
+
+    store = Store(uri="gs://bucket/hist", fs=Silent(), root="bucket/hist")
+    try:
+        with pytest.raises(TraceError) as exc:
+            store._probe(timeout=0.2)
+    finally:
+        release.set()
+    assert exc.value.oneline() == ("gs://bucket/hist: no answer in 0.2 s (network, bucket name "
+                                   "or credentials?)")
+
+
+def test_compaction_tidies_what_a_dead_add_left(real, tmp_path, monkeypatch):
+    small = real / "tt-perf-report__bh20_oft_integral_image_trace.csv"
+    store = Store.open(str(tmp_path / "store"))
+    add_run(store, small, T0)
+    root = Path(store.root)
+    orphan = root / "ops" / "arch=blackhole_p150" / "run_id=00000000deadbeef"
+    orphan.mkdir(parents=True)
+    (orphan / "ops.parquet").write_bytes(b"x")
+    young = root / "ops" / "arch=blackhole_p150" / "run_id=00000000cafecafe"  # an add running
+    young.mkdir()
+    tmp = root / "runs" / "arch=blackhole_p150" / ".tmp-0123"
+    tmp.write_bytes(b"half")
+    hour_ago = time.time() - 2 * store_mod.STALE_S
+    for p in (orphan, tmp):
+        os.utime(p, (hour_ago, hour_ago))
+    monkeypatch.setattr(store_mod, "COMPACT_ABOVE", 1)
+    add_run(store, scaled_copy(small, tmp_path / "s.csv", 1.1), T0 + timedelta(hours=1))
+    assert not orphan.exists() and not tmp.exists() and young.exists()
+    assert len(duck(root, "runs")) == 2
