@@ -20,16 +20,15 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Sparkline, Static
-from textual_plotext import PlotextPlot
 
 from ..format import fmt_us, is_missing
 from ..history.query import trend
 from ..history.record import file_sha256, stored_view
 from ..model.diff import diff_traces
 from ..model.errors import TraceError
-from ..model.text import clean_text
 from .app import TraceScreen, TTDashApp
 from .diffview import DiffScreen
+from .historytrend import ID_CHARS, TrendScreen, _text
 from .widgets import HelpScreen, help_rows, plain
 
 #: Table columns (key, title, right-aligned); the widths come from the rows (`_layout`).
@@ -42,7 +41,6 @@ LONG_DATE_FROM = 110
 MIN_LABELS = 8
 SAMPLE_DAY = datetime(2000, 12, 31, 23, 59)
 RESIZE_SETTLE = 0.15  # seconds
-ID_CHARS = 8
 CHANGE_PCT = 1.0  # a change against the run before coloured from this many percent
 
 
@@ -52,11 +50,6 @@ class SourceChanged(Exception):
 
 def _num(v: object) -> float:
     return 0.0 if is_missing(v) else float(v)  # type: ignore[arg-type]
-
-
-def _text(value: object) -> str:
-    """Untrusted text, control characters removed (for Text cells)."""
-    return "" if is_missing(value) else str(clean_text(str(value)))
 
 
 def shown_path(path: str) -> str:
@@ -144,89 +137,6 @@ class RunTraceScreen(TraceScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-
-class TrendScreen(Screen):
-    """Steady-state time of one op code over the runs of one arch (oldest first); left/right
-    cycle through the op codes, largest in the selected run first."""
-
-    BINDINGS = [
-        Binding("question_mark,h", "help", "Help", id="ttdash.help"),
-        Binding("left,left_square_bracket", "step(-1)", "Prev op code",
-                id="ttdash.trend_prev"),
-        Binding("right,right_square_bracket", "step(1)", "Next op code",
-                id="ttdash.trend_next"),
-        Binding("escape,q", "close", "Back", id="ttdash.trend_close"),
-    ]
-    DEFAULT_CSS = """
-    TrendScreen #trend-info { height: 2; background: $panel; padding: 0 1; text-wrap: nowrap;
-                              text-overflow: ellipsis; }
-    TrendScreen PlotextPlot { height: 1fr; }
-    """
-
-    def __init__(self, runs: list[dict[str, Any]], selected: str, op_codes: list[str]) -> None:
-        super().__init__()
-        self.runs, self.selected, self.op_codes = runs, selected, op_codes
-        self.index = 0
-        self.sel = next((i for i, r in enumerate(runs) if r["run_id"] == selected),
-                        len(runs) - 1)
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="trend-info")
-        yield PlotextPlot(id="trend-plot")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.draw()
-
-    @property
-    def op_code(self) -> str:
-        return self.op_codes[self.index]
-
-    def action_step(self, d: int) -> None:
-        self.index = (self.index + d) % len(self.op_codes)
-        self.draw()
-
-    def action_close(self) -> None:
-        self.app.pop_screen()
-
-    def action_help(self) -> None:
-        self.app.push_screen(HelpScreen("ttdash keys: op code trend",
-                                        help_rows(self.app, self),
-                                        ["Steady-state time = device time + dispatch gaps "
-                                         "(pauses excluded) of the op code's ops in each run.",
-                                         "Runs of the selected run's arch only, oldest "
-                                         "first; the selected run is marked."]))
-
-    def draw(self) -> None:
-        points = trend(self.runs, op=self.op_code)
-        ys = [float(p["steady_us"]) for p in points]
-        xs = list(range(1, len(ys) + 1))
-        sel = points[self.sel]
-        arch = _text(self.runs[self.sel].get("arch"))
-        name = _text(self.op_code) or "(no op code)"
-        head = Text.assemble(("Trend ", "bold"), (name, "bold"),
-                             f" ({self.index + 1}/{len(self.op_codes)}) · {arch} · {len(ys):,} "
-                             f"run{'s' * (len(ys) != 1)} · steady state per run")
-        line2 = Text.assemble(("▶ ", "bold"), f"run {self.selected[:ID_CHARS]}: ",
-                              (fmt_us(sel["steady_us"]), "bold"),
-                              f" in {sel['ops']:,} ops · min {fmt_us(min(ys))} · "
-                              f"max {fmt_us(max(ys))}")
-        info = Text("\n", no_wrap=True, overflow="ellipsis").join([head, line2])
-        self.query_one("#trend-info", Static).update(info)
-        plot = self.query_one(PlotextPlot)
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.plot(xs, ys, marker="braille", color="cyan")
-        plt.scatter([xs[self.sel]], [ys[self.sel]], marker="@", color="yellow")
-        step = max(1, len(xs) // 6)
-        ticks = xs[::step]
-        plt.xticks(ticks, [points[i - 1]["added_at"].astimezone().strftime("%m-%d")
-                           for i in ticks])
-        plt.xlabel("run (added, oldest first)")
-        plt.ylabel("steady-state us")
-        plot.refresh()
 
 
 class RunsTable(DataTable):

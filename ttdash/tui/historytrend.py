@@ -1,0 +1,110 @@
+"""The trend chart of `ttdash history` (`t`): one op code's steady-state time over the runs of
+one arch, oldest first (plotext), left/right for the other op codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual_plotext import PlotextPlot
+
+from ..format import fmt_us, is_missing
+from ..history.query import trend
+from ..model.text import clean_text
+from .widgets import HelpScreen, help_rows
+
+ID_CHARS = 8  # run ids are shown by their first characters (here and in the history's table)
+
+
+def _text(value: object) -> str:
+    """Untrusted text, control characters removed (for Text cells)."""
+    return "" if is_missing(value) else str(clean_text(str(value)))
+
+
+class TrendScreen(Screen):
+    """Steady-state time of one op code over the runs of one arch (oldest first); left/right
+    cycle through the op codes, largest in the selected run first."""
+
+    BINDINGS = [
+        Binding("question_mark,h", "help", "Help", id="ttdash.help"),
+        Binding("left,left_square_bracket", "step(-1)", "Prev op code",
+                id="ttdash.trend_prev"),
+        Binding("right,right_square_bracket", "step(1)", "Next op code",
+                id="ttdash.trend_next"),
+        Binding("escape,q", "close", "Back", id="ttdash.trend_close"),
+    ]
+    DEFAULT_CSS = """
+    TrendScreen #trend-info { height: 2; background: $panel; padding: 0 1; text-wrap: nowrap;
+                              text-overflow: ellipsis; }
+    TrendScreen PlotextPlot { height: 1fr; }
+    """
+
+    def __init__(self, runs: list[dict[str, Any]], selected: str, op_codes: list[str]) -> None:
+        super().__init__()
+        self.runs, self.selected, self.op_codes = runs, selected, op_codes
+        self.index = 0
+        self.sel = next((i for i, r in enumerate(runs) if r["run_id"] == selected),
+                        len(runs) - 1)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="trend-info")
+        yield PlotextPlot(id="trend-plot")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.draw()
+
+    @property
+    def op_code(self) -> str:
+        return self.op_codes[self.index]
+
+    def action_step(self, d: int) -> None:
+        self.index = (self.index + d) % len(self.op_codes)
+        self.draw()
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen("ttdash keys: op code trend",
+                                        help_rows(self.app, self),
+                                        ["Steady-state time = device time + dispatch gaps "
+                                         "(pauses excluded) of the op code's ops in each run.",
+                                         "Runs of the selected run's arch only, oldest "
+                                         "first; the selected run is marked."]))
+
+    def draw(self) -> None:
+        points = trend(self.runs, op=self.op_code)
+        ys = [float(p["steady_us"]) for p in points]
+        xs = list(range(1, len(ys) + 1))
+        sel = points[self.sel]
+        arch = _text(self.runs[self.sel].get("arch"))
+        name = _text(self.op_code) or "(no op code)"
+        head = Text.assemble(("Trend ", "bold"), (name, "bold"),
+                             f" ({self.index + 1}/{len(self.op_codes)}) · {arch} · {len(ys):,} "
+                             f"run{'s' * (len(ys) != 1)} · steady state per run")
+        line2 = Text.assemble(("▶ ", "bold"), f"run {self.selected[:ID_CHARS]}: ",
+                              (fmt_us(sel["steady_us"]), "bold"),
+                              f" in {sel['ops']:,} ops · min {fmt_us(min(ys))} · "
+                              f"max {fmt_us(max(ys))}")
+        info = Text("\n", no_wrap=True, overflow="ellipsis").join([head, line2])
+        self.query_one("#trend-info", Static).update(info)
+        plot = self.query_one(PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.plot(xs, ys, marker="braille", color="cyan")
+        plt.scatter([xs[self.sel]], [ys[self.sel]], marker="@", color="yellow")
+        step = max(1, len(xs) // 6)
+        ticks = xs[::step]
+        days = {p["added_at"].astimezone().date() for p in points}
+        tick = "%m-%d" if len(days) > 1 else "%H:%M"  # runs of one day: their times
+        plt.xticks(ticks, [points[i - 1]["added_at"].astimezone().strftime(tick)
+                           for i in ticks])
+        plt.xlabel("run (added, oldest first)")
+        plt.ylabel("steady-state us")
+        plot.refresh()
