@@ -29,6 +29,8 @@ GROUP = pa.struct([("name", pa.string()), ("ops", pa.int64()), ("device_us", pa.
 TELEMETRY = pa.struct([("readings", pa.int64()), ("throttled", pa.int64()),
                        ("temp_c_max", pa.float64()), ("power_w_max", pa.float64()),
                        ("aiclk_mhz_min", pa.float64())])
+#: (StructType.names is pyarrow 17+; the lowest pyarrow allowed is 16)
+TELEMETRY_FIELDS = tuple(TELEMETRY.field(i).name for i in range(TELEMETRY.num_fields))
 #: `runs/arch=ARCH/run-RUN_ID.parquet` (arch is the hive partition, not a column of the file).
 RUN_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("added_at", pa.timestamp("us", tz="UTC")),
@@ -167,7 +169,7 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
     regions = np.where(pd.isna(regions), "(whole run)", regions)
     tel = None
     if telemetry:
-        tel = {k: telemetry.get(k) for k in TELEMETRY.names}
+        tel = {k: telemetry.get(k) for k in TELEMETRY_FIELDS}
     all_labels = {str(clean_text(k)): str(clean_text(v))  # shown on terminals later
                   for k, v in {**default_labels(), **(labels or {})}.items()}
     when = now or datetime.now(timezone.utc)
