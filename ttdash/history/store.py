@@ -9,11 +9,12 @@
 
 Safety: every file is written under a temporary name starting with "." (which pyarrow, DuckDB's
 `*.parquet` glob and Spark all skip) and renamed into place, so no reader sees half a file. Names
-are keyed by the run's content hash: two processes adding the same run write the same names (the
-run is kept once), two different runs never share a name. The ops file is written before the
-run's row: a run listed has its ops. Merging run rows (`compact`, local stores, under a lock)
-writes the merged file before removing the ones it replaces; a reader that sees both keeps each
-run once (rows are deduplicated by run_id on read).
+are keyed by the run id (a hash of the file's content and the analysis settings): two processes
+adding the same run write the same names (the run is kept once), two different runs never share
+a name. The ops file is written before the run's row (and removed if the row cannot be): a run
+listed has its ops. Merging run rows (`compact`, local stores, under a lock) writes the merged
+file before removing the ones it replaces; a reader that sees both keeps each run once (rows are
+deduplicated by run_id), one that finds a listed file gone reads again.
 """
 
 from __future__ import annotations
@@ -118,8 +119,7 @@ class Store:
         return "/".join([self.root, *parts])
 
     def _error(self, exc: BaseException, what: str) -> TraceError:
-        detail = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-        return TraceError(self.uri, f"{what}: {detail}")
+        return TraceError(self.uri, f"{what}: {_first_line(exc)}")
 
     # ------------------------------------------------------------ reading
     def exists(self) -> bool:
@@ -153,8 +153,9 @@ class Store:
                 out[key] = value
         return out
 
-    def _read(self, path: str, columns: list[str] | None) -> pa.Table | None:
-        """One runs file, or None (with a line in `skipped`) when it is corrupt or foreign."""
+    def _read(self, path: str, columns: list[str] | None) -> pa.Table | None | object:
+        """One runs file; None (with a line in `skipped`) when it is corrupt or foreign;
+        _VANISHED when it was removed since it was listed."""
         rel = path[len(self.root):].lstrip("/")
         try:
             if self.local and not os.path.exists(path):
@@ -178,7 +179,8 @@ class Store:
         try:
             table = table.cast(want)
         except (pa.ArrowException, ValueError) as exc:
-            self.skipped.append(f"{self.uri}/{rel}: columns of other types ({exc}); skipped")
+            self.skipped.append(f"{self.uri}/{rel}: columns of other types "
+                                f"({_first_line(exc)}); skipped")
             return None
         return table
 
