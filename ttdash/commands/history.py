@@ -73,7 +73,7 @@ def history(opts: HistoryOptions) -> int:
         from ..tui.history import history_app
 
         store = _store(opts)
-        store.runs(["run_id"])  # a missing or unreadable store: one line, exit 2, no screen
+        store.files("runs")  # a missing or unreadable store: one line, exit 2, no screen
         return run_guarded(history_app(store, theme=opts.theme))
     return {"add": add, "list": list_runs, "trend": trend, "check": check,
             "sql": sql}[opts.action](opts)
@@ -145,9 +145,6 @@ def trend(opts: HistoryOptions) -> int:
             else "whole runs")
     if (opts.op or opts.region) and not any(r["ops"] for r in rows):
         note(f"no run in the selection has {what}")
-    files = {r["run_id"]: r["file"] for r in runs}
-    for r in rows:
-        r["file"] = files[r["run_id"]]
     title = f"Trend of {what}: {len(rows)} run{'s' * (len(rows) != 1)}, oldest first"
     write_output(opts.out, lambda out: render_runs(
         rows, opts.format, out, title, {"store": store.uri, "op": opts.op,
@@ -195,7 +192,6 @@ def sql(opts: HistoryOptions) -> int:
     if not store.local:
         raise TraceError(store.uri, "`history sql` reads local stores; for object stores use "
                          "DuckDB's httpfs with the README's queries")
-    store.runs(["run_id"])  # missing store: one clear line
     con = duckdb.connect()
     try:
         for table in ("runs", "ops"):

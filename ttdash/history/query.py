@@ -58,6 +58,11 @@ def matching(runs: list[dict[str, Any]], *, arch: str | None = None, window: str
     return out
 
 
+def labels_text(labels: Mapping[str, str] | None) -> str:
+    """A run's labels as one line, "k=v k=v" sorted by key (tables and the history screen)."""
+    return " ".join(f"{k}={v}" for k, v in sorted((labels or {}).items()))
+
+
 def group_value(run: dict[str, Any], kind: str, name: str) -> dict[str, Any] | None:
     """The run's sums for one op code ("op_codes") or signpost region ("regions")."""
     for g in run.get(kind) or ():
@@ -85,7 +90,7 @@ def trend(runs: list[dict[str, Any]], *, op: str | None = None, region: str | No
         prev = previous.get(key)
         change = (steady / prev - 1.0) * 100.0 if prev else None
         out.append({"run_id": r["run_id"], "added_at": r["added_at"], "arch": r.get("arch"),
-                    "ops": ops, "device_time_us": dev, "steady_us": steady,
+                    "file": r.get("file"), "ops": ops, "device_time_us": dev, "steady_us": steady,
                     "change_pct": change, "labels": r.get("labels") or {}})
         previous[key] = steady
     return out

@@ -194,7 +194,6 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
     return RunRecord(run_id=run_id, arch=trace.arch.name, row=row, view=view)
 
 
-
 def stored_view(run: Mapping[str, Any], path: Path):
     """The view a stored run was analysed as (its window, device merge, pause threshold and
     arch), rebuilt from the file at `path`."""

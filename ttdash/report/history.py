@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from ..format import fmt_us, signed_pct
+from ..history.query import labels_text
 from ..model.text import clean_text
 from .safe import md_table, neutralise_formula
 
@@ -52,7 +53,7 @@ def _cell(v: Any, kind: str) -> str:
     if kind == "time":
         return v.strftime("%Y-%m-%d %H:%M") if isinstance(v, datetime) else str(v)
     if kind == "labels":
-        return " ".join(f"{k}={val}" for k, val in sorted(v.items()))
+        return labels_text(v)
     return str(v)
 
 
@@ -66,13 +67,11 @@ def rows_table(rows: Sequence[dict], fields: Sequence[tuple[str, str, str]], out
             w.writerow([neutralise_formula(_json_value(
                 _cell(r.get(k), kind) if kind == "labels" else r.get(k))) for k, _, kind in fields])
         return
-    cells = [[_cell(r.get(k), kind) for k, _, kind in fields] for r in rows]
+    cells = [[str(clean_text(_cell(r.get(k), kind))) for k, _, kind in fields] for r in rows]
     if fmt == "markdown":
         left = tuple(i for i, (_, _, kind) in enumerate(fields) if kind not in NUMERIC)
-        out.write(md_table([t for _, t, _ in fields],
-                           [[str(clean_text(x)) for x in c] for c in cells], left))
+        out.write(md_table([t for _, t, _ in fields], cells, left))
         return
-    cells = [[str(clean_text(x)) for x in c] for c in cells]
     titles = [t for _, t, _ in fields]
     widths = [max([len(t)] + [len(c[i]) for c in cells]) for i, t in enumerate(titles)]
     right = [kind in NUMERIC for _, _, kind in fields]

@@ -22,7 +22,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from ..format import fmt_us, is_missing
-from ..history.query import trend
+from ..history.query import labels_text, trend
 from ..history.record import file_sha256, stored_view
 from ..model.diff import diff_traces
 from ..model.errors import TraceError
@@ -82,14 +82,8 @@ class RunRow:
 
 def history_rows(runs: list[dict[str, Any]]) -> list[RunRow]:
     """The table's rows, newest first; `change`: steady state against the previous run of the
-    same arch (history.query.trend over that arch's runs)."""
-    by_arch: dict[str, list[dict[str, Any]]] = {}
-    for r in runs:
-        by_arch.setdefault(str(r.get("arch") or ""), []).append(r)
-    change: dict[str, float | None] = {}
-    for group in by_arch.values():
-        for point in trend(group):
-            change[point["run_id"]] = point["change_pct"]
+    same arch, window and model label (history.query.trend, as `history list`)."""
+    change = {p["run_id"]: p["change_pct"] for p in trend(runs)}
     out = []
     for r in reversed(runs):
         out.append(RunRow(run=r, run_id=str(r["run_id"]), added=r["added_at"].astimezone(),
@@ -98,8 +92,7 @@ def history_rows(runs: list[dict[str, Any]]) -> list[RunRow]:
                           device=fmt_us(_num(r.get("device_time_us"))),
                           steady=fmt_us(_num(r.get("steady_us"))),
                           change=change.get(r["run_id"]),
-                          labels=_text(" ".join(f"{k}={v}" for k, v
-                                                in (r.get("labels") or {}).items()))))
+                          labels=_text(labels_text(r.get("labels")))))
     return out
 
 

@@ -315,11 +315,13 @@ class WatchScreen(TraceScreen):
     def _record(self, path: Path) -> None:
         """--record: add a report finished while watching (not the ones already there when the
         watch began) to the history, in a worker thread; say so in the status line."""
+        if self.record is None or path in self._recorded:
+            return
         try:
             fresh = path.stat().st_mtime >= self._started - 1.0
         except OSError:
             return
-        if self.record is None or not fresh or path in self._recorded:
+        if not fresh:
             return
         self._recorded.add(path)
         record = self.record
