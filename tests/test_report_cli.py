@@ -308,3 +308,25 @@ def test_summary_in_every_format():
     assert "Summary by memory: 15 groups" in table and "54.13%" in table
     md = run_ttdash("report", f, "--summary", "-f", "markdown").stdout
     assert "| Group | Ops | Device time | Total % |" in md
+
+
+def test_streamed_outputs_do_not_depend_on_the_chunk_size(monkeypatch):
+    """Every format is written a chunk of rows (and of advice) at a time so a million ops stay
+    in bounded memory; chunks of 5 rows must print exactly what one chunk prints."""
+    import ttdash.model.advice as advice
+    from ttdash.model import Trace, Window
+    from ttdash.report import safe, single
+
+    view = Trace.load(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv").view(Window())
+    whole = {fmt: single.render_to_string(view, fmt) for fmt in ("table", "csv", "json",
+                                                                 "markdown")}
+    assert "Advice" in whole["table"] and whole["csv"].count("\n") > 1000
+    monkeypatch.setattr(single, "CHUNK", 5)
+    monkeypatch.setattr(advice, "MATMUL_CHUNK", 4)
+    original = safe.write_csv
+    monkeypatch.setattr(single, "write_csv", lambda *a, **k: original(*a, **{**k, "chunk": 5}))
+    streamed = single.advice_entries.__defaults__
+    monkeypatch.setattr(single.advice_entries, "__defaults__", (None, 3))
+    for fmt, text in whole.items():
+        assert single.render_to_string(view, fmt) == text, fmt
+    assert streamed == (None, 20_000)

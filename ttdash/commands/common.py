@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Callable
@@ -30,15 +29,14 @@ def load_view(path: str | tuple[str, ...], opts: WindowOptions,
 
 
 def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:
-    """Run `render(stream)` into stdout, or into --output FILE (atomic for a regular file)."""
+    """Run `render(stream)` into stdout, or into --output FILE (streamed into a temp file and
+    renamed into place for a regular file)."""
     from ..report.export import write_atomic
 
     if not out.output:
         render(sys.stdout)
         return
-    buf = io.StringIO()
-    render(buf)
-    write_atomic(out.output, buf.getvalue(), force=out.force)
+    write_atomic(out.output, render, force=out.force)
 
 
 def color_wanted(fmt: str, out: OutputOptions) -> bool:

@@ -17,6 +17,7 @@ details pane), from the same rules.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -217,35 +218,48 @@ MATMUL_FIELDS = ("op_code", "is_signpost", "sparse_nnz_missing", "math_fidelity"
                  "out_subblock_w")
 
 
+MATMUL_CHUNK = 1 << 17
+
+
 def advice(ops: pd.DataFrame) -> list[Advice]:
+    """Every entry for these ops (iter_advice's, as a list)."""
+    return list(iter_advice(ops))
+
+
+def iter_advice(ops: pd.DataFrame) -> Iterator[Advice]:
     """Every entry for these ops, in tt-perf-report's order: host fallbacks, high gaps (then the
-    whole-trace saving), matmuls. Only the rows that can have advice are visited, and a
-    matmul's rules run once per distinct combination of the fields they read (repeated layers
-    repeat them: 26,900 matmuls of a 93,600-op trace have a few dozen)."""
+    whole-trace saving), matmuls; made as they are read (a million-op trace has hundreds of
+    thousands). Only the rows that can have advice are visited, and a matmul's rules run once
+    per distinct combination of the fields they read (repeated layers repeat them: 26,900
+    matmuls of a 93,600-op trace have a few dozen)."""
     ids = ops["id"].to_numpy()
-    out: list[Advice] = []
     host = ops["is_host"].to_numpy(dtype=bool)
-    out.extend(Advice(int(i), "host", "host fallback op: move it to the device")
-               for i in ids[host])
+    yield from (Advice(int(i), "host", "host fallback op: move it to the device")
+                for i in ids[host])
     saving = gap_saving(ops)
     if saving is not None:
         gap = ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
         with np.errstate(invalid="ignore"):
             high = gap > GAP_LIMIT_US
         for i, g in zip(ids[high], gap[high]):
-            out.extend(a for a in op_advice({"id": i, "op_to_op_us": g}) if a.kind == "gap")
+            yield from (a for a in op_advice({"id": i, "op_to_op_us": g}) if a.kind == "gap")
         us, pct = saving
-        out.append(Advice(None, "gap_saving", f"running with metal trace could save {us:,.0f} us "
-                          f"({pct:.1f}% of device + gap time): {int(high.sum()):,} ops waited "
-                          f"over {GAP_LIMIT_US:g} us for the host", saving_us=us, saving_pct=pct))
-    mm = (ops["analysis"] == "full").to_numpy(dtype=bool)  # the model's matmuls
-    if mm.any():
-        fields = [f for f in MATMUL_FIELDS if f in ops.columns]
-        sub = ops.loc[mm, fields]
+        yield Advice(None, "gap_saving", f"running with metal trace could save {us:,.0f} us "
+                     f"({pct:.1f}% of device + gap time): {int(high.sum()):,} ops waited "
+                     f"over {GAP_LIMIT_US:g} us for the host", saving_us=us, saving_pct=pct)
+    mm = np.flatnonzero((ops["analysis"] == "full").to_numpy(dtype=bool))  # the matmuls
+    fields = [f for f in MATMUL_FIELDS if f in ops.columns]
+    memo: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+    for start in range(0, len(mm), MATMUL_CHUNK):  # grouped a chunk at a time: bounded memory
+        pos = mm[start:start + MATMUL_CHUNK]
+        sub = ops[fields].iloc[pos]
         group = sub.groupby(fields, dropna=False, sort=False).ngroup().to_numpy()
         first = np.unique(group, return_index=True)[1]
-        records = sub.iloc[first].to_dict("records")
-        bullets = {int(group[i]): matmul_advice(r) for i, r in zip(first, records)}
-        for ident, g in zip(ids[mm], group):
-            out.extend(Advice(int(ident), k, m) for k, m in bullets[int(g)])
-    return out
+        bullets = {}
+        for i, r in zip(first, sub.iloc[first].to_dict("records")):
+            key = tuple(None if isinstance(v, float) and math.isnan(v) else v for v in r.values())
+            if key not in memo:
+                memo[key] = matmul_advice(r)
+            bullets[int(group[i])] = memo[key]
+        for ident, g in zip(ids[pos], group):
+            yield from (Advice(int(ident), k, m) for k, m in bullets[int(g)])

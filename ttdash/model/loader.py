@@ -141,13 +141,17 @@ def _locate_bad_line(path: Path, n_fields: int) -> TraceError:
 
 def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str],
            prune: bool) -> pa.Table:
-    """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells."""
-    types = {c: pa.string() for c in columns if c in TEXT or c.endswith(("LAYOUT", "DATATYPE",
-                                                                           "MEMORY"))}
+    """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells.
+
+    Text columns are read dictionary-encoded (pandas categoricals: a small integer a row and each
+    distinct text once; profiler text repeats a handful of values, attributes included)."""
+    text = pa.dictionary(pa.int32(), pa.string())
+    types = {c: text for c in columns if c in TEXT or c.endswith(("LAYOUT", "DATATYPE",
+                                                                   "MEMORY"))}
     for c in columns:  # shape cells are "32[2]" in V2+, plain numbers before: read as text
         m = TENSOR_RE.match(c)
         if m and m.group(3) in "WZYX":
-            types[c] = pa.string()
+            types[c] = text
     # Our own (stripped, de-duplicated) names: the file's header row is skipped, so padded or
     # repeated names and a BOM cannot confuse column selection.
     read = pacsv.ReadOptions(use_threads=True, block_size=BLOCK, column_names=header,
@@ -155,14 +159,15 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
     parse = pacsv.ParseOptions(newlines_in_values=True)
     conv = pacsv.ConvertOptions(include_columns=columns, column_types=types,
                                 strings_can_be_null=True, quoted_strings_can_be_null=True,
-                                null_values=[""])
+                                null_values=[""], auto_dict_encode=True,
+                                auto_dict_max_cardinality=1 << 30)
     source = pa.BufferReader(data) if data is not None else str(path)
     reader = pacsv.open_csv(source, read_options=read, parse_options=parse, convert_options=conv)
     features = _AttributeFeatures(keep=not prune)
     batches = [features.block(b) for b in reader]
     if not batches:
         return reader.schema.empty_table()
-    return features.finish(pa.Table.from_batches(batches, schema=batches[0].schema))
+    return pa.Table.from_batches(batches, schema=batches[0].schema)
 
 
 def read_ops_csv(path: str | Path, columns: str = "analysis",
@@ -211,13 +216,30 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     table = _binary_to_text(table)
     if len(table) == 0:
         raise TraceError(path, "header only: the file has no data rows", line=2)
-    df = table.to_pandas(split_blocks=True, self_destruct=True)
+    holder = [table]
     del table
-    pa.default_memory_pool().release_unused()  # parse buffers back to the OS before analysis
+    df = _to_pandas(holder)
     _check_numeric(path, header, df)
     _shapes_to_numbers(df, keep_text=(columns == "all"))
+    compact_numbers(df)
     add_column(df, "ID", np.arange(2, len(df) + 2, dtype=np.int64), at=0)
     return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
+
+
+def _to_pandas(holder: list[pa.Table]) -> pd.DataFrame:
+    """The table (the only reference to it in `holder`) as a frame, a column at a time: each
+    column's Arrow buffers are let go as soon as it is converted (the peak is the table plus
+    one column, not two copies of it)."""
+    table = holder.pop()
+    columns: dict[str, Any] = {}
+    for name in table.column_names:
+        column = table.column(0)  # a column with no value at all: missing numbers, 4 bytes a row
+        columns[name] = np.full(len(column), np.nan, np.float32) if pa.types.is_null(column.type) \
+            else column.to_pandas()
+        table = table.remove_column(0)
+    del table
+    pa.default_memory_pool().release_unused()  # parse buffers back to the OS before analysis
+    return pd.DataFrame(columns, copy=False)
 
 
 def merge_tables(tables: list[RawTable]) -> RawTable:
@@ -261,49 +283,63 @@ ATTRIBUTE_READERS = r"Matmul|OptimizedConvNew|Conv2d|HaloDeviceOperation"
 
 
 class _AttributeFeatures:
-    """Collects the matmul/conv ATTRIBUTES cells block by block (dropping the KB-long column
-    unless kept), then adds the few facts the analysis reads from them, computed once per
-    distinct cell (repeated layers repeat their attributes)."""
+    """Adds, block by block, the few facts the analysis reads from the matmul/conv ATTRIBUTES
+    cells (dropping the KB-long column unless kept), computed once per distinct cell (repeated
+    layers repeat their attributes): memory grows with the distinct cells, not the rows."""
 
     def __init__(self, keep: bool) -> None:
         self.keep = keep
-        self.masks: list[np.ndarray] = []
-        self.cells: list[pa.Array] = []
+        self.memo: dict[str, tuple[Any, ...]] = {}
+        names = list(ATTRIBUTE_FEATURES) + list(ATTRIBUTE_TEXT_FEATURES)
+        self.fields = [pa.field(n, pa.float64()) for n in ATTRIBUTE_FEATURES] + [
+            pa.field(n, pa.dictionary(pa.int32(), pa.string())) for n in ATTRIBUTE_TEXT_FEATURES]
+        self.blank = tuple([np.nan] * len(ATTRIBUTE_FEATURES)
+                           + [None] * len(ATTRIBUTE_TEXT_FEATURES))
+        assert len(self.blank) == len(names)
+
+    def _facts(self, cell: str | None) -> tuple[Any, ...]:
+        if cell is None:
+            return self.blank
+        got = self.memo.get(cell)
+        if got is None:
+            got = tuple([fn(cell) for fn in ATTRIBUTE_FEATURES.values()]
+                        + [fn(cell) for fn in ATTRIBUTE_TEXT_FEATURES.values()])
+            self.memo[cell] = got
+        return got
 
     def block(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         i = batch.schema.get_field_index("ATTRIBUTES")
         if i < 0:
             return batch
+        cells = batch.column(i)
+        if not pa.types.is_dictionary(cells.type):
+            cells = pc.dictionary_encode(cells)
         if "OP CODE" in batch.schema.names:
-            mask = pc.fill_null(pc.match_substring_regex(batch.column("OP CODE"),
+            mask = pc.fill_null(pc.match_substring_regex(batch.column("OP CODE").cast(pa.string()),
                                                          ATTRIBUTE_READERS), False)
+            mask = mask.to_numpy(zero_copy_only=False)
         else:
-            mask = pa.array(np.zeros(batch.num_rows, dtype=bool))
-        self.masks.append(mask.to_numpy(zero_copy_only=False))
-        self.cells.append(batch.column(i).filter(mask))
-        return batch if self.keep else batch.remove_column(i)
-
-    def finish(self, table: pa.Table) -> pa.Table:
-        if not self.masks:
-            return table
-        mask = np.concatenate(self.masks)
-        cells = pa.chunked_array(self.cells, type=pa.string())
-        uniques = pc.unique(cells)
-        index = pc.index_in(cells, value_set=uniques).to_numpy(zero_copy_only=False)
-        index = np.where(np.isnan(index.astype("float64")), len(uniques), index).astype(np.int64)
-        texts = uniques.to_pylist()
-        for name, fn in ATTRIBUTE_FEATURES.items():
-            per_unique = np.array([fn(t) if t is not None else np.nan for t in texts] + [np.nan])
-            values = np.full(len(mask), np.nan)
-            values[mask] = per_unique[index]
-            table = table.append_column(name, pa.array(values))
-        for name, tfn in ATTRIBUTE_TEXT_FEATURES.items():
-            per_text = np.array([tfn(t) if t is not None else None for t in texts] + [None],
-                                dtype=object)
-            text = np.full(len(mask), None, dtype=object)
-            text[mask] = per_text[index]
-            table = table.append_column(name, pa.array(text, type=pa.string()))
-        return table
+            mask = np.zeros(batch.num_rows, dtype=bool)
+        # one row of facts per dictionary entry, plus a blank row for nulls and other ops
+        facts = [self._facts(c) for c in cells.dictionary.to_pylist()] + [self.blank]
+        index = pc.fill_null(cells.indices, len(facts) - 1).to_numpy(zero_copy_only=False)
+        index = np.where(mask, index, len(facts) - 1)
+        arrays = []
+        for k, field in enumerate(self.fields):
+            per_entry = [f[k] for f in facts]
+            if pa.types.is_dictionary(field.type):  # a dictionary holds each text once
+                uniques: dict[str, int] = {}
+                codes = np.array([-1 if v is None else uniques.setdefault(v, len(uniques))
+                                  for v in per_entry], dtype=np.int32)
+                at = codes[index]
+                arrays.append(pa.DictionaryArray.from_arrays(
+                    pa.array(at, mask=at < 0), pa.array(list(uniques), pa.string())))
+            else:
+                arrays.append(pa.array(np.asarray(per_entry, dtype="float64")[index]))
+        out = batch if self.keep else batch.remove_column(i)
+        for field, arr in zip(self.fields, arrays):
+            out = out.append_column(field, arr)
+        return out
 
 
 def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
@@ -318,6 +354,27 @@ def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
         if canonical == c or not keep_text:
             del df[c]
         add_column(df, canonical, values)
+
+
+EXACT_FLOAT32 = float(1 << 24)  # whole numbers up to this are exact in float32
+
+
+def compact_numbers(df: pd.DataFrame) -> None:
+    """Numeric columns in the smallest dtype that holds every value exactly (in place): counts,
+    ids, core counts and shape dims in 32 bits; timestamps, cycles and fractional values keep
+    64. A million-row trace then costs half the memory, and every number reads back the same."""
+    for c in df.columns:
+        s = df[c]
+        if s.dtype == np.int64 and c != "ID":
+            a = s.to_numpy()
+            if len(a) and a.min() >= -(1 << 31) and a.max() < (1 << 31):
+                df[c] = a.astype(np.int32)
+        elif s.dtype == np.float64:
+            a = s.to_numpy()
+            finite = a[np.isfinite(a)]
+            if not len(finite) or (np.abs(finite).max() <= EXACT_FLOAT32
+                                   and bool((finite == np.floor(finite)).all())):
+                df[c] = a.astype(np.float32)
 
 
 def add_column(df: pd.DataFrame, name: str, values: Any, at: int | None = None) -> None:
@@ -397,6 +454,9 @@ def _binary_to_text(table: pa.Table) -> pa.Table:
     """Columns pyarrow left as bytes (invalid UTF-8 in an inferred column) become text, with
     undecodable bytes replaced (rare: only such columns pay the per-cell decode)."""
     for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type) and not pa.types.is_string(field.type.value_type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+            field = table.schema.field(i)
         if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
             values = [None if v is None else v.decode("utf-8", "replace")
                       for v in table.column(i).to_pylist()]

@@ -41,8 +41,13 @@ def col(df: pd.DataFrame, name: str) -> pd.Series:
 
 
 def text(df: pd.DataFrame, name: str) -> pd.Series:
-    """A text column as pandas strings (missing -> <NA>)."""
-    return col(df, name).astype("string")
+    """A text column as pandas strings (missing -> <NA>); a categorical's categories are
+    converted once and taken by code (not a string made per row)."""
+    s = col(df, name)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = s.cat.categories.astype("string").array
+        return pd.Series(cats.take(s.cat.codes.to_numpy(), allow_fill=True), index=s.index)
+    return s.astype("string")
 
 
 def num(df: pd.DataFrame, name: str) -> np.ndarray:
@@ -139,14 +144,37 @@ def _us_or_blank(ns: np.ndarray, skip: np.ndarray) -> np.ndarray:
         return np.where(skip | ~(ns > 0), np.nan, ns / 1000.0)
 
 
+#: Rows analysed at a time: the analysis's temporaries (a few dozen arrays a row) stay bounded
+#: whatever the trace's size; only the result grows with it.
+CHUNK_ROWS = 1 << 17
+
+
 def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     """Derived metrics for rows already in report order (after windowing and merging).
 
-    Overflow or invalid arithmetic on absurd cells (1e300, inf) gives inf/NaN, handled below;
-    numpy's warnings about it must not reach the user's stderr.
+    Rows are analysed in chunks: every metric is the row's own except the op-to-op gap, which
+    looks back at the previous non-signpost row (carried across chunks), and the share of the
+    total, computed over the whole result. Overflow or invalid arithmetic on absurd cells
+    (1e300, inf) gives inf/NaN, handled below; numpy's warnings about it must not reach the
+    user's stderr.
     """
+    n = len(rows)
+    out: dict[str, np.ndarray] = {}
+    carry: tuple[bool, bool] = (False, False)
     with np.errstate(all="ignore"):
-        return _analyze(rows, arch)
+        for start in range(0, max(n, 1), CHUNK_ROWS):
+            part, carry = _analyze(rows.iloc[start:start + CHUNK_ROWS], arch, carry)
+            if n <= CHUNK_ROWS:
+                out = part
+                break
+            for c, values in part.items():  # into the whole result; the chunk is dropped
+                if c not in out:
+                    out[c] = np.empty(n, dtype=values.dtype)
+                out[c][start:start + len(values)] = values
+            del part
+    out["total_pct"] = total_share_pct(out["device_time_us"], out["op_to_op_us"])
+    return pd.DataFrame({c: text_column(v) if v.dtype == object else v for c, v in out.items()},
+                        copy=False)
 
 
 def split_gaps(gap: np.ndarray, pause: np.ndarray | float) -> tuple[np.ndarray, np.ndarray,
@@ -174,7 +202,10 @@ def total_share_pct(device_time: np.ndarray, op_to_op: np.ndarray) -> np.ndarray
                         (np.nan_to_num(device_time) + np.nan_to_num(op_to_op)) / total * 100)
 
 
-def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
+def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
+             ) -> tuple[dict[str, np.ndarray], tuple[bool, bool]]:
+    """One chunk's columns, and the carry for the next: (a non-signpost row seen, its
+    duration invalid)."""
     n = len(rows)
     op_code = text(rows, "OP CODE").fillna("")
     op_type = text(rows, "OP TYPE")
@@ -191,8 +222,10 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     idx = np.arange(n)
     last_ns = np.maximum.accumulate(np.where(~is_signpost, idx, -1)) if n else idx
     prev = np.concatenate([[-1], last_ns[:-1]]) if n else idx
-    has_prev = prev >= 0
-    prev_bad = np.where(has_prev, bad[np.maximum(prev, 0)], False)
+    has_prev = (prev >= 0) | carry[0]
+    prev_bad = np.where(prev >= 0, bad[np.maximum(prev, 0)], carry[1])
+    if n and last_ns[-1] >= 0:
+        carry = (True, bool(bad[last_ns[-1]]))
     with np.errstate(invalid="ignore"):
         ok_gap = (has_prev & ~np.isnan(gap) & (gap >= 0)
                   & ~((bad | prev_bad) & (np.abs(gap) > INVALID_GAP_MIN_NS)))
@@ -201,8 +234,6 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         ok_signed = (has_prev & ~np.isnan(gap)
                      & ~((bad | prev_bad) & (np.abs(gap) > INVALID_GAP_MIN_NS)))
     gap_signed = np.where(ok_signed, gap / 1000.0, np.nan)
-
-    total_pct = total_share_pct(device_time, op_to_op)
 
     cores_raw = whole(num(rows, "CORE COUNT"), 1, MAX_CORES)
     avail = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)
@@ -279,29 +310,29 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
             values = text(rows, feature).to_numpy(dtype=object, na_value="")
             config[mask] = values[mask]
 
-    out = pd.DataFrame({
+    out = {
         "id": rows["ID"].to_numpy(),
-        "op_code": text_column(interned(op_code)),
-        "op_type": text_column(interned(op_type)),
+        "op_code": interned(op_code),
+        "op_type": interned(op_type),
         "device": whole(num(rows, "DEVICE ID"), 0, MAX_DEVICE_ID),
         "global_call_count": num(rows, "GLOBAL CALL COUNT"),
         "host_start_ts": num(rows, "HOST START TS"),
         "device_time_us": device_time,
         "op_to_op_us": op_to_op,
-        "total_pct": total_pct,
+        "total_pct": np.empty(0),  # over the whole result, in analyze()
         "cores": np.where(is_signpost, np.nan, cores),
         "available_cores": np.where(is_signpost, np.nan, avail),
         "dram_gbps": dram_gbps,
         "dram_pct": dram_pct,
         "flops": flops / 1e12,
         "flops_pct": flops_pct,
-        "bound": text_column(bound),
-        "math_fidelity": text_column(interned(fidelity)),
-        "fidelity_desc": text_column(fid_desc),
-        "category": text_column(categorize(op_code, is_signpost)),
-        "size": text_column(size),
-        "config": text_column(config),
-        "analysis": text_column(analysis.astype(object)),
+        "bound": bound,
+        "math_fidelity": interned(fidelity),
+        "fidelity_desc": fid_desc,
+        "category": categorize(op_code, is_signpost),
+        "size": size,
+        "config": config,
+        "analysis": analysis.astype(object),
         "is_signpost": is_signpost,
         "is_host": is_host,
         "corrupt": bad & ~is_signpost & ~is_host,
@@ -309,11 +340,11 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "io_dram_gbps": io_gbps,
         "io_dram_pct": io_pct,
         "io_dram_capped": io_capped,
-        "io_dram_basis": text_column(io_basis),
-        "in0_dtype": text_column(interned(dts["INPUT_0"])),
-        "in1_dtype": text_column(interned(dts["INPUT_1"])),
-        "out_dtype": text_column(interned(dts["OUTPUT_0"])),
-        "in0_memory": text_column(interned(mem["INPUT_0"])),
+        "io_dram_basis": io_basis,
+        "in0_dtype": interned(dts["INPUT_0"]),
+        "in1_dtype": interned(dts["INPUT_1"]),
+        "out_dtype": interned(dts["OUTPUT_0"]),
+        "in0_memory": interned(mem["INPUT_0"]),
         "raw_kernel_ns": dur,
         "pm_ideal_ns": num(rows, "PM IDEAL [ns]"),
         # tt-perf-report's "DRAM Bytes" (matmuls with shapes and a valid duration), for the
@@ -329,8 +360,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
         "busy_us": np.where(is_signpost | is_host, np.nan, num(rows, "_BUSY_NS") / 1000.0),
         # where the op's kernel ended on its device's clock (us; per device, for the timeline)
         "fw_end_us": np.where(is_signpost | is_host, np.nan, num(rows, "_END_NS") / 1000.0),
-    })
-    return out
+    }
+    return out, carry
 
 
 # ---------------------------------------------------------------- DRAM traffic (ttdash's own)

@@ -27,6 +27,14 @@ def clean_series(s: pd.Series) -> pd.Series:
     import numpy as np
     import pandas as pd
 
+    if isinstance(s.dtype, pd.CategoricalDtype):  # clean the categories, not the rows
+        cats = s.cat.categories
+        cleaned_cats = [clean_text(c) for c in cats]
+        if all(c == u for c, u in zip(cleaned_cats, cats)):
+            return s
+        if len(set(cleaned_cats)) == len(cleaned_cats):
+            return s.cat.rename_categories(cleaned_cats)
+        s = s.astype(object)
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
     cleaned = [clean_text(u) for u in uniques]
     if all(c == u for c, u in zip(cleaned, uniques)):

@@ -260,7 +260,9 @@ class Trace:
         df = table.df
         for c in df.columns:  # every text the views or outputs show: control/bidi removed
             if c in DISPLAYED_TEXT or c.endswith(("_DATATYPE", "_MEMORY", "_LAYOUT")):
-                df[c] = clean_series(df[c].astype("string"))
+                s = df[c]
+                df[c] = clean_series(s if isinstance(s.dtype, pd.CategoricalDtype)
+                                     else s.astype("string"))
         clock = infer_clock(df)
         spec, source = detect_arch(df, table.path, clock, arch)
         trace_mode = "METAL TRACE ID" in df.columns and bool(df["METAL TRACE ID"].notna().any())

@@ -183,7 +183,8 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
 
 def to_csv(result: DiffResult, out: TextIO) -> None:
     fields = CSV_FIELDS + (("device",) if result.per_device else ())
-    write_csv(export_frame(result.pairs, fields), CSV_TEXT, out, chunk=CHUNK)
+    write_csv(result.pairs, CSV_TEXT, out, chunk=CHUNK,
+              prepare=lambda part: export_frame(part, fields))
 
 
 # ==================================================================== shared top lists

@@ -7,7 +7,9 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from ..model.errors import TraceError
 
@@ -64,7 +66,17 @@ def _current_umask() -> int:
     return mask
 
 
-def _write_in_place(p: Path, text: str) -> Path:
+Content = str | Callable[[TextIO], None]  # the text, or what writes it into a stream
+
+
+def _put(fh: TextIO, content: Content) -> None:
+    if isinstance(content, str):
+        fh.write(content)
+    else:
+        content(fh)
+
+
+def _write_in_place(p: Path, text: Content) -> Path:
     """A FIFO or a device (`-o /dev/stdout`, a named pipe): written into, never replaced (a
     rename would put a regular file where the device was). A FIFO with no reader is an error,
     not a hang."""
@@ -78,15 +90,16 @@ def _write_in_place(p: Path, text: str) -> Path:
         raise TraceError(p, exc.strerror or str(exc)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+            _put(fh, text)
     except OSError as exc:
         raise TraceError(p, exc.strerror or str(exc)) from None
     return p
 
 
-def write_atomic(path: str | Path, text: str, *, force: bool = False,
+def write_atomic(path: str | Path, text: Content, *, force: bool = False,
                  protected: tuple[Path, ...] = ()) -> Path:
-    """Write `text` to a temp file beside `path`, then rename it into place (regular files);
+    """Write `text` (or what the callable writes: a million-row export is streamed, not held)
+    to a temp file beside `path`, then rename it into place (regular files);
     FIFOs and character devices are written in place. A new file gets the usual mode (0666 less
     the umask); a replaced file keeps its mode."""
     p = check_target(path, protected)
@@ -107,7 +120,7 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False,
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+            _put(fh, text)
         os.replace(tmp, p)
     except BaseException as exc:  # nothing half-written is left behind, whatever happened
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where used: markdown cells need neither
@@ -46,24 +47,38 @@ def md_table(head: list[str], rows: list[list[str]], left: tuple[int, ...]) -> s
 
 
 def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
-              chunk: int = 20_000) -> None:
-    """Write `frame` as CSV with its text columns formula-neutralised, streamed in chunks by
-    pyarrow (straight into the binary stream under `out` when there is one)."""
+              chunk: int = 65_536,
+              prepare: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> None:
+    """Write `frame` as CSV with its text columns formula-neutralised, streamed by pyarrow
+    (straight into the binary stream under `out` when there is one). `prepare` turns each
+    chunk of rows into what is written (export_frame's types): memory stays one chunk's worth
+    above `frame`, whatever its length."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    frame = frame.copy()
-    for f in text_columns:
-        if f in frame.columns:
-            frame[f] = neutralise_series(frame[f])
-    table = pa.Table.from_pandas(frame, preserve_index=False)
     binary = getattr(out, "buffer", None)
     sink = binary if binary is not None else io.BytesIO()
     if binary is not None:
         out.flush()
-    with pacsv.CSVWriter(sink, table.schema) as writer:
-        for batch in table.to_batches(max_chunksize=chunk):
-            writer.write_batch(batch)
+    writer = None
+    try:
+        for start in range(0, max(len(frame), 1), chunk):
+            part = frame.iloc[start:start + chunk]
+            part = prepare(part) if prepare is not None else part
+            part = part.assign(**{f: neutralise_series(part[f]) for f in text_columns
+                                  if f in part.columns})
+            if writer is None:
+                table = pa.Table.from_pandas(part, preserve_index=False)
+                # a column with no value in the first chunk is text (every other type shows)
+                schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                    for f in table.schema])
+                writer = pacsv.CSVWriter(sink, schema)
+            else:
+                table = pa.Table.from_pandas(part, preserve_index=False, schema=schema)
+            writer.write_table(table.cast(schema))
+    finally:
+        if writer is not None:
+            writer.close()
     if binary is None:
         out.write(sink.getvalue().decode("utf-8"))
     else:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -13,7 +15,7 @@ import pandas as pd
 from ..format import fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
-from ..model.advice import GAP_LIMIT_US, Advice, advice
+from ..model.advice import GAP_LIMIT_US, Advice, iter_advice
 from ..model.columns import (
     BY_KEY,
     JSON_FIELDS,
@@ -91,13 +93,18 @@ def summary_dict(view: View) -> dict:
 
 def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     doc = summary_dict(view)
-    if shown.advice:
-        doc["advice"] = [a.as_dict() for a in advice(view.ops)]
     if shown.telemetry:
         doc["telemetry"] = shown.telemetry
     head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    out.write(head[:-1])
+    if shown.advice:  # streamed: a million-op trace has hundreds of thousands of entries
+        out.write(',"advice":[')
+        for k, a in enumerate(iter_advice(view.ops)):
+            out.write(("," if k else "") + json.dumps(a.as_dict(), separators=(",", ":"),
+                                                      allow_nan=False))
+        out.write("]")
     ops = select(view, shown, rows)
-    out.write(head[:-1] + ',"ops":[')
+    out.write(',"ops":[')
     for start in range(0, len(ops), CHUNK):
         chunk = export_frame(ops.iloc[start:start + CHUNK], JSON_OP_FIELDS)
         # 15 decimals (the most pandas writes): other floats are rounded to 6 already
@@ -107,7 +114,8 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
-    write_csv(export_frame(select(view, shown, rows), CSV_FIELDS), TEXT_FIELDS, out)
+    write_csv(select(view, shown, rows), TEXT_FIELDS, out,
+              prepare=lambda part: export_frame(part, CSV_FIELDS))
 
 
 def _op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
@@ -209,47 +217,67 @@ def advice_sections(view: View, items: list[Advice] | None = None
                     ) -> list[tuple[str, list[AdviceEntry]]]:
     """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order; a
     whole-trace entry has no ID and no bullets."""
-    items = advice(view.ops) if items is None else items
-    if not items:
-        return []
-    ids = {a.id for a in items if a.id is not None}
-    ops = view.op_rows
-    ops = ops[ops["id"].isin(ids).to_numpy(dtype=bool)]
-    labels = dict(zip(ops["id"].tolist(), _op_labels(ops)))
-    gaps = dict(zip(ops["id"].tolist(), ops["op_to_op_us"].tolist()))
     out: list[tuple[str, list[AdviceEntry]]] = []
-    last: tuple[str, int | None] | None = None
-    for a in items:
-        section = a.kind.split("_")[0]
-        if not out or out[-1][0] != ADVICE_SECTIONS[section]:
-            out.append((ADVICE_SECTIONS[section], []))
-            last = None
-        entries = out[-1][1]
-        if a.id is None:
-            entries.append((None, a.message[:1].upper() + a.message[1:], []))
-            continue
-        head = f"ID {a.id}  {labels.get(a.id, '')}"
-        if section == "gap":
-            head += f"  gap {fmt_us(gaps.get(a.id))}"
-        if section == "matmul":
-            if last != (section, a.id):
-                entries.append((a.id, head, []))
-            entries[-1][2].append(a.message)
-        else:
-            entries.append((a.id, head, []))
-        last = (section, a.id)
+    for title, entry in advice_entries(view, items):
+        if not out or out[-1][0] != title:
+            out.append((title, []))
+        out[-1][1].append(entry)
     return out
 
 
-def advice_lines(view: View) -> list[str]:
-    lines = []
-    for title, entries in advice_sections(view):
-        lines += ["", title]
-        for _, head, bullets in entries:
-            lines.append("  " + head)
-            lines += [f"    - {b}" for b in bullets]
-    return ["", "Advice (tt-perf-report's rules; --no-advice leaves it out)", *lines] \
-        if lines else []
+def advice_entries(view: View, items: Iterable[Advice] | None = None,
+                   batch: int = 20_000) -> Iterator[tuple[str, AdviceEntry]]:
+    """advice_sections' entries one at a time, each with its section title: made as they are
+    written (a million-op trace has hundreds of thousands), op lines looked up a batch of
+    entries at a time."""
+    stream = iter(iter_advice(view.ops) if items is None else items)
+    ops = view.op_rows
+    all_ids = ops["id"].to_numpy()
+    pending: tuple[str, AdviceEntry] | None = None
+    last: tuple[str, int | None] | None = None
+    title = None
+    while chunk := list(itertools.islice(stream, batch)):
+        wanted = np.fromiter((a.id for a in chunk if a.id is not None), dtype=np.int64)
+        sub = ops[np.isin(all_ids, wanted)]
+        labels = dict(zip(sub["id"].tolist(), _op_labels(sub)))
+        gaps = dict(zip(sub["id"].tolist(), sub["op_to_op_us"].tolist()))
+        for a in chunk:
+            section = a.kind.split("_")[0]
+            if ADVICE_SECTIONS[section] != title:
+                title, last = ADVICE_SECTIONS[section], None
+            if a.id is None:
+                if pending is not None:
+                    yield pending
+                pending = (title, (None, a.message[:1].upper() + a.message[1:], []))
+                continue
+            if section == "matmul" and last == (section, a.id) and pending is not None:
+                pending[1][2].append(a.message)
+                continue
+            if pending is not None:
+                yield pending
+            head = f"ID {a.id}  {labels.get(a.id, '')}"
+            if section == "gap":
+                head += f"  gap {fmt_us(gaps.get(a.id))}"
+            pending = (title, (a.id, head, [a.message] if section == "matmul" else []))
+            last = (section, a.id)
+    if pending is not None:
+        yield pending
+
+
+def advice_lines(view: View) -> Iterator[str]:
+    """The advice as text lines (nothing when there is none), made as they are written."""
+    title = None
+    for section, (_, head, bullets) in advice_entries(view):
+        if title is None:
+            yield ""
+            yield "Advice (tt-perf-report's rules; --no-advice leaves it out)"
+        if section != title:
+            title = section
+            yield ""
+            yield section
+        yield "  " + head
+        for b in bullets:
+            yield f"    - {b}"
 
 
 def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
@@ -269,15 +297,17 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     if shown.telemetry:
         out.write("\n" + md_cell(summary_line(shown.telemetry)) + "\n")
     # a TUI export (`rows`) is the table on screen; the report's advice covers the whole view
-    sections = advice_sections(view) if shown.advice and rows is None else []
-    if sections:
-        out.write("\n### Advice\n")
-    for title, entries in sections:
-        out.write(f"\n**{md_cell(title)}**\n\n")
-        for _, head, bullets in entries:
-            out.write(f"- {md_cell(head)}\n")
-            for b in bullets:
-                out.write(f"  - {md_cell(b)}\n")
+    title = None
+    for section, (_, head, bullets) in (advice_entries(view) if shown.advice and rows is None
+                                         else ()):
+        if title is None:
+            out.write("\n### Advice\n")
+        if section != title:
+            title = section
+            out.write(f"\n**{md_cell(title)}**\n\n")
+        out.write(f"- {md_cell(head)}\n")
+        for b in bullets:
+            out.write(f"  - {md_cell(b)}\n")
 
 
 SGR = {Severity.GOOD: "\x1b[32m", Severity.WARN: "\x1b[33m", Severity.BAD: "\x1b[31m"}
@@ -300,8 +330,21 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
               if f in ("op_code", "device_time_us") or ops[f].notna().any()
               and (f != "device" or len(view.trace.devices) > 1)
               and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]
-    cells = _table_cells(ops, tuple(fields), raw=shown.raw_op_codes)
-    widths = {f: max([len(BY_KEY[f].title)] + [len(c) for c in cells[f]]) for f in fields}
+    n = len(ops)
+
+    def chunk_cells(start: int) -> dict[str, list[str]]:
+        return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes)
+
+    # Column widths from every cell, a chunk at a time; the cells are kept for the rows pass
+    # only when there is one chunk (a million rows of text would not fit in bounded memory).
+    widths = {f: len(BY_KEY[f].title) for f in fields}
+    kept: dict[int, dict[str, list[str]]] = {}
+    for start in range(0, n, CHUNK):
+        cells = chunk_cells(start)
+        for f in fields:
+            widths[f] = max([widths[f]] + [len(c) for c in cells[f]])
+        if n <= CHUNK:
+            kept[start] = cells
     if width:
         for f in DROP_ORDER:
             if sum(widths[k] for k in fields) + 2 * (len(fields) - 1) <= width:
@@ -323,18 +366,18 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
     head = "  ".join(cell(f, BY_KEY[f].title) for f in fields).rstrip()
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
-    n = len(ops)
     for start in range(0, n, CHUNK):
+        cells = kept.pop(start, None) or chunk_cells(start)
         lines = []
         for i in range(start, min(n, start + CHUNK)):
             parts = []
             for f in fields:
-                text = cell(f, cells[f][i])
+                text = cell(f, cells[f][i - start])
                 if color:
                     sev = severity[f](raw[f][i]) if f in severity else None
                     if f == "op_code" and host is not None and host[i]:
                         sev = Severity.BAD
-                    if f in ("op_code", "device_time_us") and cells[f][i].startswith(
+                    if f in ("op_code", "device_time_us") and cells[f][i - start].startswith(
                             ("! ", "corrupt")):
                         sev = Severity.WARN
                     if sev is not None:
