@@ -204,10 +204,13 @@ def test_open_filter_prompt_shows_typed_text_then_filters(term_env):
         assert t.exit_status() == 0
 
 
-def test_open_export_prompt_shows_typed_path_then_writes(term_env, tmp_path):
-    target = tmp_path / "x.csv"
+def test_open_export_prompt_shows_typed_path_then_writes(term_env):
     title = "Export the current view"
-    with Tmux([ttdash_bin(), "open", real(DLV3)], 80, 24, term_env) as t:
+    # A short directory: the whole typed path must fit the 80-column prompt to be read back
+    # (pytest's tmp_path grows with its run counter and scrolled out of view one day).
+    with tempfile.TemporaryDirectory(prefix="ttd") as short, \
+            Tmux([ttdash_bin(), "open", real(DLV3)], 80, 24, term_env) as t:
+        target = Path(short) / "x.csv"
         t.wait_for(ready, LOAD)
         t.send("e")
         t.wait_text(title)
