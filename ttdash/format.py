@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def is_missing(v: object) -> bool:
-    """None, NaN, or pandas' NA/NaT (shown as a blank, never as "<NA>")."""
+    """None, NaN (of any float width: a compact column's is numpy float32, not a Python
+    float), or pandas' NA/NaT (shown as a blank, never as "<NA>")."""
     if v is None:
         return True
-    if isinstance(v, float):
+    if isinstance(v, numbers.Real):
         return math.isnan(v)
     return type(v).__name__ in ("NAType", "NaTType")
 
