@@ -290,12 +290,10 @@ class _AttributeFeatures:
     def __init__(self, keep: bool) -> None:
         self.keep = keep
         self.memo: dict[str, tuple[Any, ...]] = {}
-        names = list(ATTRIBUTE_FEATURES) + list(ATTRIBUTE_TEXT_FEATURES)
         self.fields = [pa.field(n, pa.float64()) for n in ATTRIBUTE_FEATURES] + [
             pa.field(n, pa.dictionary(pa.int32(), pa.string())) for n in ATTRIBUTE_TEXT_FEATURES]
         self.blank = tuple([np.nan] * len(ATTRIBUTE_FEATURES)
                            + [None] * len(ATTRIBUTE_TEXT_FEATURES))
-        assert len(self.blank) == len(names)
 
     def _facts(self, cell: str | None) -> tuple[Any, ...]:
         if cell is None:
@@ -365,7 +363,7 @@ def compact_numbers(df: pd.DataFrame) -> None:
     64. A million-row trace then costs half the memory, and every number reads back the same."""
     for c in df.columns:
         s = df[c]
-        if s.dtype == np.int64 and c != "ID":
+        if s.dtype == np.int64:
             a = s.to_numpy()
             if len(a) and a.min() >= -(1 << 31) and a.max() < (1 << 31):
                 df[c] = a.astype(np.int32)

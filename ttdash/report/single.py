@@ -217,12 +217,14 @@ def advice_sections(view: View, items: list[Advice] | None = None
                     ) -> list[tuple[str, list[AdviceEntry]]]:
     """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order; a
     whole-trace entry has no ID and no bullets."""
-    out: list[tuple[str, list[AdviceEntry]]] = []
-    for title, entry in advice_entries(view, items):
-        if not out or out[-1][0] != title:
-            out.append((title, []))
-        out[-1][1].append(entry)
-    return out
+    return [(title, list(entries)) for title, entries in _advice_groups(view, items)]
+
+
+def _advice_groups(view: View, items: Iterable[Advice] | None = None
+                   ) -> Iterator[tuple[str, Iterator[AdviceEntry]]]:
+    """advice_sections, streamed: each section title with its entries as they are made."""
+    for title, group in itertools.groupby(advice_entries(view, items), key=lambda e: e[0]):
+        yield title, (entry for _, entry in group)
 
 
 def advice_entries(view: View, items: Iterable[Advice] | None = None,
@@ -266,18 +268,16 @@ def advice_entries(view: View, items: Iterable[Advice] | None = None,
 
 def advice_lines(view: View) -> Iterator[str]:
     """The advice as text lines (nothing when there is none), made as they are written."""
-    title = None
-    for section, (_, head, bullets) in advice_entries(view):
-        if title is None:
+    for k, (title, entries) in enumerate(_advice_groups(view)):
+        if not k:
             yield ""
             yield "Advice (tt-perf-report's rules; --no-advice leaves it out)"
-        if section != title:
-            title = section
-            yield ""
-            yield section
-        yield "  " + head
-        for b in bullets:
-            yield f"    - {b}"
+        yield ""
+        yield title
+        for _, head, bullets in entries:
+            yield "  " + head
+            for b in bullets:
+                yield f"    - {b}"
 
 
 def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
@@ -297,17 +297,15 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     if shown.telemetry:
         out.write("\n" + md_cell(summary_line(shown.telemetry)) + "\n")
     # a TUI export (`rows`) is the table on screen; the report's advice covers the whole view
-    title = None
-    for section, (_, head, bullets) in (advice_entries(view) if shown.advice and rows is None
+    for k, (title, entries) in enumerate(_advice_groups(view) if shown.advice and rows is None
                                          else ()):
-        if title is None:
+        if not k:
             out.write("\n### Advice\n")
-        if section != title:
-            title = section
-            out.write(f"\n**{md_cell(title)}**\n\n")
-        out.write(f"- {md_cell(head)}\n")
-        for b in bullets:
-            out.write(f"  - {md_cell(b)}\n")
+        out.write(f"\n**{md_cell(title)}**\n\n")
+        for _, head, bullets in entries:
+            out.write(f"- {md_cell(head)}\n")
+            for b in bullets:
+                out.write(f"  - {md_cell(b)}\n")
 
 
 SGR = {Severity.GOOD: "\x1b[32m", Severity.WARN: "\x1b[33m", Severity.BAD: "\x1b[31m"}
