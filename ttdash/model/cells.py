@@ -25,6 +25,17 @@ def by_unique(s: pd.Series, fn: Callable[[Any], Any], default: float = np.nan) -
     return values[codes]  # code -1 (missing) picks the trailing default
 
 
+def by_unique_rows(keys: list[pd.Series], fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """`fn(positions)` (one result per given row position) computed on one row of each distinct
+    combination of `keys` and spread back to every row: per-row string building done once per
+    distinct value tuple (a million rows repeat a few hundred)."""
+    codes = pd.DataFrame({i: pd.factorize(k, use_na_sentinel=True)[0]
+                          for i, k in enumerate(keys)})
+    group = codes.groupby(list(codes.columns), sort=False).ngroup().to_numpy()
+    first = np.unique(group, return_index=True)[1]  # group numbers follow first appearance
+    return np.asarray(fn(first))[group]
+
+
 def interned(s: pd.Series) -> np.ndarray:
     """A text column as an object array whose equal values share one str (8 bytes a row)."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .arch import ArchSpec
-from .cells import by_unique, dtype_size, interned
+from .cells import by_unique, by_unique_rows, dtype_size, interned
 from .columns import BOUND_THRESHOLD_PCT
 
 if sys.version_info >= (3, 11):
@@ -524,7 +524,19 @@ def _size_strings(mm: np.ndarray, conv: np.ndarray, M: Any, K: Any, N: Any, batc
 def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series],
                    compute: np.ndarray) -> np.ndarray:
     """tt-perf-report's "Math Fidelity" cell: a matmul or conv with a fidelity gets it with its
-    dtypes ("HiFi2 BF16 x BFP8 => BF16"); every other op its dtypes ("BF16, BF16 => BF16")."""
+    dtypes ("HiFi2 BF16 x BFP8 => BF16"); every other op its dtypes ("BF16, BF16 => BF16").
+    Built once per distinct (fidelity, dtypes, compute) tuple."""
+    keys = [fidelity, *dts.values(), pd.Series(compute)]
+
+    def cells(at: np.ndarray) -> np.ndarray:
+        return _fidelity_cells(fidelity.iloc[at].reset_index(drop=True),
+                               {k: v.iloc[at].reset_index(drop=True) for k, v in dts.items()},
+                               compute[at])
+    return by_unique_rows(keys, cells)
+
+
+def _fidelity_cells(fidelity: pd.Series, dts: dict[str, pd.Series],
+                    compute: np.ndarray) -> np.ndarray:
     short = {k: dts[k].astype(object).replace(SHORT_DTYPE) for k in dts}
     a, b, o = short["INPUT_0"], short["INPUT_1"], short["OUTPUT_0"]
     dtypes = (a.where(a.notna(), "").astype(str) + (", " + b.where(b.notna(), None))
@@ -535,7 +547,5 @@ def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series],
                 + b.where(b.notna(), "nan").astype(str) + " => "
                 + o.where(o.notna(), "nan").astype(str)).str.strip()
     use_fid = compute & fidelity.notna().to_numpy() & (fidelity.astype(str) != "").to_numpy()
-    out = interned(pd.Series(np.where(use_fid, with_fid.to_numpy(dtype=object),
-                                      np.where(compute, "", dtypes.to_numpy(dtype=object))),
-                             dtype=object))
-    return out
+    return np.where(use_fid, with_fid.to_numpy(dtype=object),
+                    np.where(compute, "", dtypes.to_numpy(dtype=object))).astype(object)
