@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,6 +15,9 @@ import pytest
 from rich.console import Console
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every ttdash the suite starts (in process, as a child, in tmux) caches its large traces here,
+# never in the user's ~/.cache.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ttdash-test-cache-")
 SHARED_REAL = ROOT.parent / "shared" / "fixtures" / "real"
 
 

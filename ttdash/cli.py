@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -125,12 +126,19 @@ def _window_args(p: argparse.ArgumentParser) -> None:
                    help="an op-to-op gap longer than US microseconds is a host pause (compile, "
                         "warm-up, Python), shorter ones are dispatch; steady state = device + "
                         f"dispatch (default {PAUSE_ABOVE_US:g})")
+    _cache_arg(p)  # every command that analyses a trace takes the window options
 
 
 def _output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of "
                    "stdout; refuses to replace an existing file without --force")
     p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
+
+
+def _cache_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true", help="parse the CSV again even when an "
+                   "unchanged copy is cached, and keep none (the cache: $XDG_CACHE_HOME/ttdash, "
+                   "large traces only; also TTDASH_NO_CACHE=1)")
 
 
 def _record_args(p: argparse.ArgumentParser) -> None:
@@ -214,6 +222,7 @@ def build_parser() -> Parser:
     w.add_argument("--theme", help="theme name")
     w.add_argument("--arch", type=arch_name, help="override the detected arch")
     _record_args(w)
+    _cache_arg(w)
 
     d = sub.add_parser("demo", help="simulate a profiled run and watch it (no hardware needed)",
                        description="Write a realistic simulated profiler run (live .logs appends, "
@@ -478,6 +487,8 @@ def parse(argv: list[str] | None = None):
     a = parser.parse_args(argv)
     if not a.command:
         return None, None
+    if getattr(a, "no_cache", False):  # read by the model's cache wherever a trace is loaded
+        os.environ["TTDASH_NO_CACHE"] = "1"
     return a.command, options(a)
 
 

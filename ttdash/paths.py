@@ -14,3 +14,8 @@ def config_dir() -> Path:
 def data_dir() -> Path:
     """`$XDG_DATA_HOME/ttdash`, else `~/.local/share/ttdash`: the run history."""
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "ttdash"
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/ttdash`, else `~/.cache/ttdash`: columnar copies of large traces."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ttdash"

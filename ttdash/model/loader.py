@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .cache import Slot, Writer
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .errors import TraceError
 
@@ -140,11 +141,12 @@ def _locate_bad_line(path: Path, n_fields: int) -> TraceError:
 
 
 def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str],
-           prune: bool) -> pa.Table:
+           prune: bool, sink: Writer | None = None) -> pa.Table:
     """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells.
 
     Text columns are read dictionary-encoded (pandas categoricals: a small integer a row and each
-    distinct text once; profiler text repeats a handful of values, attributes included)."""
+    distinct text once; profiler text repeats a handful of values, attributes included). Each
+    parsed batch also goes to `sink` (the columnar cache), when given."""
     text = pa.dictionary(pa.int32(), pa.string())
     types = {c: text for c in columns if c in TEXT or c.endswith(("LAYOUT", "DATATYPE",
                                                                    "MEMORY"))}
@@ -164,7 +166,13 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
     source = pa.BufferReader(data) if data is not None else str(path)
     reader = pacsv.open_csv(source, read_options=read, parse_options=parse, convert_options=conv)
     features = _AttributeFeatures(keep=not prune)
-    batches = [features.block(b) for b in reader]
+    batches = []
+    for raw in reader:
+        batches.append(features.block(raw))
+        if sink is not None:
+            sink.write(batches[-1])
+    if sink is not None:
+        sink.finish()
     if not batches:
         return reader.schema.empty_table()
     return pa.Table.from_batches(batches, schema=batches[0].schema)
@@ -194,36 +202,69 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     if tolerate_partial:
         data, truncated = _drop_cut_tail(path.read_bytes())
     prune = columns != "all"
+    slot = Slot.of(path) if data is None else None
+    table = slot.read(_parsed_names(cols, prune)) if slot is not None else None
+    sink = slot.writer() if slot is not None and table is None else None
     try:
-        table = _parse(path, data, names, cols, prune=prune)
+        if table is None:
+            table = _read_table(path, data, header, names, cols, prune, sink)
+        holder = [_binary_to_text(table)]
+        del table
+        df = _frame(path, header, holder, keep_text=not prune)
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
+    if sink is not None:
+        sink.commit()
+    return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
+
+
+def _parsed_names(columns: list[str], prune: bool) -> list[str]:
+    """The columns a parse of `columns` makes: the attribute facts added, ATTRIBUTES itself
+    dropped when pruned."""
+    if "ATTRIBUTES" not in columns:
+        return columns
+    kept = [c for c in columns if not (prune and c == "ATTRIBUTES")]
+    return kept + list(ATTRIBUTE_FEATURES) + list(ATTRIBUTE_TEXT_FEATURES)
+
+
+def _read_table(path: Path, data: bytes | None, header: list[str], names: list[str],
+                cols: list[str], prune: bool, sink: Writer | None) -> pa.Table:
+    """Parse, turning pyarrow's failures into one-line errors naming the line."""
+    try:
+        return _parse(path, data, names, cols, prune=prune, sink=sink)
     except pa.ArrowInvalid as exc:
         msg = str(exc)
         if "UTF8" in msg:
+            if sink is not None:
+                sink.abort()  # the cache keeps clean parses only
             raw = data if data is not None else path.read_bytes()
             data = raw.decode("utf-8", errors="replace").encode("utf-8")
             try:
-                table = _parse(path, data, names, cols, prune=prune)
+                return _parse(path, data, names, cols, prune=prune)
             except pa.ArrowInvalid:
                 raise _locate_bad_line(path, len(header)) from None
         elif "columns" in msg:
             raise _locate_bad_line(path, len(header)) from None
         elif "conversion error" in msg.lower():
             raise _numeric_error(path, header, msg) from None
-        else:
-            raise _locate_binary(path) from None
+        raise _locate_binary(path) from None
     except (pa.ArrowKeyError, KeyError) as exc:
         raise TraceError(path, f"cannot read column {exc}") from None
-    table = _binary_to_text(table)
-    if len(table) == 0:
+
+
+def _frame(path: Path, header: list[str], holder: list[pa.Table], keep_text: bool
+           ) -> pd.DataFrame:
+    """The parsed table as the checked, compact frame the model reads."""
+    if len(holder[0]) == 0:
         raise TraceError(path, "header only: the file has no data rows", line=2)
-    holder = [table]
-    del table
     df = _to_pandas(holder)
     _check_numeric(path, header, df)
-    _shapes_to_numbers(df, keep_text=(columns == "all"))
+    _shapes_to_numbers(df, keep_text=keep_text)
     compact_numbers(df)
     add_column(df, "ID", np.arange(2, len(df) + 2, dtype=np.int64), at=0)
-    return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
+    return df
 
 
 def _to_pandas(holder: list[pa.Table]) -> pd.DataFrame:

@@ -20,9 +20,14 @@ def neutralise_formula(v: object) -> object:
 
 
 def neutralise_series(s: pd.Series) -> pd.Series:
-    st = s.astype("string")
+    """`neutralise_formula` over a column as text, worked out once per distinct value."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    st = pd.Series(uniques, dtype=object).astype("string")
     risky = st.str.match(r"^[=+\-@\t\r]").fillna(False)
-    return st.where(~risky, "'" + st)
+    fixed = st.where(~risky, "'" + st)
+    return pd.Series(fixed.array.take(codes, allow_fill=True), index=s.index)
 
 
 def md_cell(v: object) -> str:

@@ -1,0 +1,143 @@
+"""The columnar cache: a warm read equals a fresh parse, a changed file is a miss, nothing is
+written beside the trace, the size bound holds, `--no-cache` keeps nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPORT_FIXTURES, real_dir, run_ttdash
+
+from ttdash.model import cache, loader
+from ttdash.model.errors import TraceError
+
+
+@pytest.fixture
+def cached(tmp_path, monkeypatch):
+    """Cache every file (not only large ones) into tmp_path/cache; returns the traces dir."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TTDASH_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    return tmp_path / "cache" / "ttdash" / "traces"
+
+
+def _no_parse(monkeypatch):
+    def fail(*a, **k):
+        raise AssertionError("parsed the CSV although an unchanged copy is cached")
+    monkeypatch.setattr(loader, "_parse", fail)
+
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+def test_a_warm_read_equals_a_fresh_parse(name, cached, monkeypatch):
+    path = real_dir() / name
+    monkeypatch.setenv("TTDASH_NO_CACHE", "1")
+    fresh_of = {c: loader.read_ops_csv(path, columns=c) for c in ("analysis", "all")}
+    assert not cached.exists()
+    monkeypatch.delenv("TTDASH_NO_CACHE")
+    for columns, fresh in fresh_of.items():
+        cold = loader.read_ops_csv(path, columns=columns)
+        assert len(list(cached.glob("*.parquet"))) == 1
+        with monkeypatch.context() as m:
+            _no_parse(m)
+            warm = loader.read_ops_csv(path, columns=columns)
+        for got in (cold, warm):
+            pd.testing.assert_frame_equal(got.df, fresh.df)
+            assert got.header == fresh.header
+    with monkeypatch.context() as m:  # the full copy serves the analysis columns too
+        _no_parse(m)
+        again = loader.read_ops_csv(path)
+    pd.testing.assert_frame_equal(again.df, fresh_of["analysis"].df)
+
+
+def _copy(src: Path, dst: Path, times: int = 1) -> Path:
+    lines = src.read_bytes().splitlines(keepends=True)
+    dst.write_bytes(lines[0] + b"".join(lines[1:]) * times)
+    return dst
+
+
+def test_a_changed_file_is_parsed_again_and_the_trace_dir_is_untouched(cached, tmp_path,
+                                                                         monkeypatch):
+    runs = tmp_path / "profiler"
+    runs.mkdir()
+    path = _copy(real_dir() / REPORT_FIXTURES[7], runs / "ops.csv")
+    first = loader.read_ops_csv(path)
+    assert sorted(os.listdir(runs)) == ["ops.csv"]
+    _copy(real_dir() / REPORT_FIXTURES[7], path, times=2)  # new size, new mtime
+    second = loader.read_ops_csv(path)
+    assert len(second.df) == 2 * len(first.df)
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # same size, touched
+    with monkeypatch.context() as m:
+        parsed = []
+        real_parse = loader._parse
+        m.setattr(loader, "_parse", lambda *a, **k: parsed.append(1) or real_parse(*a, **k))
+        third = loader.read_ops_csv(path)
+    assert parsed and len(third.df) == len(second.df)
+    assert sorted(os.listdir(runs)) == ["ops.csv"]  # nothing ever written beside the trace
+
+
+def test_a_file_changed_while_read_or_broken_leaves_no_copy(cached, tmp_path, monkeypatch):
+    path = _copy(real_dir() / REPORT_FIXTURES[7], tmp_path / "ops.csv")
+    real_parse = loader._parse
+
+    def parse_then_touch(*a, **k):
+        out = real_parse(*a, **k)
+        os.utime(path, ns=(0, 10**9))  # the profiler rewrote it meanwhile
+        return out
+    monkeypatch.setattr(loader, "_parse", parse_then_touch)
+    loader.read_ops_csv(path)
+    assert not list(cached.glob("*"))
+    monkeypatch.setattr(loader, "_parse", real_parse)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[5] = lines[5].rstrip(b"\r\n") + b',"extra"\n'
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(TraceError) as err:
+        loader.read_ops_csv(path)
+    assert err.value.line == 6
+    assert not list(cached.glob("*"))  # no copy and no temporary file of the failed read
+
+
+def test_the_size_bound_evicts_the_least_recently_used(cached, tmp_path):
+    paths = [_copy(real_dir() / name, tmp_path / f"{k}.csv")
+             for k, name in enumerate(REPORT_FIXTURES[:3])]
+    copies = []
+    for k, p in enumerate(paths):
+        loader.read_ops_csv(p)
+        copies.append(cache.Slot.of(p).file)
+        os.utime(copies[-1], (1000 * (k + 1), 1000 * (k + 1)))  # used in this order
+    loader.read_ops_csv(paths[0])  # a hit: the first is now the most recently used
+    size = {f: f.stat().st_size for f in copies}
+    cache.evict(size[copies[0]] + size[copies[2]])
+    assert sorted(cached.glob("*")) == sorted([copies[0], copies[2]])
+    stale = cached / "x.parquet.1.tmp"  # a killed read's temporary file
+    stale.write_bytes(b"x")
+    os.utime(stale, (1, 1))
+    cache.evict(1 << 40)
+    assert not stale.exists()
+    cache.evict(0)
+    assert not list(cached.glob("*"))
+
+
+def test_an_unusable_cache_dir_only_costs_the_copy(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    got = loader.read_ops_csv(real_dir() / REPORT_FIXTURES[7])
+    assert len(got.df) > 0
+
+
+def test_report_caches_large_traces_and_no_cache_keeps_none(tmp_path):
+    big = _copy(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv", tmp_path / "big.csv", 2)
+    assert big.stat().st_size >= cache.MIN_BYTES
+    outs = []
+    for flags, xdg in (([], "a"), ([], "a"), (["--no-cache"], "b")):
+        env = {"XDG_CACHE_HOME": str(tmp_path / xdg)}
+        r = run_ttdash("report", str(big), "-f", "csv", *flags, env=env, unset=["TTDASH_NO_CACHE"])
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    assert len(list((tmp_path / "a" / "ttdash" / "traces").glob("*.parquet"))) == 1
+    assert not (tmp_path / "b").exists()
+    assert sorted(os.listdir(tmp_path)) == ["a", "big.csv"]
