@@ -141,3 +141,49 @@ def test_report_caches_large_traces_and_no_cache_keeps_none(tmp_path):
     assert len(list((tmp_path / "a" / "ttdash" / "traces").glob("*.parquet"))) == 1
     assert not (tmp_path / "b").exists()
     assert sorted(os.listdir(tmp_path)) == ["a", "big.csv"]
+
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+def test_a_lazy_row_is_the_row_of_a_full_read(name, cached, monkeypatch):
+    """open keeps only the analysis columns in memory; an op's details (every column) come
+    from the cached copy, value for value what a full read holds, cold and warm."""
+    from ttdash.format import cell_text
+    from ttdash.model.trace import Trace
+
+    path = real_dir() / name
+    full = Trace.load(path, columns="all")
+    ids = full.ordered["ID"].to_numpy()
+    picks = sorted({int(ids[0]), int(ids[-1]), int(ids[len(ids) // 2])})
+    for _ in ("cold", "warm"):
+        lazy = Trace.load(path, columns="lazy")
+        assert lazy.wide is not None
+        assert "ATTRIBUTES" not in lazy.ordered.columns or "ATTRIBUTES" not in full.header
+        for rid in picks:
+            a, b = full.row(rid), lazy.row(rid)
+            assert list(a.index) == list(b.index) and a.name == b.name
+            for col in a.index:
+                assert cell_text(a[col]) == cell_text(b[col]), (rid, col)
+    for f in cached.glob("*.parquet"):  # the copy is gone (evicted): the analysis columns
+        f.unlink()
+    row = lazy.row(picks[0])
+    assert row["OP CODE"] == full.row(picks[0])["OP CODE"]
+
+
+def test_lazy_without_a_cache_reads_every_column(tmp_path, monkeypatch):
+    monkeypatch.setenv("TTDASH_NO_CACHE", "1")
+    from ttdash.model.trace import Trace
+
+    t = Trace.load(real_dir() / REPORT_FIXTURES[7], columns="lazy")
+    assert t.wide is None and "ATTRIBUTES" in t.ordered.columns
+
+
+def test_detail_cells_read_as_the_file_wrote_them():
+    import numpy as np
+
+    from ttdash.format import cell_text
+
+    assert cell_text(np.float32(3258005.0)) == "3258005"  # not 3.258005e+06
+    assert cell_text(np.float64(1024.0)) == cell_text(np.int32(1024)) == "1024"
+    assert cell_text(0.25) == "0.25" and cell_text(np.float32(np.nan)) == ""
+    assert cell_text(pd.NA) == "" and cell_text(True) == "True" and cell_text("=x") == "=x"
+    assert cell_text(1e300) == "1e+300"

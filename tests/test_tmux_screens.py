@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, real_dir
+from conftest import ROOT, real_dir, run_ttdash
 from tmux import EXIT_MARK, Tmux, ttdash_bin
 
 CLIP_WH = "tt-perf-report__wh_clip_encoder_2.csv"  # 1,872 ops, wormhole, no signposts
@@ -675,3 +675,24 @@ def test_history_list_trend_and_diff_in_a_terminal(term_env, tmp_path):
         t.wait_for(lambda s: "Run history" in s)
         t.send("q")
         assert t.exit_status() == 0
+
+
+# ---------------------------------------------------------------- progress on stderr
+def test_progress_shows_on_a_terminal_while_piped_output_waits(term_env, tmp_path):
+    """`report | slow reader` on a terminal: the phase line is on stderr while the writer waits
+    for the pipe, gone when the command ends; the piped bytes are the whole report."""
+    go = tmp_path / "go"
+    whole = run_ttdash("report", real(CLIP_WH), "-f", "csv",
+                       env={"TTDASH_PROGRESS_AFTER": "0"})
+    assert whole.returncode == 0 and whole.stderr == ""  # stderr not a terminal: nothing
+    reader = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done; wc -c"
+    script = f"{shlex.quote(ttdash_bin())} report {shlex.quote(real(CLIP_WH))} -f csv | " \
+             f"{{ {reader}; }}"
+    env = {**term_env, "TTDASH_PROGRESS_AFTER": "0"}
+    with Tmux(["sh", "-c", script], 100, 10, env) as t:
+        t.wait_for(lambda s: re.search(r"ttdash: writing csv .*\d+%", s) is not None)
+        go.touch()
+        assert t.exit_status() == 0
+        screen = t.screen()
+    assert "ttdash:" not in screen  # the transient line was erased
+    assert re.search(rf"^\s*{len(whole.stdout.encode())}\s*$", screen, re.M), screen

@@ -6,6 +6,18 @@ import math
 import numbers
 
 
+def cell_text(v: object) -> str:
+    """A raw CSV cell as the file wrote it: blank when missing, a whole number without ".0" or
+    an exponent (a compact float32 column's 3258005.0 is "3258005"), other numbers in Python's
+    shortest form, text as is."""
+    if is_missing(v):
+        return ""
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        f = float(v)
+        return str(int(f)) if f.is_integer() and abs(f) < 1e16 else str(f)
+    return str(v)
+
+
 def is_missing(v: object) -> bool:
     """None, NaN (of any float width: a compact column's is numpy float32, not a Python
     float), or pandas' NA/NaT (shown as a blank, never as "<NA>")."""

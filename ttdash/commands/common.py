@@ -16,14 +16,16 @@ def load_view(path: str | tuple[str, ...], opts: WindowOptions,
     CSV arguments)."""
     from ..model import Trace
     from ..model.discover import resolve_trace_path
+    from .progress import on_stderr
 
-    if isinstance(path, tuple) and len(path) > 1:
-        trace = Trace.load_many([resolve_trace_path(p) for p in path], arch=opts.arch,
-                                columns=columns)
-    else:
-        one = path[0] if isinstance(path, tuple) else path
-        trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
-    view = trace.view(opts.window(trace), merge=not opts.per_device)
+    with on_stderr():
+        if isinstance(path, tuple) and len(path) > 1:
+            trace = Trace.load_many([resolve_trace_path(p) for p in path], arch=opts.arch,
+                                    columns=columns)
+        else:
+            one = path[0] if isinstance(path, tuple) else path
+            trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
+        view = trace.view(opts.window(trace), merge=not opts.per_device)
     view.pause_above_us = opts.pause_above_us
     return view
 
@@ -32,11 +34,17 @@ def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:
     """Run `render(stream)` into stdout, or into --output FILE (streamed into a temp file and
     renamed into place for a regular file)."""
     from ..report.export import write_atomic
+    from .progress import on_stderr
 
     if not out.output:
-        render(sys.stdout)
+        if sys.stdout.isatty():  # the output on the terminal is its own progress
+            render(sys.stdout)
+            return
+        with on_stderr():
+            render(sys.stdout)
         return
-    write_atomic(out.output, render, force=out.force)
+    with on_stderr():
+        write_atomic(out.output, render, force=out.force)
 
 
 def color_wanted(fmt: str, out: OutputOptions) -> bool:

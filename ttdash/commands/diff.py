@@ -67,7 +67,7 @@ def diff(opts: DiffOptions) -> int:
     if fmt in (None, "tui") and opts.out.output:
         fmt = "markdown"  # --output without --format: the pull-request summary
     interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
-    columns = "all" if interactive else "analysis"  # the TUI's details show every column
+    columns = "lazy" if interactive else "analysis"  # the TUI's details show every column
     baseline = load_view(opts.baseline, opts.window, columns=columns)
     candidate = load_view(opts.candidate, opts.window, columns=columns)
     _check_windows(baseline, candidate)

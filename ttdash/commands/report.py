@@ -56,6 +56,7 @@ def restrict(view, opts: ReportOptions):  # -> model.View
 def open_trace(opts: OpenOptions) -> int:
     from ..tui.app import run_open
 
-    # The details pane shows every column of an op's row: load them all.
-    view = load_view(opts.path, opts.window, columns="all")
+    # The details pane shows every column of an op's row: those the analysis does not read stay
+    # in the cached copy of a large file, read a row at a time.
+    view = load_view(opts.path, opts.window, columns="lazy")
     return run_open(view, theme=opts.theme)

@@ -83,13 +83,12 @@ class Slot:
         key = hashlib.sha256(json.dumps([real, *_stamp(st), _fingerprint()]).encode())
         return cls(Path(source), _stamp(st), traces_dir() / f"{key.hexdigest()[:40]}.parquet")
 
-    def read(self, columns: list[str]) -> pa.Table | None:
+    def read(self, columns: list[str], complete: list[str] | None = None) -> pa.Table | None:
         """The cached columns named in `columns` (in the copy's order), or None when there is no
-        copy or it lacks one of them (an earlier read asked for fewer)."""
+        copy or it lacks one of them or of `complete` (an earlier read asked for fewer)."""
         try:
             schema = pq.read_schema(self.file)
-            missing = set(columns) - set(schema.names)
-            if missing:
+            if not set(columns).union(complete or ()) <= set(schema.names):
                 return None
             table = pq.read_table(self.file, columns=[n for n in schema.names if n in columns])
             os.utime(self.file)  # last use, for eviction
@@ -129,9 +128,10 @@ class Writer:
             return
         try:
             table = pa.Table.from_batches(self.pending)
-            if self.pq is None:
+            if self.pq is None:  # null counts of integer columns: see WideRows
+                ints = [f.name for f in table.schema if pa.types.is_integer(f.type)]
                 self.pq = pq.ParquetWriter(self.tmp, table.schema, compression="lz4",
-                                           write_statistics=False)
+                                           write_statistics=ints or False)
             self.pq.write_table(table, row_group_size=len(table))
         except (OSError, pa.ArrowException):
             self.failed = True  # a full disk or a schema surprise: the read goes on uncached
@@ -146,18 +146,23 @@ class Writer:
             except (OSError, pa.ArrowException):
                 self.failed = True
 
-    def commit(self) -> None:
+    def commit(self) -> bool:
         """Keep the finished copy if the source is still what was read (the whole read
-        succeeded); then evict past the bound."""
+        succeeded); then evict past the bound. True when the copy was kept."""
         try:
             same = _stamp(os.stat(self.slot.source)) == self.slot.stamp
         except OSError:
             same = False
         if self.failed or self.pq is None or not same:
             self.abort()
-            return
-        os.replace(self.tmp, self.slot.file)
-        evict(max_bytes())
+            return False
+        try:
+            os.replace(self.tmp, self.slot.file)
+        except OSError:
+            self.abort()
+            return False
+        evict(max_bytes(), keep=self.slot.file)
+        return True
 
     def abort(self) -> None:
         self.failed = True
@@ -165,9 +170,10 @@ class Writer:
         self.tmp.unlink(missing_ok=True)
 
 
-def evict(limit: int, stale_after: float = 3600.0) -> None:
+def evict(limit: int, stale_after: float = 3600.0, keep: Path | None = None) -> None:
     """Delete the least recently used copies until they fit in `limit` bytes (and temporary
-    files older than `stale_after` seconds: a read that was killed)."""
+    files older than `stale_after` seconds: a read that was killed); never `keep` (the copy
+    just made, which the caller may read rows from)."""
     now = time.time()
     entries = []
     for f in traces_dir().glob("*"):
@@ -184,5 +190,7 @@ def evict(limit: int, stale_after: float = 3600.0) -> None:
     for _, size, f in sorted(entries):
         if total <= limit:
             break
+        if f == keep:
+            continue
         f.unlink(missing_ok=True)
         total -= size

@@ -24,6 +24,7 @@ import pyarrow.csv as pacsv
 from .cache import Slot, Writer
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .errors import TraceError
+from .progress import step
 
 REQUIRED = ("OP CODE", "DEVICE KERNEL DURATION [ns]")
 # Columns whose non-empty cells must be numbers; a text cell there is a clear error.
@@ -48,6 +49,7 @@ class RawTable:
     header: list[str]
     df: pd.DataFrame  # one row per CSV data row, in file order; "ID" = tt-perf-report's ID
     truncated_tail: bool = False  # a cut last line was dropped (only with tolerate_partial)
+    wide: WideRows | None = None  # the columns left out of `df`, a row at a time (lazy reads)
 
 
 def _open_checked(path: Path) -> tuple[BinaryIO, int]:
@@ -141,12 +143,13 @@ def _locate_bad_line(path: Path, n_fields: int) -> TraceError:
 
 
 def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str],
-           prune: bool, sink: Writer | None = None) -> pa.Table:
+           prune: bool, sink: Writer | None = None, keep: list[str] | None = None) -> pa.Table:
     """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells.
 
     Text columns are read dictionary-encoded (pandas categoricals: a small integer a row and each
     distinct text once; profiler text repeats a handful of values, attributes included). Each
-    parsed batch also goes to `sink` (the columnar cache), when given."""
+    parsed batch also goes to `sink` (the columnar cache), when given; of each, only the
+    columns named in `keep` (default: all) stay in memory."""
     text = pa.dictionary(pa.int32(), pa.string())
     types = {c: text for c in columns if c in TEXT or c.endswith(("LAYOUT", "DATATYPE",
                                                                    "MEMORY"))}
@@ -163,14 +166,19 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
                                 strings_can_be_null=True, quoted_strings_can_be_null=True,
                                 null_values=[""], auto_dict_encode=True,
                                 auto_dict_max_cardinality=1 << 30)
-    source = pa.BufferReader(data) if data is not None else str(path)
-    reader = pacsv.open_csv(source, read_options=read, parse_options=parse, convert_options=conv)
-    features = _AttributeFeatures(keep=not prune)
-    batches = []
-    for raw in reader:
-        batches.append(features.block(raw))
-        if sink is not None:
-            sink.write(batches[-1])
+    source = pa.BufferReader(data) if data is not None else pa.OSFile(str(path))
+    with source:
+        size = source.size()
+        reader = pacsv.open_csv(source, read_options=read, parse_options=parse,
+                                convert_options=conv)
+        features = _AttributeFeatures(keep=not prune)
+        batches = []
+        for raw in reader:
+            step(f"reading {path.name}", source.tell(), size)  # bytes parsed (and read ahead)
+            batch = features.block(raw)
+            if sink is not None:
+                sink.write(batch)
+            batches.append(batch if keep is None else batch.select(keep))
     if sink is not None:
         sink.finish()
     if not batches:
@@ -182,7 +190,9 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
                  tolerate_partial: bool = False) -> RawTable:
     """Load an ops_perf_results CSV.
 
-    columns: "analysis" reads only what the metrics need (fast, small); "all" keeps every column.
+    columns: "analysis" reads only what the metrics need (fast, small); "all" keeps every column;
+    "lazy" keeps the analysis columns in memory and the others in the columnar cache's copy,
+    read a row at a time (`RawTable.wide`; "all" when the file is not cached: small, cache off).
     tolerate_partial: drop a cut last line (a report still being written) instead of failing.
     """
     path = Path(path)
@@ -193,7 +203,7 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     # Duplicate non-key column names (seen in hostile files) would break by-name selection.
     names = dedupe_header(header)
     wanted = set(wanted_columns(header))
-    cols = names if columns == "all" else [n for n, h in zip(names, header) if h in wanted]
+    analysis = [n for n, h in zip(names, header) if h in wanted]
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     _decode(path, head, "first 64 KiB")
@@ -201,23 +211,85 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     truncated = False
     if tolerate_partial:
         data, truncated = _drop_cut_tail(path.read_bytes())
-    prune = columns != "all"
     slot = Slot.of(path) if data is None else None
-    table = slot.read(_parsed_names(cols, prune)) if slot is not None else None
+    if columns == "lazy" and slot is None:
+        columns = "all"
+    lazy = columns == "lazy"
+    cols = analysis if columns == "analysis" else names
+    prune = columns == "analysis"
+    in_memory = _parsed_names(analysis, True) if lazy else _parsed_names(cols, prune)
+    table = None
+    if slot is not None:
+        table = slot.read(in_memory, complete=_parsed_names(cols, prune))
+    hit = table is not None
     sink = slot.writer() if slot is not None and table is None else None
     try:
         if table is None:
-            table = _read_table(path, data, header, names, cols, prune, sink)
+            table = _read_table(path, data, header, names, cols, prune, sink,
+                                keep=in_memory if lazy else None)
         holder = [_binary_to_text(table)]
         del table
-        df = _frame(path, header, holder, keep_text=not prune)
+        df = _frame(path, header, holder, keep_text=columns == "all")
     except BaseException:
         if sink is not None:
             sink.abort()
         raise
-    if sink is not None:
-        sink.commit()
-    return RawTable(path=path, header=header, df=df, truncated_tail=truncated)
+    kept = sink.commit() if sink is not None else hit
+    wide = WideRows(slot.file, path, header) if lazy and kept and slot is not None else None
+    return RawTable(path=path, header=header, df=df, truncated_tail=truncated, wide=wide)
+
+
+class WideRows:
+    """Every column of one row, read from the cached copy of the file on demand (the details
+    of one op), processed as a `columns="all"` read would have: an integer column with an
+    empty cell anywhere in the file is a float column there, so it is one here too."""
+
+    def __init__(self, copy: Path, path: Path, header: list[str]) -> None:
+        self.copy, self.path, self.header = copy, path, header
+        self.nullable_ints: list[str] | None = None
+
+    def frame(self, index: int) -> pd.DataFrame | None:
+        """Row `index` (0 = the first data row) as a one-row frame; None when the copy is gone
+        (evicted by another ttdash) or has no such row."""
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(self.copy)
+            meta = pf.metadata
+            if self.nullable_ints is None:
+                self.nullable_ints = _nullable_ints(pf)
+            start = 0
+            for k in range(meta.num_row_groups):
+                n = meta.row_group(k).num_rows
+                if index < start + n:
+                    one = pf.read_row_group(k).slice(index - start, 1)
+                    break
+                start += n
+            else:
+                return None
+        except (OSError, pa.ArrowException):
+            return None
+        for name in self.nullable_ints:
+            i = one.schema.get_field_index(name)
+            one = one.set_column(i, name, one.column(i).cast(pa.float64()))
+        df = _frame(self.path, self.header, [_binary_to_text(one)], keep_text=True)
+        df["ID"] = index + 2
+        return df
+
+
+def _nullable_ints(pf: Any) -> list[str]:
+    """The integer columns of a Parquet copy with a null anywhere (its null counts)."""
+    names = set()
+    meta = pf.metadata
+    for k in range(meta.num_row_groups):
+        group = meta.row_group(k)
+        for c in range(group.num_columns):
+            col = group.column(c)
+            stats = col.statistics
+            if stats is not None and stats.has_null_count and stats.null_count > 0:
+                names.add(col.path_in_schema)
+    schema = pf.schema_arrow
+    return [f.name for f in schema if f.name in names and pa.types.is_integer(f.type)]
 
 
 def _parsed_names(columns: list[str], prune: bool) -> list[str]:
@@ -230,10 +302,11 @@ def _parsed_names(columns: list[str], prune: bool) -> list[str]:
 
 
 def _read_table(path: Path, data: bytes | None, header: list[str], names: list[str],
-                cols: list[str], prune: bool, sink: Writer | None) -> pa.Table:
+                cols: list[str], prune: bool, sink: Writer | None,
+                keep: list[str] | None = None) -> pa.Table:
     """Parse, turning pyarrow's failures into one-line errors naming the line."""
     try:
-        return _parse(path, data, names, cols, prune=prune, sink=sink)
+        return _parse(path, data, names, cols, prune=prune, sink=sink, keep=keep)
     except pa.ArrowInvalid as exc:
         msg = str(exc)
         if "UTF8" in msg:
@@ -242,7 +315,7 @@ def _read_table(path: Path, data: bytes | None, header: list[str], names: list[s
             raw = data if data is not None else path.read_bytes()
             data = raw.decode("utf-8", errors="replace").encode("utf-8")
             try:
-                return _parse(path, data, names, cols, prune=prune)
+                return _parse(path, data, names, cols, prune=prune, keep=keep)
             except pa.ArrowInvalid:
                 raise _locate_bad_line(path, len(header)) from None
         elif "columns" in msg:

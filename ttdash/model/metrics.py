@@ -18,6 +18,7 @@ import pandas as pd
 from .arch import ArchSpec
 from .cells import by_unique, by_unique_rows, dtype_size, interned
 from .columns import BOUND_THRESHOLD_PCT
+from .progress import step
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -163,6 +164,7 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     carry: tuple[bool, bool] = (False, False)
     with np.errstate(all="ignore"):
         for start in range(0, max(n, 1), CHUNK_ROWS):
+            step("analysing", start, n)
             part, carry = _analyze(rows.iloc[start:start + CHUNK_ROWS], arch, carry)
             if n <= CHUNK_ROWS:
                 out = part

@@ -14,7 +14,7 @@ from .arch import ArchSpec, arch_from_clock, get_arch
 from .columns import PAUSE_ABOVE_US
 from .devices import annotate_overlap, merge_devices
 from .errors import TraceError
-from .loader import RawTable, add_column, merge_tables, read_ops_csv
+from .loader import RawTable, WideRows, add_column, merge_tables, read_ops_csv
 from .metrics import (
     HOST_MARKER,
     MAX_DEVICE_ID,
@@ -240,6 +240,7 @@ class Trace:
     #                                              ID (CSV line), "_region" = signpost region
     signposts: pd.DataFrame = field(repr=False)
     truncated_tail: bool = False
+    wide: WideRows | None = field(default=None, repr=False)  # columns not in `ordered`
 
     # ------------------------------------------------------------ loading
     @classmethod
@@ -258,11 +259,7 @@ class Trace:
     @classmethod
     def from_table(cls, table: RawTable, arch: str | None = None) -> Trace:
         df = table.df
-        for c in df.columns:  # every text the views or outputs show: control/bidi removed
-            if c in DISPLAYED_TEXT or c.endswith(("_DATATYPE", "_MEMORY", "_LAYOUT")):
-                s = df[c]
-                df[c] = clean_series(s if isinstance(s.dtype, pd.CategoricalDtype)
-                                     else s.astype("string"))
+        _clean_displayed_text(df)
         clock = infer_clock(df)
         spec, source = detect_arch(df, table.path, clock, arch)
         trace_mode = "METAL TRACE ID" in df.columns and bool(df["METAL TRACE ID"].notna().any())
@@ -277,7 +274,8 @@ class Trace:
         devices = sorted(int(d) for d in np.unique(dev[~np.isnan(dev)]))
         trace = cls(path=table.path, header=table.header, arch=spec, arch_source=source,
                     clock_mhz=clock, trace_mode=trace_mode, devices=devices, ordered=ordered,
-                    signposts=signposts, truncated_tail=table.truncated_tail)
+                    signposts=signposts, truncated_tail=table.truncated_tail,
+                    wide=table.wide)
         trace._fill_region_stats()
         return trace
 
@@ -299,11 +297,18 @@ class Trace:
         return self.ordered.sort_values("ID", kind="stable")
 
     def row(self, row_id: int) -> pd.Series:
-        """One CSV row by tt-perf-report's ID (line number)."""
+        """One CSV row by tt-perf-report's ID (line number), every column of it (those of a
+        lazy read fetched from the cached copy)."""
         hit = self.ordered.index[self.ordered["ID"].to_numpy() == row_id]
         if not len(hit):
             raise KeyError(row_id)
-        return self.ordered.loc[hit[0]]
+        row = self.ordered.loc[hit[0]]
+        full = self.wide.frame(row_id - 2) if self.wide is not None else None
+        if full is None:
+            return row
+        _clean_displayed_text(full)
+        rest = row[row.index.difference(full.columns, sort=False)]  # the model's own (_region)
+        return pd.concat([full.iloc[0], rest]).rename(row.name)
 
     # ------------------------------------------------------------ views
     def view(self, window: Window = Window(), merge: bool = True) -> View:
@@ -410,6 +415,15 @@ class Trace:
         idx = self.signposts["index"]
         self.signposts["ops"] = idx.map(ops).fillna(0).astype(int).to_numpy()
         self.signposts["device_time_us"] = idx.map(dt).fillna(0.0).to_numpy()
+
+
+def _clean_displayed_text(df: pd.DataFrame) -> None:
+    """Every text the views or outputs show, control and bidi characters removed (in place)."""
+    for c in df.columns:
+        if c in DISPLAYED_TEXT or c.endswith(("_DATATYPE", "_MEMORY", "_LAYOUT")):
+            s = df[c]
+            df[c] = clean_series(s if isinstance(s.dtype, pd.CategoricalDtype)
+                                 else s.astype("string"))
 
 
 def _signposts(ordered: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:

@@ -61,6 +61,8 @@ def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    from ..model.progress import step
+
     binary = getattr(out, "buffer", None)
     sink = binary if binary is not None else io.BytesIO()
     if binary is not None:
@@ -68,6 +70,7 @@ def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
     writer = None
     try:
         for start in range(0, max(len(frame), 1), chunk):
+            step("writing csv", start, len(frame))
             part = frame.iloc[start:start + chunk]
             part = prepare(part) if prepare is not None else part
             part = part.assign(**{f: neutralise_series(part[f]) for f in text_columns

@@ -25,6 +25,7 @@ from ..model.columns import (
     export_frame,
 )
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
+from ..model.progress import step
 from ..model.text import clean_text
 from .safe import md_cell, write_csv
 
@@ -106,6 +107,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     ops = select(view, shown, rows)
     out.write(',"ops":[')
     for start in range(0, len(ops), CHUNK):
+        step("writing json", start, len(ops))
         chunk = export_frame(ops.iloc[start:start + CHUNK], JSON_OP_FIELDS)
         # 15 decimals (the most pandas writes): other floats are rounded to 6 already
         text = chunk.to_json(orient="records", double_precision=15, force_ascii=False)
@@ -290,6 +292,7 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
     ops = select(view, shown, rows)
     for start in range(0, len(ops), CHUNK):
+        step("writing markdown", start, len(ops))
         cells = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
         for i in range(len(cells[fields[0]])):
             out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
@@ -338,6 +341,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     widths = {f: len(BY_KEY[f].title) for f in fields}
     kept: dict[int, dict[str, list[str]]] = {}
     for start in range(0, n, CHUNK):
+        step("measuring columns", start, n)
         cells = chunk_cells(start)
         for f in fields:
             widths[f] = max([widths[f]] + [len(c) for c in cells[f]])
@@ -365,6 +369,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     head = "  ".join(cell(f, BY_KEY[f].title) for f in fields).rstrip()
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
     for start in range(0, n, CHUNK):
+        step("writing table", start, n)
         cells = kept.pop(start, None) or chunk_cells(start)
         lines = []
         for i in range(start, min(n, start + CHUNK)):

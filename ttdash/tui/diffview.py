@@ -368,6 +368,6 @@ def run_diff_tui(result: DiffResult, theme: str | None = None) -> int:
 
 def diff_screen_for_paths(baseline: Path, candidate: Path, arch: str | None = None) -> DiffScreen:
     """A diff pushed over another screen (the watch runs list): esc/q go back to it."""
-    a = Trace.load(baseline, arch=arch, columns="all").view(Window("all"))
-    b = Trace.load(candidate, arch=arch, columns="all").view(Window("all"))
+    a = Trace.load(baseline, arch=arch, columns="lazy").view(Window("all"))
+    b = Trace.load(candidate, arch=arch, columns="lazy").view(Window("all"))
     return DiffScreen(diff_traces(a, b), can_go_back=True)

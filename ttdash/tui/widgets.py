@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
-from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+from ..format import bar, cell_text, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.advice import GAP_LIMIT_US, op_advice
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
@@ -274,7 +274,7 @@ def _grid(pairs: list[tuple[str, object]]) -> Table:
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
     for k, v in pairs:
-        t.add_row(plain(k), plain(v))
+        t.add_row(plain(k), plain(cell_text(v)))
     return t
 
 
