@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT.parent / "shared" / "fixtures" / "real"
 OUT = ROOT / "benchmarks" / "out"
+# ttdash's columnar copies of the big traces go to a temporary cache, removed at exit: a
+# benchmark leaves nothing in the user's ~/.cache (and `--no-cache` runs measure cold reads).
+CACHE = tempfile.mkdtemp(prefix="ttdash-bench-cache-")
+os.environ["XDG_CACHE_HOME"] = CACHE
+atexit.register(shutil.rmtree, CACHE, True)
 
 
 def repeated_trace(src: Path, times: int, dest: Path | None = None) -> Path:

@@ -13,19 +13,40 @@ from .options import OutputOptions, WindowOptions
 def load_view(path: str | tuple[str, ...], opts: WindowOptions,
               columns: str = "analysis"):  # -> model.View
     """One trace's view; several paths: reports of one run merged (tt-perf-report's several
-    CSV arguments)."""
-    from ..model import Trace
-    from ..model.discover import resolve_trace_path
+    CSV arguments). Progress on stderr on a terminal."""
     from .progress import on_stderr
 
     with on_stderr():
-        if isinstance(path, tuple) and len(path) > 1:
-            trace = Trace.load_many([resolve_trace_path(p) for p in path], arch=opts.arch,
-                                    columns=columns)
-        else:
-            one = path[0] if isinstance(path, tuple) else path
-            trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
-        view = trace.view(opts.window(trace), merge=not opts.per_device)
+        return _view(path, opts, columns)
+
+
+def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,
+               columns: str = "analysis") -> list:  # -> list[model.View]
+    """Several traces' views (a diff's two sides), loaded side by side in threads: the parse of
+    one overlaps the analysis of the other (pyarrow and numpy release the GIL). An error is
+    raised for the first path that has one, as a one-by-one load would."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .progress import on_stderr
+
+    with on_stderr(), ThreadPoolExecutor(len(paths)) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, _view, p, opts, columns)
+                   for p in paths]
+        return [f.result() for f in futures]
+
+
+def _view(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
+    from ..model import Trace
+    from ..model.discover import resolve_trace_path
+
+    if isinstance(path, tuple) and len(path) > 1:
+        trace = Trace.load_many([resolve_trace_path(p) for p in path], arch=opts.arch,
+                                columns=columns)
+    else:
+        one = path[0] if isinstance(path, tuple) else path
+        trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
+    view = trace.view(opts.window(trace), merge=not opts.per_device)
     view.pause_above_us = opts.pause_above_us
     return view
 

@@ -10,7 +10,7 @@ import sys
 from typing import TextIO
 
 from ..model.errors import TraceError
-from .common import color_wanted, drop_stdout, load_view, write_output
+from .common import color_wanted, drop_stdout, load_view, load_views, write_output
 from .options import DiffOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -68,8 +68,7 @@ def diff(opts: DiffOptions) -> int:
         fmt = "markdown"  # --output without --format: the pull-request summary
     interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
     columns = "lazy" if interactive else "analysis"  # the TUI's details show every column
-    baseline = load_view(opts.baseline, opts.window, columns=columns)
-    candidate = load_view(opts.candidate, opts.window, columns=columns)
+    baseline, candidate = load_views([opts.baseline, opts.candidate], opts.window, columns)
     _check_windows(baseline, candidate)
     result = diff_traces(baseline, candidate, top=opts.top)
     result.telemetry = {side: summarize(readings_for_report(v.trace.path, v.trace.devices))

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 DELAY_S = 1.0
 
@@ -30,7 +32,7 @@ class StderrProgress:
         self.progress = Progress(TextColumn("ttdash: {task.description}"), BarColumn(),
                                  TaskProgressColumn(), TimeElapsedColumn(),
                                  console=Console(stderr=True), transient=True)
-        self.task = self.progress.add_task("", total=1)
+        self.tasks: dict[int, Any] = {}  # a line per thread (a diff loads its sides at once)
         self.shown = False
 
     def __call__(self, phase: str, done: int, total: int) -> None:
@@ -39,7 +41,11 @@ class StderrProgress:
                 return
             self.progress.start()
             self.shown = True
-        self.progress.update(self.task, description=phase, completed=done, total=max(total, 1))
+        me = threading.get_ident()
+        if me not in self.tasks:
+            self.tasks[me] = self.progress.add_task(phase, total=1)
+        self.progress.update(self.tasks[me], description=phase, completed=done,
+                             total=max(total, 1))
 
     def close(self) -> None:
         if self.shown:

@@ -35,31 +35,38 @@ def _shape_columns(frames: list[pd.DataFrame]) -> list[str]:
     return sorted(names, key=key)
 
 
-def _raw_rows(view: View, ops: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """The trace's raw columns for the given ops (matched by tt-perf-report ID)."""
+def _raw_rows(view: View, ops: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarray]:
+    """The trace's raw columns for the given ops (matched by tt-perf-report ID): numbers as
+    float64 (NaN when missing), text as objects (None when missing)."""
     ordered = view.trace.ordered
     pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
-    out = {}
+    lost = pos < 0
+    out: dict[str, np.ndarray] = {}  # arrays, not a frame (which would infer and build text)
     for c in columns:
         if c in ordered.columns:
             s = ordered[c]
-            vals = s.to_numpy(dtype=object) if not pd.api.types.is_float_dtype(s) \
-                else s.to_numpy(dtype="float64")
+            number = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+            if number:
+                vals = s.to_numpy(dtype="float64", na_value=np.nan)
+            elif isinstance(s.dtype, pd.CategoricalDtype):  # each category converted once
+                cats = np.append(s.cat.categories.to_numpy(dtype=object), None)
+                vals = cats[s.cat.codes.to_numpy()]  # code -1 (missing) picks the None
+            else:
+                vals = s.to_numpy(dtype=object)
             taken = vals[np.maximum(pos, 0)]
-            if len(taken) and (pos < 0).any():
-                taken = taken.astype(object)
-                taken[pos < 0] = None
+            if len(taken) and lost.any():
+                taken[lost] = np.nan if number else None
             out[c] = taken
         else:
             out[c] = np.full(len(ops), None, dtype=object)
-    return pd.DataFrame(out, index=ops.index)
+    return out
 
 
 def _factorize_rows(cols: list[np.ndarray]) -> np.ndarray:
     """One dense int id per distinct tuple of column values (missing values compare equal)."""
     acc: np.ndarray | None = None
-    for values in cols:
-        codes, uniq = pd.factorize(pd.Series(values), use_na_sentinel=True)
+    for values in cols:  # numpy arrays as they are: a Series would infer (and build) strings
+        codes, uniq = pd.factorize(np.asarray(values), use_na_sentinel=True)
         codes = codes.astype(np.int64) + 1
         if acc is None:
             acc = codes
@@ -77,7 +84,7 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     code_ids = pd.factorize(code, use_na_sentinel=True)[0].astype(np.int64)
     columns = [code.to_numpy(dtype=object)]
     for c in cols:
-        both = np.concatenate([ra[c].to_numpy(), rb[c].to_numpy()])
+        both = np.concatenate([ra[c], rb[c]])
         columns.append(both)
     sig = _factorize_rows(columns)
     n = len(a_ops)
@@ -90,7 +97,7 @@ def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
     cols = _shape_columns([view.trace.ordered])
     raw = _raw_rows(view, ops, cols)
     code = ops["op_code"].to_numpy(dtype=object)
-    ids = _factorize_rows([code] + [raw[c].to_numpy() for c in cols])
+    ids = _factorize_rows([code] + [raw[c] for c in cols])
     if not len(ids):
         return np.zeros(0, dtype=object)
     uniq, first = np.unique(ids, return_index=True)
@@ -99,9 +106,9 @@ def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
     for sig, row in zip(uniq, first):
         parts = []
         for k in inputs:
-            dims = [raw[f"INPUT_{k}_{d}"].iat[row] for d in "WZYX" if f"INPUT_{k}_{d}" in raw]
+            dims = [raw[f"INPUT_{k}_{d}"][row] for d in "WZYX" if f"INPUT_{k}_{d}" in raw]
             dims = [_dim(v) for v in dims if not pd.isna(v)]
-            dtype = raw[f"INPUT_{k}_DATATYPE"].iat[row] if f"INPUT_{k}_DATATYPE" in raw else None
+            dtype = raw[f"INPUT_{k}_DATATYPE"][row] if f"INPUT_{k}_DATATYPE" in raw else None
             if dims or not pd.isna(dtype):
                 parts.append(" ".join([f"in{k}", "x".join(dims)]
                                       + ([str(dtype)] if not pd.isna(dtype) else [])))

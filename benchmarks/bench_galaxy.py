@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Galaxy-size traces: the ratios of issue #16 on wh_clip_encoder_2 repeated (93,600 and
+1,001,520 rows by default), each measured in this one run.
+
+Usage: python benchmarks/bench_galaxy.py [--small 50] [--big 535] [--skip-open] [--skip-diff]
+
+Prints a markdown table: wall time and peak RSS of `ttdash report -f csv` cold (--no-cache) at
+both sizes and the big/small ratio; at the big size the cold run that writes the columnar cache,
+the warm run, and the read alone (in process: parse vs cached copy); `ttdash open`'s first frame
+in tmux (80x24) cold and warm, with the peak RSS of the whole session; `ttdash diff` of the big
+trace against a perturbed copy of it (the perturbation of bench_diff.py applied to one repeat,
+then repeated). The cache goes to a temporary $XDG_CACHE_HOME (common.py), removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import CACHE, OUT, REAL, measure, python, repeated_trace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+SRC = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
+
+
+def report(trace: Path, *flags: str) -> tuple[float, float]:
+    return measure([python(), "-m", "ttdash", "report", str(trace), "-f", "csv", *flags])
+
+
+def read_phase(trace: Path, cached: bool) -> float:
+    """Seconds of read_ops_csv alone, in a fresh process (no import time)."""
+    code = ("import os, sys, time; from ttdash.model.loader import read_ops_csv; "
+            "t = time.perf_counter(); read_ops_csv(sys.argv[1]); "
+            "print(time.perf_counter() - t)")
+    env = dict(os.environ, TTDASH_NO_CACHE="0" if cached else "1")
+    out = subprocess.run([python(), "-c", code, str(trace)], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    return float(out.split()[-1])
+
+
+def open_first_frame(trace: Path) -> tuple[float, float]:
+    """Seconds from start to the first frame of `ttdash open` at 80x24 and the session's peak
+    RSS (MB) after a few keys (down, details, back)."""
+    from tmux import Tmux, ttdash_bin
+
+    t0 = time.perf_counter()
+    with Tmux([ttdash_bin(), "open", str(trace)], 80, 24,
+              {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}) as t:
+        t.wait_for(lambda s: re.search(r"\brow 1/", s) is not None, timeout=300)
+        first = time.perf_counter() - t0
+        shell = int(subprocess.run(t.cmd("display-message", "-p", "-t", t.name, "#{pane_pid}"),
+                                   capture_output=True, text=True).stdout)
+        pid = _child(shell, b"ttdash")
+        t.send("j", "j", "Enter")
+        t.wait_text("Figures", timeout=60)
+        t.send("Escape")
+        t.wait_for(lambda s: re.search(r"\brow 3/", s) is not None, timeout=60)
+        peak = _hwm_mb(pid)
+        t.send("q")
+    return first, peak
+
+
+def _child(shell: int, name: bytes) -> int:
+    for _ in range(100):
+        for c in Path(f"/proc/{shell}/task/{shell}/children").read_text().split():
+            if name in Path(f"/proc/{c}/cmdline").read_bytes():
+                return int(c)
+        time.sleep(0.1)
+    raise RuntimeError("ttdash process not found")
+
+
+def _hwm_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def perturbed_big(times: int) -> Path:
+    from bench_diff import perturbed
+
+    one = OUT / f"{SRC.stem}_perturbed.csv"
+    if not one.exists():
+        perturbed(SRC, one)
+    return repeated_trace(one, times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--small", type=int, default=50, help="repeat factor (default 50: 93,600)")
+    ap.add_argument("--big", type=int, default=535, help="repeat factor (default 535: 1M rows)")
+    ap.add_argument("--skip-open", action="store_true")
+    ap.add_argument("--skip-diff", action="store_true")
+    args = ap.parse_args()
+    small, big = repeated_trace(SRC, args.small), repeated_trace(SRC, args.big)
+    rows = {p: sum(1 for _ in open(p, "rb")) - 1 for p in (small, big)}
+    s_cold = report(small, "--no-cache")
+    b_cold = report(big, "--no-cache")
+    b_write = report(big)  # parses and writes the copy
+    b_warm = report(big)
+    r_cold, r_warm = read_phase(big, cached=False), read_phase(big, cached=True)
+    n = f"{rows[big]:,} rows"
+    print("| measure | time | peak RSS | ratio | target |")
+    print("|---|---:|---:|---:|---|")
+    print(f"| report -f csv, {rows[small]:,} rows, cold | {s_cold[0]:.2f} s | "
+          f"{s_cold[1]:.0f} MB | | |")
+    print(f"| report -f csv, {n}, cold (--no-cache) | {b_cold[0]:.2f} s | {b_cold[1]:.0f} MB "
+          f"| {b_cold[0] / s_cold[0]:.1f}x the small | <= 9x, <= 1 GB |")
+    print(f"| report -f csv, {n}, cold, writing the cache | {b_write[0]:.2f} s | "
+          f"{b_write[1]:.0f} MB | {b_write[0] / b_cold[0]:.2f}x cold | |")
+    print(f"| report -f csv, {n}, warm | {b_warm[0]:.2f} s | {b_warm[1]:.0f} MB | "
+          f"{b_warm[0] / b_cold[0]:.2f}x cold | |")
+    print(f"| read alone, {n}: parse vs cached copy | {r_cold:.2f} s / {r_warm:.2f} s | | "
+          f"{r_warm / r_cold:.2f}x | <= 0.35x |")
+    if not args.skip_open:
+        shutil.rmtree(Path(CACHE) / "ttdash", ignore_errors=True)
+        o_cold = open_first_frame(big)
+        o_warm = open_first_frame(big)
+        print(f"| open, {n}: first frame, cold | {o_cold[0]:.2f} s | {o_cold[1]:.0f} MB | "
+              f"{o_cold[0] / b_cold[0]:.2f}x cold report | <= 1 GB |")
+        print(f"| open, {n}: first frame, warm | {o_warm[0]:.2f} s | {o_warm[1]:.0f} MB | "
+              f"{o_warm[0] / b_cold[0]:.2f}x cold report | <= 0.5x, <= 1 GB |")
+    if not args.skip_diff:
+        cand = perturbed_big(args.big)
+        d = measure([python(), "-m", "ttdash", "diff", str(big), str(cand), "-f", "json",
+                     "--no-cache"])
+        print(f"| diff -f json, {n} x {rows[big]:,} (perturbed), cold | {d[0]:.2f} s | "
+              f"{d[1]:.0f} MB | {d[0] / b_cold[0]:.2f}x cold report | <= 2x |")
+
+
+if __name__ == "__main__":
+    main()
