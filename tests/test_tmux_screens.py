@@ -696,3 +696,21 @@ def test_progress_shows_on_a_terminal_while_piped_output_waits(term_env, tmp_pat
         screen = t.screen()
     assert "ttdash:" not in screen  # the transient line was erased
     assert re.search(rf"^\s*{len(whole.stdout.encode())}\s*$", screen, re.M), screen
+
+
+def test_open_of_a_large_bad_file_ends_with_its_one_line_error(term_env, tmp_path):
+    """A large file opens on the loading screen; a broken line found while it loads ends the
+    program with the same one line and exit 2 as a small file, on the restored terminal."""
+    lines = (real_dir() / CLIP_WH).read_bytes().splitlines(keepends=True)
+    body = lines[1:] * 2
+    bad = len(body) - 3  # near the end: found after most of the file is read
+    body[bad] = body[bad].rstrip(b"\r\n") + b',"extra"\n'
+    big = tmp_path / "big.csv"
+    big.write_bytes(lines[0] + b"".join(body))
+    assert big.stat().st_size >= 4 << 20
+    with Tmux([ttdash_bin(), "open", str(big)], 80, 24, term_env) as t:
+        assert t.exit_status(timeout=LOAD) == 2
+        screen = t.screen()
+    joined = screen.replace("\n", "")  # the long tmp path wraps at 80 columns
+    assert re.search(rf"ttdash: .*big\.csv:{bad + 2}:\d+: expected \d+ fields", joined), screen
+    assert "Traceback" not in screen

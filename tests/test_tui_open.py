@@ -296,3 +296,70 @@ async def test_markup_and_escapes_are_literal():
         await pilot.pause()
         text = statics_text(app.screen)
         assert "[bold red]" in text and "\x1b" not in text
+
+
+# ---------------------------------------------------------------- the loading screen
+async def test_loading_screen_shows_progress_and_q_stops_the_load():
+    """A large trace opens on the loading screen: the model's progress in its header, and `q`
+    quits at once, the loading thread stopping at its next progress report."""
+    import threading
+
+    from textual.widgets import ProgressBar
+
+    from ttdash.model.progress import step
+    from ttdash.tui.app import open_loading_app
+    from ttdash.tui.loading import LoadingScreen
+
+    reported, release, stopped = threading.Event(), threading.Event(), threading.Event()
+
+    def load():
+        try:
+            step("reading big.csv: 500 rows", 50, 100)
+            reported.set()
+            release.wait(10)
+            step("reading big.csv: 900 rows", 90, 100)  # raises: q was pressed
+        finally:
+            stopped.set()
+        raise AssertionError("the load went on after q")
+
+    app = open_loading_app(load, "big.csv")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, LoadingScreen)
+        while not reported.is_set() or "50%" not in statics_text(app.screen):
+            await pilot.pause(0.02)
+        text = statics_text(app.screen)
+        assert "loading big.csv · 50%" in text and "reading big.csv: 500 rows" in text
+        assert app.screen.query_one(ProgressBar).progress == 50
+        await pilot.press("q")
+        release.set()
+        await pilot.pause()
+    assert stopped.wait(5) and app.return_code in (0, None) and app.loading.error is None
+
+
+async def test_loading_screen_hands_over_to_the_trace_screen(tmp_path):
+    from ttdash.commands.common import view_of as load
+    from ttdash.commands.options import WindowOptions
+    from ttdash.tui.app import open_loading_app
+
+    src = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    app = open_loading_app(lambda: load(str(src), WindowOptions(), "lazy"), src.name)
+    async with app.run_test(size=(80, 24)) as pilot:
+        while not isinstance(app.screen, TraceScreen):
+            await pilot.pause(0.05)
+        await pilot.pause()
+        assert len(table(app).rows) == 1872
+        assert "1,872 ops" in statics_text(app.screen)
+
+
+async def test_loading_screen_ends_on_a_bad_file_with_its_error():
+    from ttdash.tui.app import open_loading_app
+
+    def load():
+        raise TraceError("big.csv", "expected 12 fields, found 13", line=7, column=13)
+
+    app = open_loading_app(load, "big.csv")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+    assert app.return_code == 2 and isinstance(app.loading.error, TraceError)
+    assert app.loading.error.oneline() == "big.csv:7:13: expected 12 fields, found 13"

@@ -17,7 +17,7 @@ def load_view(path: str | tuple[str, ...], opts: WindowOptions,
     from .progress import on_stderr
 
     with on_stderr():
-        return _view(path, opts, columns)
+        return view_of(path, opts, columns)
 
 
 def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,
@@ -31,12 +31,13 @@ def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,
     from .progress import on_stderr
 
     with on_stderr(), ThreadPoolExecutor(len(paths)) as pool:
-        futures = [pool.submit(contextvars.copy_context().run, _view, p, opts, columns)
+        futures = [pool.submit(contextvars.copy_context().run, view_of, p, opts, columns)
                    for p in paths]
         return [f.result() for f in futures]
 
 
-def _view(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
+def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
+    """load_view without the progress display (a caller that shows it its own way)."""
     from ..model import Trace
     from ..model.discover import resolve_trace_path
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import color_wanted, load_view, note, write_output
+from .common import color_wanted, load_view, note, view_of, write_output
 from .options import OpenOptions, ReportOptions
 
 EXIT_OK = 0
+# A trace this large opens on the loading screen (progress, keys) rather than after its load.
+LOADING_SCREEN_BYTES = 4 << 20
 
 
 def report(opts: ReportOptions) -> int:
@@ -54,9 +56,13 @@ def restrict(view, opts: ReportOptions):  # -> model.View
 
 
 def open_trace(opts: OpenOptions) -> int:
-    from ..tui.app import run_open
+    from ..model.discover import resolve_trace_path
+    from ..tui.app import run_open, run_open_loading
 
     # The details pane shows every column of an op's row: those the analysis does not read stay
     # in the cached copy of a large file, read a row at a time.
-    view = load_view(opts.path, opts.window, columns="lazy")
-    return run_open(view, theme=opts.theme)
+    path = resolve_trace_path(opts.path)  # a wrong path fails before any screen starts
+    if path.stat().st_size < LOADING_SCREEN_BYTES:
+        return run_open(load_view(str(path), opts.window, columns="lazy"), theme=opts.theme)
+    return run_open_loading(lambda: view_of(str(path), opts.window, "lazy"), path.name,
+                            theme=opts.theme)

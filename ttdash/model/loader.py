@@ -153,8 +153,10 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
                                 convert_options=conv)
         features = _AttributeFeatures(keep=not prune)
         batches = []
+        rows = 0
         for raw in reader:
-            step(f"reading {path.name}", source.tell(), size)  # bytes parsed (and read ahead)
+            rows += raw.num_rows  # the share of the bytes parsed (and read ahead) is the %
+            step(f"reading {path.name}: {rows:,} rows", source.tell(), size)
             batch = features.block(raw)
             if sink is not None:
                 sink.write(batch)

@@ -512,5 +512,26 @@ def open_app(view: View, theme: str | None = None) -> TTDashApp:
     return TTDashApp(lambda: TraceScreen(view), theme=theme)
 
 
+def open_loading_app(load: Callable[[], View], name: str, theme: str | None = None
+                     ) -> TTDashApp:
+    """The open view of a trace still to be loaded: the loading screen first (progress in its
+    header, `q` works), then the trace screen. The app's `loading` is that screen."""
+    from .loading import LoadingScreen
+
+    screen = LoadingScreen(load, name, TraceScreen)
+    app = TTDashApp(lambda: screen, theme=theme)
+    app.loading = screen
+    return app
+
+
+def run_open_loading(load: Callable[[], View], name: str, theme: str | None = None) -> int:
+    """run_open for a large trace; a load error is raised once the terminal is restored."""
+    app = open_loading_app(load, name, theme)
+    code = run_guarded(app)
+    if app.loading.error is not None:
+        raise app.loading.error
+    return code
+
+
 def run_open(view: View, theme: str | None = None) -> int:
     return run_guarded(open_app(view, theme))
