@@ -328,7 +328,9 @@ def _to_pandas(holder: list[pa.Table]) -> pd.DataFrame:
     one column, not two copies of it)."""
     table = holder.pop()
     columns: dict[str, Any] = {}
-    for name in table.column_names:
+    names = table.column_names
+    for k, name in enumerate(names):
+        step("converting columns", k, len(names))
         column = table.column(0)  # a column with no value at all: missing numbers, 4 bytes a row
         columns[name] = np.full(len(column), np.nan, np.float32) if pa.types.is_null(column.type) \
             else column.to_pandas()

@@ -26,6 +26,7 @@ from .metrics import (
     total_share_pct,
     whole,
 )
+from .progress import step
 from .text import clean_series
 
 PROFILE_LOG = "profile_log_device.csv"
@@ -315,6 +316,7 @@ class Trace:
         rows, desc = self._window_rows(window)
         is_sp = (text(rows, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
         window_rows = int(len(rows) - is_sp.sum())
+        step("analysing", 0, len(rows))
         rows = annotate_overlap(rows)  # per device, so before the merge
         if merge:
             rows = merge_devices(rows)
