@@ -187,3 +187,36 @@ def test_detail_cells_read_as_the_file_wrote_them():
     assert cell_text(0.25) == "0.25" and cell_text(np.float32(np.nan)) == ""
     assert cell_text(pd.NA) == "" and cell_text(True) == "True" and cell_text("=x") == "=x"
     assert cell_text(1e300) == "1e+300"
+
+
+def test_no_stderr_progress_unless_stderr_is_the_process_own_terminal(monkeypatch):
+    """A full-screen app replaces sys.stderr with a capture that claims to be a terminal (and
+    watch --record loads a report in its worker thread): a progress bar there would draw over
+    the screen."""
+    import io
+    import sys
+    import threading
+
+    from ttdash.commands.progress import on_stderr
+    from ttdash.model import progress
+
+    class Capture(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Capture())
+    with on_stderr():
+        assert progress._SINK.get() is None
+    seen = []
+    monkeypatch.setattr(sys, "stderr", sys.__stderr__)
+    monkeypatch.setattr(sys.__stderr__, "isatty", lambda: True, raising=False)
+
+    def worker() -> None:
+        with on_stderr():
+            seen.append(progress._SINK.get())
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen == [None]
+    with on_stderr():  # the main thread on its own terminal: shown
+        assert progress._SINK.get() is not None

@@ -52,12 +52,20 @@ class StderrProgress:
             self.progress.stop()  # transient: the line is erased
 
 
+def _own_terminal() -> bool:
+    """stderr is the process's own terminal, and nothing else draws on it: not a full-screen
+    app (Textual replaces sys.stderr with a capture that says it is a terminal), not a worker
+    thread of one (watch --record adds a run to the history in a thread)."""
+    return (sys.stderr is sys.__stderr__ and sys.stderr is not None and sys.stderr.isatty()
+            and threading.current_thread() is threading.main_thread())
+
+
 @contextmanager
 def on_stderr() -> Iterator[None]:
     """Show the model's progress (see model.progress) on stderr while the block runs."""
     from ..model.progress import reporting
 
-    if not sys.stderr.isatty():
+    if not _own_terminal():
         yield
         return
     try:
