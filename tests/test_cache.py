@@ -4,6 +4,7 @@ written beside the trace, the size bound holds, `--no-cache` keeps nothing."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -118,6 +119,17 @@ def test_the_size_bound_evicts_the_least_recently_used(cached, tmp_path):
     assert not stale.exists()
     cache.evict(0)
     assert not list(cached.glob("*"))
+
+
+@pytest.mark.parametrize("value, limit", [
+    ("12", 12 << 20), ("0.5", 1 << 19), ("inf", sys.maxsize), ("-inf", 0), ("-3", 0),
+    ("1e400", sys.maxsize), ("nan", 4096 << 20), ("lots", 4096 << 20), (None, 4096 << 20)])
+def test_the_size_limit_from_the_environment(value, limit, monkeypatch):
+    if value is None:
+        monkeypatch.delenv("TTDASH_CACHE_MAX_MB", raising=False)
+    else:
+        monkeypatch.setenv("TTDASH_CACHE_MAX_MB", value)
+    assert cache.max_bytes() == limit
 
 
 def test_an_unusable_cache_dir_only_costs_the_copy(tmp_path, monkeypatch):

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +42,14 @@ def traces_dir() -> Path:
 
 
 def max_bytes() -> int:
+    """The cache's size limit: `TTDASH_CACHE_MAX_MB` (``inf``: no limit), else 4 GiB."""
     try:
-        return max(0, int(float(os.environ.get("TTDASH_CACHE_MAX_MB", "4096")) * (1 << 20)))
+        mb = float(os.environ.get("TTDASH_CACHE_MAX_MB", "4096"))
     except ValueError:
+        mb = math.nan
+    if math.isnan(mb):
         return 4096 << 20
+    return int(min(max(mb * (1 << 20), 0), sys.maxsize))
 
 
 def _fingerprint() -> str:
