@@ -12,6 +12,7 @@ import csv
 import io
 import math
 import tempfile
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -248,8 +249,14 @@ def test_tailed_report_matches_one_shot_load(spec):
             live.frames()  # analysed incrementally, as the UI does after each batch
         tailer.close()
         one_shot = Trace.load(p, columns="all").view(Window("all"), merge=False).ops
-    got = live.view().ops
+    view = live.view()
+    got = view.ops
     assert len(got) == len(one_shot) == len(rows)
+    # the header's totals, added up batch by batch, are the totals of the whole table
+    summed, whole = view.totals(), replace(view, sums=None).totals()
+    assert summed.keys() == whole.keys()
+    for k, v in whole.items():
+        assert (summed[k] is None and v is None) or _same(summed[k], v), (k, summed[k], v)
     assert got["op_code"].tolist() == one_shot["op_code"].tolist()
     assert got["id"].tolist() == one_shot["id"].tolist()
     for c in ("device_time_us", "op_to_op_us", "device", "cores", "total_pct"):
@@ -351,3 +358,26 @@ def test_damaged_report_loads_or_raises_trace_error(data):
                 v = trace.view(w)
                 _finite_totals(v)
                 trace.view(w, merge=False)
+
+
+# --------------------------------------------------------------------------- numeric cells
+
+_CELL = st.one_of(
+    st.integers(-(1 << 70), 1 << 70).map(str), st.just(""),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text("0123456789+-.xeE _abn", max_size=8),
+    st.integers(0, 999).map(lambda i: f" {i}"), st.integers(0, 999).map(hex))
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(cells=st.lists(_CELL, min_size=1, max_size=12))
+def test_numeric_cells_read_as_pandas_reads_them(cells):
+    """The live table's fast number parse (Arrow's cast for whole numbers) gives exactly what
+    pd.to_numeric(errors="coerce") gives: values and dtype."""
+    from ttdash.model.cells import numeric_cells
+
+    a = np.array(cells, dtype=object)
+    got = numeric_cells(a)
+    want = pd.to_numeric(pd.Series(a, dtype=object), errors="coerce").to_numpy()
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), (got, want)

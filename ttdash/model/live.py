@@ -17,17 +17,19 @@ import numpy as np
 import pandas as pd
 
 from .arch import ArchSpec, get_arch
-from .cells import by_unique, dim_value
+from .cells import by_unique, dim_value, numeric_cells
+from .columns import PAUSE_ABOVE_US
 from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header  # noqa: F401  (re-exported)
 from .loader import NUMERIC, dedupe_header, wanted_columns
-from .metrics import analyze, total_share_pct
+from .metrics import analyze
 from .text import clean_series
-from .trace import Trace, View, Window, bound_time, detect_arch, infer_clock
+from .trace import Trace, View, Window, add_sums, bound_time, detect_arch, infer_clock, op_sums
 
 # cpp_device_perf_report column -> report column (the rest keep their names). The columns kept
 # and the numeric ones are the loader's.
 RENAME = {"OP NAME": "OP CODE"}
 RATE_WINDOW_S = 5.0
+NUMERIC_SET = frozenset(NUMERIC)
 
 
 class ColumnStore:
@@ -119,7 +121,7 @@ class LiveModel:
         self.arch_source = "--arch" if arch else ""
         self.clock: float | None = None
         self._raw = ColumnStore()
-        self._pending: list[pd.DataFrame] = []
+        self._pending: list[tuple[Path, list[str], list[list[str]], list[int]]] = []
         self._ops = ColumnStore()
         self._cache: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._last_raw: pd.DataFrame | None = None  # previous row, for the gap of the next one
@@ -127,30 +129,44 @@ class LiveModel:
         self.total_rows = 0
         self._devices: set[int] = set()
         self._bound_time: dict[str, float] = {}
+        self._sums: dict[str, float] | None = None
+        self._share_total = 0.0
         self.sources: set[Path] = set()
         self.header: list[str] = []
 
     # ------------------------------------------------------------ input
     def add_rows(self, source: Path, header: list[str], rows: list[list[str]],
                  lines: list[int]) -> int:
-        """Add complete CSV rows (strings) of `source`; returns how many were added."""
+        """Add complete CSV rows (strings) of `source`; returns how many were added. The rows
+        are only kept here: they are converted and analysed together at the next `frames()`
+        (a refresh), not once per watcher event (a pandas step per event cost more than the
+        rows' own work at Galaxy rates)."""
         header = [h.strip() for h in header]
         if not rows or "DEVICE KERNEL DURATION [ns]" not in header:
             return 0
+        width = len(header)
+        if any(len(r) != width for r in rows):
+            kept = [(r, ln) for r, ln in zip(rows, lines) if len(r) == width]
+            if not kept:
+                return 0
+            rows, lines = [r for r, _ in kept], [ln for _, ln in kept]
         self.sources.add(source)
         self.header = header
+        self._pending.append((source, header, rows, lines))
+        self._cache = None
+        self.total_rows += len(rows)
+        self._arrivals.append((time.monotonic(), len(rows)))
+        return len(rows)
+
+    def _convert(self, source: Path, header: list[str], rows: list[list[str]],
+                 lines: list[int]) -> pd.DataFrame:
+        """String rows of one source and header -> the loader's raw columns."""
         names = [RENAME.get(h, h) for h in dedupe_header(header)]
         wanted = set(wanted_columns(names))
-        keep = [i for i, h in enumerate(names) if h in wanted]
-        width = len(names)
-        cells = np.array([r for r in rows if len(r) == width], dtype=object)
-        if not len(cells):
-            return 0
-        lines = [ln for r, ln in zip(rows, lines) if len(r) == width]
-        raw = pd.DataFrame({names[i]: cells[:, i] for i in keep})
-        for c in NUMERIC:
-            if c in raw.columns:
-                raw[c] = pd.to_numeric(raw[c], errors="coerce")
+        cells = np.array(rows, dtype=object)
+        raw = pd.DataFrame({n: (numeric_cells(cells[:, i]) if n in NUMERIC_SET
+                                else pd.Series(cells[:, i], dtype=object))
+                            for i, n in enumerate(names) if n in wanted}, copy=False)
         if "OP CODE" not in raw.columns:
             raw["OP CODE"] = pd.NA
         gcc = raw["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in raw.columns else None
@@ -171,31 +187,43 @@ class LiveModel:
         for c in [c for c in raw.columns if c.endswith(("_W", "_Z", "_Y", "_X"))]:
             raw[c] = by_unique(raw[c], dim_value)
         self._settle_arch(raw, source)
-        self._pending.append(raw)  # analysed once per frames() call, not once per event
-        self._cache = None
-        self.total_rows += len(raw)
-        self._arrivals.append((time.monotonic(), len(raw)))
-        return len(raw)
+        return raw
 
     def _analyse_pending(self) -> None:
         if not self._pending:
             return
-        raw = pd.concat(self._pending, ignore_index=True) if len(self._pending) > 1 \
-            else self._pending[0]
+        parts, k = [], 0
+        while k < len(self._pending):  # consecutive rows of one source and header: one frame
+            source, header = self._pending[k][:2]
+            rows, lines = [], []
+            while k < len(self._pending) and self._pending[k][0] == source \
+                    and self._pending[k][1] == header:
+                rows += self._pending[k][2]
+                lines += self._pending[k][3]
+                k += 1
+            parts.append(self._convert(source, header, rows, lines))
         self._pending.clear()
+        raw = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         context = raw if self._last_raw is None else pd.concat([self._last_raw, raw],
                                                                 ignore_index=True)
-        assert self.arch is not None  # settled by add_rows before any row is pending
+        assert self.arch is not None  # settled by _convert
         ops = analyze(context, self.arch).iloc[len(context) - len(raw):]
         ops["region"] = 0
         ops["signpost"] = None
+        block = op_sums(ops, PAUSE_ABOVE_US)  # the header's totals, without a pass over the table
+        self._sums = block if self._sums is None else add_sums(self._sums, block)
+        # "Total %": kept as each op's share numerator, over the running total in frames()
+        dev, gap = (ops[c].to_numpy(dtype="float64") for c in ("device_time_us", "op_to_op_us"))
+        self._share_total += float(np.nansum(dev) + np.nansum(gap))
+        ops["total_pct"] = np.where(np.isnan(dev) & np.isnan(gap), np.nan,
+                                    np.nan_to_num(dev) + np.nan_to_num(gap))
         self._raw.append(raw)
         self._ops.append(ops)
-        self._last_raw = raw.iloc[[-1]]
+        self._last_raw = raw.iloc[-1:]
         dev = ops["device"].to_numpy(dtype="float64")  # new rows only: no pass over the table
         self._devices.update(int(d) for d in np.unique(dev[~np.isnan(dev)]))
-        for k, v in bound_time(ops).items():
-            self._bound_time[k] = self._bound_time.get(k, 0.0) + v
+        for bound, us in bound_time(ops).items():
+            self._bound_time[bound] = self._bound_time.get(bound, 0.0) + us
 
     def reset(self, source: Path) -> None:
         """The source was truncated or replaced (a device re-open): start over."""
@@ -208,6 +236,8 @@ class LiveModel:
         self.total_rows = 0
         self._devices.clear()
         self._bound_time.clear()
+        self._sums = None
+        self._share_total = 0.0
 
     def _settle_arch(self, raw: pd.DataFrame, source: Path) -> None:
         """The report's arch chain (DEVICE ARCH column, profile_log_device.csv beside the
@@ -223,8 +253,9 @@ class LiveModel:
         if self._cache is None:
             self._analyse_pending()
             if len(self._ops):
-                share = total_share_pct(self._ops.column("device_time_us"),
-                                        self._ops.column("op_to_op_us"))
+                total = self._share_total
+                share = self._ops.column("total_pct") / total * 100 if total else \
+                    np.full(len(self._ops), np.nan)
                 self._cache = (self._raw.frame(), self._ops.frame(total_pct=share))
             else:
                 self._cache = (pd.DataFrame({"ID": pd.Series(dtype=np.int64)}),
@@ -249,7 +280,8 @@ class LiveModel:
                       trace_mode=False, devices=sorted(self._devices),
                       ordered=raw, signposts=_empty_signposts())
         return View(trace=trace, window=Window("all"), description="live .logs",
-                    ops=ops, merged=False, bound_time_us=dict(self._bound_time))
+                    ops=ops, merged=False, bound_time_us=dict(self._bound_time),
+                    sums=(ops, PAUSE_ABOVE_US, dict(self._sums)) if self._sums else None)
 
 
 def _empty_signposts() -> pd.DataFrame:

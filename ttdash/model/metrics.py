@@ -527,27 +527,25 @@ def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series],
                    compute: np.ndarray) -> np.ndarray:
     """tt-perf-report's "Math Fidelity" cell: a matmul or conv with a fidelity gets it with its
     dtypes ("HiFi2 BF16 x BFP8 => BF16"); every other op its dtypes ("BF16, BF16 => BF16").
-    Built once per distinct (fidelity, dtypes, compute) tuple."""
+    Built once per distinct (fidelity, dtypes, compute) tuple, in plain Python (a few hundred
+    tuples even in a million rows; a pandas step per column cost more than that)."""
     keys = [fidelity, *dts.values(), pd.Series(compute)]
+    names = ("INPUT_0", "INPUT_1", "OUTPUT_0")
 
     def cells(at: np.ndarray) -> np.ndarray:
-        return _fidelity_cells(fidelity.iloc[at].reset_index(drop=True),
-                               {k: v.iloc[at].reset_index(drop=True) for k, v in dts.items()},
-                               compute[at])
+        values = [fidelity.iloc[at].tolist(), *(dts[k].iloc[at].tolist() for k in names),
+                  compute[at].tolist()]
+        return np.array([_fidelity_cell(*row) for row in zip(*values)], dtype=object)
     return by_unique_rows(keys, cells)
 
 
-def _fidelity_cells(fidelity: pd.Series, dts: dict[str, pd.Series],
-                    compute: np.ndarray) -> np.ndarray:
-    short = {k: dts[k].astype(object).replace(SHORT_DTYPE) for k in dts}
-    a, b, o = short["INPUT_0"], short["INPUT_1"], short["OUTPUT_0"]
-    dtypes = (a.where(a.notna(), "").astype(str) + (", " + b.where(b.notna(), None))
-              .where(b.notna(), "").astype(str)
-              + (" => " + o.where(o.notna(), None)).where(o.notna(), "").astype(str)).str.strip()
-    with_fid = (fidelity.astype(object).where(fidelity.notna(), "").astype(str) + " "
-                + a.where(a.notna(), "nan").astype(str) + " x "
-                + b.where(b.notna(), "nan").astype(str) + " => "
-                + o.where(o.notna(), "nan").astype(str)).str.strip()
-    use_fid = compute & fidelity.notna().to_numpy() & (fidelity.astype(str) != "").to_numpy()
-    return np.where(use_fid, with_fid.to_numpy(dtype=object),
-                    np.where(compute, "", dtypes.to_numpy(dtype=object))).astype(object)
+def _fidelity_cell(fidelity: Any, a: Any, b: Any, o: Any, compute: bool) -> str:
+    """One "Math Fidelity" cell from its fidelity and the input 0, input 1 and output dtypes."""
+    a, b, o = (None if pd.isna(v) else SHORT_DTYPE.get(str(v), str(v)) for v in (a, b, o))
+    if compute:
+        if pd.isna(fidelity) or str(fidelity) == "":
+            return ""
+        a, b, o = ("nan" if v is None else v for v in (a, b, o))
+        return f"{fidelity} {a} x {b} => {o}".strip()
+    return ((a or "") + (f", {b}" if b is not None else "")
+            + (f" => {o}" if o is not None else "")).strip()

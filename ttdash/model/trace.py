@@ -87,6 +87,9 @@ class View:
     #: device time by bound class, when the producer keeps it as rows arrive (the live model:
     #: its header must not group the whole table twice a second); else computed from the ops
     bound_time_us: dict[str, float] | None = None
+    #: (ops, pause_above_us, op_sums of those ops) when the producer keeps them as rows arrive
+    #: (the live model); used while `ops` is that frame and the threshold that one
+    sums: tuple[pd.DataFrame, float, dict[str, float]] | None = None
 
     @property
     def op_rows(self) -> pd.DataFrame:
@@ -114,29 +117,10 @@ class View:
         return dict(cached[1])
 
     def _totals(self) -> dict[str, Any]:
-        ops = self.op_rows
-        gap = ops["op_to_op_us"].to_numpy(dtype="float64")
-        dispatch_gaps, pause_gaps, pause = split_gaps(gap, self.pause_above_us)
-        device = float(np.nansum(ops["device_time_us"].to_numpy(dtype="float64")))
-        dispatch = float(np.nansum(dispatch_gaps))
-        pauses = float(np.nansum(pause_gaps))
-        return {
-            "ops": int(len(ops)),
-            "device_time_us": device,
-            "op_to_op_us": float(np.nansum(gap)),
-            "dispatch_us": dispatch,
-            "pauses_us": pauses,
-            "pauses": int(pause.sum()),
-            "steady_us": device + dispatch,
-            "wall_us": device + dispatch + pauses,
-            "gaps_known": int((~np.isnan(gap)).sum()),
-            "corrupt_rows": int(ops["corrupt"].sum()),
-            "host_ops": int(ops["is_host"].sum()),
-            **overlap_totals(ops, device),
-            "device_ops": int(len(ops) - ops["is_host"].sum()),
-            "signposts": int(self.ops["is_signpost"].sum()),
-            **dram_roofline(ops),
-        }
+        given = self.sums
+        if given is not None and given[0] is self.ops and given[1] == self.pause_above_us:
+            return totals_of(given[2])
+        return totals_of(op_sums(self.ops, self.pause_above_us))
 
     def summary(self) -> Summary:
         t, tot = self.trace, self.totals()
@@ -192,31 +176,56 @@ class View:
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
-def overlap_totals(ops: pd.DataFrame, device_us: float) -> dict[str, float]:
-    """Busy time (device time less what ran concurrently on the same device: sub-devices) and
-    the overlap; an op without cycle data counts its whole device time as busy."""
-    if "busy_us" not in ops:
-        return {"busy_us": device_us, "overlap_us": 0.0}
-    t = ops["device_time_us"].to_numpy(dtype="float64")
-    b = ops["busy_us"].to_numpy(dtype="float64")
-    busy = float(np.nansum(np.where(np.isnan(b) | np.isnan(t), t, np.minimum(b, t))))
-    return {"busy_us": busy, "overlap_us": max(device_us - busy, 0.0)}
+def op_sums(ops: pd.DataFrame, pause_above_us: float) -> dict[str, float]:
+    """What `View.totals` derives from: sums over the op rows (signpost rows only counted),
+    each the sum of the same over any split of the rows into blocks (a live table adds a new
+    block's sums to the previous ones' instead of summing the whole table again)."""
+    is_signpost = ops["is_signpost"].to_numpy(dtype=bool)
+    rows = ops[~is_signpost] if is_signpost.any() else ops
+    t = rows["device_time_us"].to_numpy(dtype="float64")
+    gap = rows["op_to_op_us"].to_numpy(dtype="float64")
+    dispatch_gaps, pause_gaps, pause = split_gaps(gap, pause_above_us)
+    device = float(np.nansum(t))
+    if "busy_us" in rows:  # less what ran concurrently on the same device (sub-devices); an
+        b = rows["busy_us"].to_numpy(dtype="float64")  # op without cycles counts as all busy
+        busy = float(np.nansum(np.where(np.isnan(b) | np.isnan(t), t, np.minimum(b, t))))
+    else:
+        busy = device
+    return {
+        "ops": float(len(rows)), "device_time_us": device, "op_to_op_us": float(np.nansum(gap)),
+        "dispatch_us": float(np.nansum(dispatch_gaps)), "pauses_us": float(np.nansum(pause_gaps)),
+        "pauses": float(pause.sum()), "gaps_known": float((~np.isnan(gap)).sum()),
+        "corrupt_rows": float(rows["corrupt"].sum()), "host_ops": float(rows["is_host"].sum()),
+        "busy_us": busy, "signposts": float(is_signpost.sum()),
+        "dram_bytes": float(np.nansum(rows["dram_bytes"].to_numpy(dtype="float64")))
+        if "dram_bytes" in rows else 0.0,
+        "dram_pct_time": float(np.nansum(rows["dram_pct"].to_numpy(dtype="float64") * t)),
+    }
 
 
-def dram_roofline(ops: pd.DataFrame) -> dict[str, float | None]:
-    """tt-perf-report's "Overall DRAM roofline (modeled ops)": DRAM bytes of the modelled ops
-    over the device time of every op (GB/s), and their DRAM % weighted by device time over the
-    same total (None when nothing is modelled)."""
-    t = ops["device_time_us"].to_numpy(dtype="float64")
-    total = float(np.nansum(t))
-    nbytes = float(np.nansum(ops["dram_bytes"].to_numpy(dtype="float64"))) \
-        if "dram_bytes" in ops else 0.0
-    if total <= 0 or nbytes <= 0:
-        return {"dram_roofline_gbps": None, "dram_roofline_pct": None}
-    pct = ops["dram_pct"].to_numpy(dtype="float64")
-    weighted = float(np.nansum(pct * t))  # NaN where either is missing: left out
-    return {"dram_roofline_gbps": nbytes / (total * 1e-6) / 1e9,
-            "dram_roofline_pct": weighted / total}
+def add_sums(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {k: a[k] + b[k] for k in a}
+
+
+def totals_of(sums: dict[str, float]) -> dict[str, Any]:
+    """`View.totals` from `op_sums`: counts as ints, the derived times and tt-perf-report's
+    "Overall DRAM roofline (modeled ops)": DRAM bytes of the modelled ops over the device time
+    of every op (GB/s), and their DRAM % weighted by device time over the same total (None when
+    nothing is modelled)."""
+    device, dispatch, pauses = sums["device_time_us"], sums["dispatch_us"], sums["pauses_us"]
+    ops, host = int(sums["ops"]), int(sums["host_ops"])
+    modelled = device > 0 and sums["dram_bytes"] > 0
+    return {
+        "ops": ops, "device_time_us": device, "op_to_op_us": sums["op_to_op_us"],
+        "dispatch_us": dispatch, "pauses_us": pauses, "pauses": int(sums["pauses"]),
+        "steady_us": device + dispatch, "wall_us": device + dispatch + pauses,
+        "gaps_known": int(sums["gaps_known"]), "corrupt_rows": int(sums["corrupt_rows"]),
+        "host_ops": host, "busy_us": sums["busy_us"],
+        "overlap_us": max(device - sums["busy_us"], 0.0),
+        "device_ops": ops - host, "signposts": int(sums["signposts"]),
+        "dram_roofline_gbps": sums["dram_bytes"] / (device * 1e-6) / 1e9 if modelled else None,
+        "dram_roofline_pct": sums["dram_pct_time"] / device if modelled else None,
+    }
 
 
 def bound_time(ops: pd.DataFrame) -> dict[str, float]:
