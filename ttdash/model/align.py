@@ -44,7 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Alignment", "align_sequences", "factorize_rows", "kgram_ids", "weighted_lcs",
+from .cells import factorize_rows
+
+__all__ = ["Alignment", "align_sequences", "kgram_ids", "weighted_lcs",
            "SIG_WEIGHT", "DP_CELLS", "KGRAM", "REFINE_ROUNDS", "POLISH_WINDOW", "MOVE_WINDOW"]
 
 SIG_WEIGHT = 3  # a same-signature pair is worth three same-op-code-only pairs in the small DP
@@ -402,24 +404,6 @@ def weighted_lcs(asig: np.ndarray, acode: np.ndarray, bsig: np.ndarray, bcode: n
             j -= 1
     return (np.array(out_a, dtype=np.int64), np.array(out_b, dtype=np.int64),
             int(score.item(n, m)))
-
-
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense ids numbered by first appearance (as ``pandas.factorize``), and their count."""
-    uniq, first, inverse = np.unique(values, return_index=True, return_inverse=True)
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
-    return rank[inverse.reshape(-1)], len(uniq)
-
-
-def factorize_rows(cols: list[np.ndarray]) -> np.ndarray:
-    """One dense id per distinct tuple of integer column values, numbered by first appearance."""
-    acc: np.ndarray | None = None
-    for values in cols:
-        codes, count = _factorize(np.asarray(values, dtype=np.int64))
-        codes = codes + 1
-        acc = codes if acc is None else _factorize(acc * (count + 1) + codes)[0]
-    return acc if acc is not None else np.zeros(0, np.int64)
 
 
 def kgram_ids(a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,14 +28,34 @@ def by_unique(s: pd.Series, fn: Callable[[Any], Any], default: float = np.nan) -
     return values[codes]  # code -1 (missing) picks the trailing default
 
 
+def factorize_rows(cols: list[np.ndarray | pd.Series]) -> np.ndarray:
+    """One dense int id per distinct tuple of column values, numbered by first appearance
+    (missing values compare equal). Each column's codes are folded into a running tuple number;
+    that number is renumbered densely only when the next fold could overflow int64 (the tuples
+    of a million rows are a few hundred: usually once, at the end)."""
+    n = len(cols[0]) if cols else 0
+    acc, bound = np.zeros(n, dtype=np.int64), 1  # bound: acc < bound
+    for values in cols:  # numpy arrays as they are: a Series of objects would infer strings
+        codes, uniques = pd.factorize(values if isinstance(values, pd.Series)
+                                      else np.asarray(values), use_na_sentinel=True)
+        width = len(uniques) + 1
+        if bound > (1 << 62) // width:
+            acc, bound = _dense(acc)
+        acc = acc * width + (codes.astype(np.int64) + 1)
+        bound *= width
+    return _dense(acc)[0]
+
+
+def _dense(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(keys)
+    return codes.astype(np.int64), max(len(uniques), 1)
+
+
 def by_unique_rows(keys: list[pd.Series], fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """`fn(positions)` (one result per given row position) computed on one row of each distinct
     combination of `keys` and spread back to every row: per-row string building done once per
     distinct value tuple (a million rows repeat a few hundred)."""
-    group = np.zeros(len(keys[0]), dtype=np.int64)
-    for key in keys:  # the tuple's number so far, combined with this key's code (NA: -1)
-        codes, uniques = pd.factorize(key, use_na_sentinel=True)
-        group = pd.factorize(group * (len(uniques) + 1) + (codes + 1))[0]
+    group = factorize_rows(keys)
     first = np.unique(group, return_index=True)[1]  # group numbers follow first appearance
     return np.asarray(fn(first))[group]
 

@@ -40,8 +40,8 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
     sub = np.concatenate([np.zeros(len(ma)), np.zeros(len(rem)), add.astype("float64")])
     apos = np.concatenate([ma, rem, np.full(len(add), -1)]).astype(np.int64)
     bpos = np.concatenate([mb, np.full(len(rem), -1), add]).astype(np.int64)
-    status = np.array([STATUS_MATCHED] * len(ma) + [STATUS_REMOVED] * len(rem)
-                      + [STATUS_ADDED] * len(add), dtype=object)
+    status = np.repeat(np.array([STATUS_MATCHED, STATUS_REMOVED, STATUS_ADDED], dtype=object),
+                       [len(ma), len(rem), len(add)])
     mv = np.concatenate([moved, np.zeros(len(rem) + len(add), bool)])
     order = np.lexsort((sub, key))
     apos, bpos, status, mv = apos[order], bpos[order], status[order], mv[order]
@@ -98,10 +98,10 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
     frame = pd.DataFrame({
         "baseline_id": _nullable_int(take(a_ops, "id", sa, ha, True), ha),
         "candidate_id": _nullable_int(take(b_ops, "id", sb, hb, True), hb),
-        "op_code": code,
-        "size": _pair_sizes(take(a_ops, "size", sa, ha, False),
-                            take(b_ops, "size", sb, hb, False), ha, match),
-        "status": status,
+        "op_code": _text(code),
+        "size": _text(_pair_sizes(take(a_ops, "size", sa, ha, False),
+                                  take(b_ops, "size", sb, hb, False), ha, match)),
+        "status": _text(status),
         "baseline_us": b_us,
         "candidate_us": c_us,
         "delta_us": delta,
@@ -109,12 +109,12 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
         "baseline_gap_us": b_gap,
         "candidate_gap_us": c_gap,
         "gap_delta_us": gap_delta,
-        "baseline_bound": _blank_none(take(a_ops, "bound", sa, ha, False)),
-        "candidate_bound": _blank_none(take(b_ops, "bound", sb, hb, False)),
-        "region": region,
+        "baseline_bound": _text(_blank_none(take(a_ops, "bound", sa, ha, False))),
+        "candidate_bound": _text(_blank_none(take(b_ops, "bound", sb, hb, False))),
+        "region": _text(region),
         "device": _nullable_int(dev, np.ones(len(apos), bool)) if per_device
         else pd.array([pd.NA] * len(apos), dtype="Int64"),
-        "match": match,
+        "match": _text(match),
         "moved": mv,
         "within_noise": within,
         "noise_pct": noise_pct,
@@ -122,6 +122,12 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
         "candidate_pos": _nullable_int(bpos.astype("float64"), hb),
     })
     return frame
+
+
+def _text(values: np.ndarray) -> pd.Series:
+    """A text column kept as the objects it is (pandas 3 would otherwise build a string array
+    of two million cells per column, then turn it back into objects for the output)."""
+    return pd.Series(values, dtype=object, copy=False)
 
 
 def _pair_sizes(size_a: np.ndarray, size_b: np.ndarray, ha: np.ndarray,

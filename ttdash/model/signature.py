@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .cells import factorize_rows
 from .trace import View
 
 NOISE_MIN_SAMPLES = 3  # iterations needed for a spread estimate
@@ -62,19 +63,6 @@ def _raw_rows(view: View, ops: pd.DataFrame, columns: list[str]) -> dict[str, np
     return out
 
 
-def _factorize_rows(cols: list[np.ndarray]) -> np.ndarray:
-    """One dense int id per distinct tuple of column values (missing values compare equal)."""
-    acc: np.ndarray | None = None
-    for values in cols:  # numpy arrays as they are: a Series would infer (and build) strings
-        codes, uniq = pd.factorize(np.asarray(values), use_na_sentinel=True)
-        codes = codes.astype(np.int64) + 1
-        if acc is None:
-            acc = codes
-        else:
-            acc = pd.factorize(acc * (len(uniq) + 1) + codes)[0].astype(np.int64)
-    return acc if acc is not None else np.zeros(0, np.int64)
-
-
 def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Signature ids and op code ids of both op tables (ids comparable across the two)."""
@@ -86,7 +74,7 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     for c in cols:
         both = np.concatenate([ra[c], rb[c]])
         columns.append(both)
-    sig = _factorize_rows(columns)
+    sig = factorize_rows(columns)
     n = len(a_ops)
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
 
@@ -97,7 +85,7 @@ def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
     cols = _shape_columns([view.trace.ordered])
     raw = _raw_rows(view, ops, cols)
     code = ops["op_code"].to_numpy(dtype=object)
-    ids = _factorize_rows([code] + [raw[c] for c in cols])
+    ids = factorize_rows([code] + [raw[c] for c in cols])
     if not len(ids):
         return np.zeros(0, dtype=object)
     uniq, first = np.unique(ids, return_index=True)
