@@ -381,3 +381,32 @@ def test_numeric_cells_read_as_pandas_reads_them(cells):
     want = pd.to_numeric(pd.Series(a, dtype=object), errors="coerce").to_numpy()
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), (got, want)
+
+
+def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_path, monkeypatch):
+    """A big read (watch --once) converts its string rows every CONVERT_ROWS rows instead of at
+    the refresh: the table and its totals are the same."""
+    import ttdash.model.live as live_module
+    from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
+
+    p = tmp_path / ".logs" / "cpp_device_perf_report.csv"
+    p.parent.mkdir()
+    write_cpp_device_csv(cpp_device_rows(generate_ops(40, devices=2, seed=3)), p, append=False)
+    with open(p, newline="") as fh:
+        header, *data = list(csv.reader(fh))
+
+    def view(convert_rows: int):
+        monkeypatch.setattr(live_module, "CONVERT_ROWS", convert_rows)
+        model = LiveModel(tmp_path)
+        for i in range(0, len(data), 9):
+            batch = data[i:i + 9]
+            model.add_rows(p, header, batch, list(range(i + 2, i + 2 + len(batch))))
+            if i % 27 == 0:
+                model.frames()
+        return model.view()
+
+    at_refresh, early = view(1 << 16), view(4)
+    assert len(early.ops) == len(data) == 80
+    pd.testing.assert_frame_equal(early.ops, at_refresh.ops)
+    pd.testing.assert_frame_equal(early.trace.ordered, at_refresh.trace.ordered)
+    assert early.totals() == at_refresh.totals()

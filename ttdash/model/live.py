@@ -30,6 +30,9 @@ from .trace import Trace, View, Window, add_sums, bound_time, detect_arch, infer
 RENAME = {"OP NAME": "OP CODE"}
 RATE_WINDOW_S = 5.0
 NUMERIC_SET = frozenset(NUMERIC)
+#: Rows kept as strings before they are converted without waiting for a refresh (a refresh at
+#: Galaxy rates brings ~5,000; `watch --once` of a big log must not hold it all as strings)
+CONVERT_ROWS = 1 << 16
 
 
 class ColumnStore:
@@ -122,6 +125,8 @@ class LiveModel:
         self.clock: float | None = None
         self._raw = ColumnStore()
         self._pending: list[tuple[Path, list[str], list[list[str]], list[int]]] = []
+        self._pending_rows = 0
+        self._converted: list[pd.DataFrame] = []  # pending rows as raw frames, not yet analysed
         self._ops = ColumnStore()
         self._cache: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._last_raw: pd.DataFrame | None = None  # previous row, for the gap of the next one
@@ -153,6 +158,9 @@ class LiveModel:
         self.sources.add(source)
         self.header = header
         self._pending.append((source, header, rows, lines))
+        self._pending_rows += len(rows)
+        if self._pending_rows >= CONVERT_ROWS:  # a big read (watch --once): bounded strings
+            self._convert_pending()
         self._cache = None
         self.total_rows += len(rows)
         self._arrivals.append((time.monotonic(), len(rows)))
@@ -189,10 +197,8 @@ class LiveModel:
         self._settle_arch(raw, source)
         return raw
 
-    def _analyse_pending(self) -> None:
-        if not self._pending:
-            return
-        parts, k = [], 0
+    def _convert_pending(self) -> None:
+        k = 0
         while k < len(self._pending):  # consecutive rows of one source and header: one frame
             source, header = self._pending[k][:2]
             rows, lines = [], []
@@ -201,8 +207,15 @@ class LiveModel:
                 rows += self._pending[k][2]
                 lines += self._pending[k][3]
                 k += 1
-            parts.append(self._convert(source, header, rows, lines))
+            self._converted.append(self._convert(source, header, rows, lines))
         self._pending.clear()
+        self._pending_rows = 0
+
+    def _analyse_pending(self) -> None:
+        self._convert_pending()
+        if not self._converted:
+            return
+        parts, self._converted = self._converted, []
         raw = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         context = raw if self._last_raw is None else pd.concat([self._last_raw, raw],
                                                                 ignore_index=True)
@@ -228,6 +241,8 @@ class LiveModel:
     def reset(self, source: Path) -> None:
         """The source was truncated or replaced (a device re-open): start over."""
         self._pending.clear()
+        self._pending_rows = 0
+        self._converted.clear()
         self._raw.clear()
         self._ops.clear()
         self._cache = None
