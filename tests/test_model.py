@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
 
@@ -204,3 +205,27 @@ def test_compact_columns_read_back_every_value(name):
         else:
             want = pd.to_numeric(ref[c], errors="coerce").to_numpy(dtype="float64")
             np.testing.assert_array_equal(num(ours, c), want, err_msg=c)
+
+
+@pytest.mark.parametrize("columns", ["analysis", "lazy", "all"])
+def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, monkeypatch):
+    """`offer_preview` is given, once and before the read ends, the rows parsed so far: the same
+    frame as the whole read's first rows; no preview without a sink or for a short file."""
+    from ttdash.model import loader
+    from ttdash.model.progress import previewing
+
+    monkeypatch.setattr(loader, "PREVIEW_ROWS", 300)
+    monkeypatch.setattr(loader, "BLOCK", 1 << 16)
+    path = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    got = []
+    with previewing(lambda make: got.append(make())):
+        whole = loader.read_ops_csv(path, columns=columns)
+    assert len(got) == 1 and 300 <= len(got[0].df) < len(whole.df)
+    first = got[0].df
+    pd.testing.assert_frame_equal(first, whole.df.iloc[:len(first)], check_dtype=False,
+                                  check_categorical=False)
+    got.clear()
+    monkeypatch.setattr(loader, "PREVIEW_ROWS", 1 << 20)
+    with previewing(lambda make: got.append(make())):
+        loader.read_ops_csv(path, columns=columns)
+    assert not got

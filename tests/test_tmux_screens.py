@@ -714,3 +714,29 @@ def test_open_of_a_large_bad_file_ends_with_its_one_line_error(term_env, tmp_pat
     joined = screen.replace("\n", "")  # the long tmp path wraps at 80 columns
     assert re.search(rf"ttdash: .*big\.csv:{bad + 2}:\d+: expected \d+ fields", joined), screen
     assert "Traceback" not in screen
+
+
+def test_open_shows_the_first_rows_then_the_whole_large_trace(term_env, tmp_path):
+    """A large trace (over 16,384 rows) is shown from its first rows while the rest loads, then
+    whole, in a real terminal; a broken line past the first rows still ends the program with its
+    one line and exit 2 on the restored terminal."""
+    lines = (real_dir() / CLIP_WH).read_bytes().splitlines(keepends=True)
+    body = lines[1:] * 10
+    good = tmp_path / "big.csv"
+    good.write_bytes(lines[0] + b"".join(body))
+    with Tmux([ttdash_bin(), "open", str(good)], 80, 24, term_env) as t:
+        t.wait_for(lambda s: "row 1/18,720" in s and "loading" not in s, LOAD)
+        t.send("j")
+        t.wait_for(lambda s: "row 2/18,720" in s)
+        t.send("q")
+        assert t.exit_status() == 0
+    bad = len(body) - 3
+    body[bad] = body[bad].rstrip(b"\r\n") + b',"extra"\n'
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(lines[0] + b"".join(body))
+    with Tmux([ttdash_bin(), "open", str(broken)], 80, 24, term_env) as t:
+        assert t.exit_status(timeout=LOAD) == 2
+        screen = t.screen()
+    joined = screen.replace("\n", "")  # the long tmp path wraps at 80 columns (a space lost)
+    assert re.search(rf"ttdash: .*broken\.csv:{bad + 2}:\d+: expected ?\d+ fields", joined), screen
+    assert "Traceback" not in screen

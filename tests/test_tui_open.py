@@ -363,3 +363,45 @@ async def test_loading_screen_ends_on_a_bad_file_with_its_error():
         await pilot.pause(0.2)
     assert app.return_code == 2 and isinstance(app.loading.error, TraceError)
     assert app.loading.error.oneline() == "big.csv:7:13: expected 12 fields, found 13"
+
+
+async def test_a_large_trace_shows_its_first_rows_while_the_rest_loads(monkeypatch):
+    """The read offers its first rows: the trace screen comes up on them at once (the load's
+    progress first in its header, keys working) and takes the whole trace when it is ready."""
+    import threading
+
+    from ttdash.commands.common import preview_of, view_of
+    from ttdash.commands.options import WindowOptions
+    from ttdash.model import loader
+    from ttdash.tui.app import open_loading_app
+
+    monkeypatch.setattr(loader, "PREVIEW_ROWS", 200)
+    monkeypatch.setattr(loader, "BLOCK", 1 << 16)  # several blocks in a 2.7 MB file
+    src = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    opts, release = WindowOptions(), threading.Event()
+
+    def load():
+        view = view_of(str(src), opts, "lazy")
+        release.wait(10)  # the whole view is ready: held back while the test looks
+        return view
+
+    app = open_loading_app(load, src.name, preview=lambda t: preview_of(t, opts))
+    async with app.run_test(size=(80, 24)) as pilot:
+        while not isinstance(app.screen, TraceScreen):
+            await pilot.pause(0.02)
+        await pilot.pause()
+        first = len(table(app).rows)
+        assert 200 <= first < 1872
+        header = str(app.screen.query_one("#summary").render())
+        assert "loading" in header and "%" in header, header
+        await pilot.press("down")
+        await pilot.pause()
+        assert table(app).cursor == 1
+        release.set()
+        while len(table(app).rows) != 1872:
+            await pilot.pause(0.02)
+        await pilot.pause()
+        header = str(app.screen.query_one("#summary").render())
+        assert "1,872 ops" in header and "loading" not in header, header
+        await pilot.press("q")
+    assert app.loading.error is None

@@ -52,6 +52,18 @@ def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     return view
 
 
+def preview_of(table, opts: WindowOptions):  # (model.RawTable) -> model.View
+    """The first rows of a trace still loading, as `open` shows them meanwhile: every op (the
+    window needs the whole file's signposts), the user's other options."""
+    from ..model import Trace, Window
+
+    view = Trace.from_table(table, arch=opts.arch).view(Window("all"),
+                                                        merge=not opts.per_device)
+    view.pause_above_us = opts.pause_above_us
+    view.description = f"the first {len(table.df):,} rows, while the rest loads"
+    return view
+
+
 def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:
     """Run `render(stream)` into stdout, or into --output FILE (streamed into a temp file and
     renamed into place for a regular file)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import color_wanted, load_view, note, view_of, write_output
+from .common import color_wanted, load_view, note, preview_of, view_of, write_output
 from .options import OpenOptions, ReportOptions
 
 EXIT_OK = 0
@@ -65,4 +65,4 @@ def open_trace(opts: OpenOptions) -> int:
     if path.stat().st_size < LOADING_SCREEN_BYTES:
         return run_open(load_view(str(path), opts.window, columns="lazy"), theme=opts.theme)
     return run_open_loading(lambda: view_of(str(path), opts.window, "lazy"), path.name,
-                            theme=opts.theme)
+                            theme=opts.theme, preview=lambda t: preview_of(t, opts.window))

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,7 +26,7 @@ from .badcsv import locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .errors import TraceError
-from .progress import step
+from .progress import offer_preview, step, wants_preview
 
 REQUIRED = ("OP CODE", "DEVICE KERNEL DURATION [ns]")
 # Columns whose non-empty cells must be numbers; a text cell there is a clear error.
@@ -42,6 +43,7 @@ ANALYSIS_EXTRA = (
 )
 MAX_HEADER_BYTES = 4 << 20
 BLOCK = 1 << 20
+PREVIEW_ROWS = 1 << 14  # a long read offers its first rows as a preview once it has this many
 
 
 @dataclass
@@ -123,8 +125,10 @@ def _check_header(path: Path, header: list[str]) -> None:
 
 
 def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str],
-           prune: bool, sink: Writer | None = None, keep: list[str] | None = None) -> pa.Table:
+           prune: bool, sink: Writer | None = None, keep: list[str] | None = None,
+           preview: Callable[[list[pa.RecordBatch]], None] | None = None) -> pa.Table:
     """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells.
+    `preview` is given the batches parsed so far once PREVIEW_ROWS rows are, when more remain.
 
     Text columns are read dictionary-encoded (pandas categoricals: a small integer a row and each
     distinct text once; profiler text repeats a handful of values, attributes included). Each
@@ -161,6 +165,9 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
             if sink is not None:
                 sink.write(batch)
             batches.append(batch if keep is None else batch.select(keep))
+            if preview is not None and rows >= PREVIEW_ROWS and source.tell() < size:
+                preview(batches)
+                preview = None
     if sink is not None:
         sink.finish()
     if not batches:
@@ -205,10 +212,16 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
         table = slot.read(in_memory, complete=_parsed_names(cols, prune))
     hit = table is not None
     sink = slot.writer() if slot is not None and table is None else None
+
+    def preview(batches: list[pa.RecordBatch]) -> None:  # the first rows, while the rest loads
+        offer_preview(lambda: RawTable(path=path, header=header, df=_frame(
+            path, header, [_binary_to_text(pa.Table.from_batches(batches))],
+            keep_text=columns == "all")))
     try:
         if table is None:
             table = _read_table(path, data, header, names, cols, prune, sink,
-                                keep=in_memory if lazy else None)
+                                keep=in_memory if lazy else None,
+                                preview=preview if wants_preview() else None)
         holder = [_binary_to_text(table)]
         del table
         df = _frame(path, header, holder, keep_text=columns == "all")
@@ -285,10 +298,12 @@ def _parsed_names(columns: list[str], prune: bool) -> list[str]:
 
 def _read_table(path: Path, data: bytes | None, header: list[str], names: list[str],
                 cols: list[str], prune: bool, sink: Writer | None,
-                keep: list[str] | None = None) -> pa.Table:
+                keep: list[str] | None = None,
+                preview: Callable[[list[pa.RecordBatch]], None] | None = None) -> pa.Table:
     """Parse, turning pyarrow's failures into one-line errors naming the line."""
     try:
-        return _parse(path, data, names, cols, prune=prune, sink=sink, keep=keep)
+        return _parse(path, data, names, cols, prune=prune, sink=sink, keep=keep,
+                      preview=preview)
     except pa.ArrowInvalid as exc:
         msg = str(exc)
         if "UTF8" in msg:

@@ -1,17 +1,23 @@
 """Progress of long model work (reading, analysing), for whoever shows it.
 
 The model calls `step(phase, done, total)`; nothing happens unless a caller installed a sink
-with `reporting(sink)` (the CLI does, on a terminal). A context variable, so threads and the
-suite's parallel apps never see each other's sink."""
+with `reporting(sink)` (the CLI does, on a terminal). A long read also offers a look at its
+first rows (`offer_preview`) to a caller that installed `previewing(sink)` (open's loading
+screen). Context variables, so threads and the suite's parallel apps never see each other's."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 Sink = Callable[[str, int, int], None]  # (phase, done, total), done <= total
 _SINK: ContextVar[Sink | None] = ContextVar("ttdash_progress", default=None)
+#: given `make`, a callable building the rows read so far (a loader.RawTable); called at most
+#: once per read, in the reading thread, which waits for it
+PreviewSink = Callable[[Callable[[], Any]], None]
+_PREVIEW: ContextVar[PreviewSink | None] = ContextVar("ttdash_preview", default=None)
 
 
 def step(phase: str, done: int, total: int) -> None:
@@ -27,3 +33,22 @@ def reporting(sink: Sink | None) -> Iterator[None]:
         yield
     finally:
         _SINK.reset(token)
+
+
+def wants_preview() -> bool:
+    return _PREVIEW.get() is not None
+
+
+def offer_preview(make: Callable[[], Any]) -> None:
+    sink = _PREVIEW.get()
+    if sink is not None:
+        sink(make)
+
+
+@contextmanager
+def previewing(sink: PreviewSink | None) -> Iterator[None]:
+    token = _PREVIEW.set(sink)
+    try:
+        yield
+    finally:
+        _PREVIEW.reset(token)

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.text import Text
@@ -111,6 +112,7 @@ class TraceScreen(TableViewMixin, Screen):
         self.protected = protected
         self.state = self.new_state(view.ops)
         self.status_extra = ""
+        self.loading_note = ""  # the whole trace still loading: its progress, first in the header
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -141,6 +143,9 @@ class TraceScreen(TableViewMixin, Screen):
     def mounted(self) -> None:
         self.set_view(self.view)
         self.query_one(OpTable).focus()
+        self.show_window_note()
+
+    def show_window_note(self) -> None:
         note = self.view.window_note()
         if note:
             self.notify(note + " (w: whole trace)", title="Window", timeout=10, markup=False)
@@ -193,10 +198,11 @@ class TraceScreen(TableViewMixin, Screen):
         self.update_status()
 
     def update_header(self) -> None:
-        extra = ""
+        extra = self.loading_note
         if self.narrowed:
             r = self.view.trace.signposts.iloc[self.narrowed - 1]
-            extra = f"region {r['label']}: {int(r['ops'])} ops, {fmt_us(r['device_time_us'])}"
+            region = f"region {r['label']}: {int(r['ops'])} ops, {fmt_us(r['device_time_us'])}"
+            extra = f"{extra} · {region}" if extra else region
         self.query_one("#summary", Static).update(summary_text(self.view, extra))
         self.update_status()
 
@@ -512,21 +518,24 @@ def open_app(view: View, theme: str | None = None) -> TTDashApp:
     return TTDashApp(lambda: TraceScreen(view), theme=theme)
 
 
-def open_loading_app(load: Callable[[], View], name: str, theme: str | None = None
-                     ) -> TTDashApp:
+def open_loading_app(load: Callable[[], View], name: str, theme: str | None = None,
+                     preview: Callable[[Any], View] | None = None) -> TTDashApp:
     """The open view of a trace still to be loaded: the loading screen first (progress in its
-    header, `q` works), then the trace screen. The app's `loading` is that screen."""
+    header, `q` works), the trace screen on the first rows as soon as `preview` made them a view
+    (the loading progress in its header), then on the whole trace. The app's `loading` is the
+    loading screen."""
     from .loading import LoadingScreen
 
-    screen = LoadingScreen(load, name, TraceScreen)
+    screen = LoadingScreen(load, name, TraceScreen, preview=preview)
     app = TTDashApp(lambda: screen, theme=theme)
     app.loading = screen
     return app
 
 
-def run_open_loading(load: Callable[[], View], name: str, theme: str | None = None) -> int:
+def run_open_loading(load: Callable[[], View], name: str, theme: str | None = None,
+                     preview: Callable[[Any], View] | None = None) -> int:
     """run_open for a large trace; a load error is raised once the terminal is restored."""
-    app = open_loading_app(load, name, theme)
+    app = open_loading_app(load, name, theme, preview)
     code = run_guarded(app)
     if app.loading.error is not None:
         raise app.loading.error

@@ -6,13 +6,19 @@ The load runs in a thread worker; the model reports its progress through `model.
 second. `q` sets a flag the next progress report turns into `LoadCancelled`, so the thread stops
 within one parse block or analysis chunk. When the view is ready the trace screen replaces this
 one; a load error ends the app and is raised again once the terminal is restored (one line on
-stderr, exit 2, as for a small file)."""
+stderr, exit 2, as for a small file).
+
+With `preview`, the read offers its first rows (`model.progress.offer_preview`, 16,384 rows in)
+before the rest is parsed and analysed: the trace screen is pushed on them at once, every key
+working, the load's progress leading its header; when the whole view is ready that same screen
+takes it (cursor, sort and filter kept)."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,7 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
 
 from ..model import View
-from ..model.progress import reporting
+from ..model.progress import previewing, reporting
 from .widgets import plain
 
 REPORTS_PER_S = 10
@@ -39,12 +45,16 @@ class LoadingScreen(Screen):
     """
 
     def __init__(self, load: Callable[[], View], name: str,
-                 make_screen: Callable[[View], Screen]) -> None:
+                 make_screen: Callable[[View], Any],
+                 preview: Callable[[Any], View] | None = None) -> None:
         super().__init__()
         self._load, self._name, self._make_screen = load, name, make_screen
+        self._preview = preview
+        self._previewed = False
         self._stop = threading.Event()
         self._last = 0.0
         self.error: BaseException | None = None
+        self.trace_screen: Any = None  # the trace screen shown on the first rows
 
     def compose(self) -> ComposeResult:
         yield Static(plain(f"loading {self._name}"), id="loading-header")
@@ -57,7 +67,8 @@ class LoadingScreen(Screen):
 
     def _work(self) -> None:
         try:
-            with reporting(self._progress):
+            with reporting(self._progress), \
+                    previewing(self._offered if self._preview is not None else None):
                 view = self._load()
         except LoadCancelled:
             return
@@ -75,15 +86,50 @@ class LoadingScreen(Screen):
             self._last = now
             self.app.call_from_thread(self._show, phase, done, total)
 
+    def _offered(self, make: Callable[[], Any]) -> None:
+        """The read's first rows (in the loading thread, which waits): a view of them."""
+        if self._previewed or self._preview is None:
+            return
+        self._previewed = True
+        try:
+            view = self._preview(make())
+        except LoadCancelled:
+            raise
+        except Exception:  # whatever is wrong with the rows, the whole load will say
+            return
+        self.app.call_from_thread(self._show_preview, view)
+
+    def _show_preview(self, view: View) -> None:
+        if self._stop.is_set():
+            return
+        self.trace_screen = self._make_screen(view)
+        self.trace_screen.loading_note = self._note
+        self.app.push_screen(self.trace_screen)
+
+    _note = "loading"
+
     def _show(self, phase: str, done: int, total: int) -> None:
         pct = 100.0 * done / total if total else 0.0
         self.query_one("#loading-header", Static).update(
             plain(f"loading {self._name} · {pct:.0f}%"))
         self.query_one("#loading-phase", Static).update(plain(phase))
         self.query_one(ProgressBar).update(progress=pct)
+        self._note = f"loading {pct:.0f}%: {phase.replace(f'{self._name}: ', '')}"
+        if self.trace_screen is not None and self.trace_screen.is_mounted:
+            self.trace_screen.loading_note = self._note
+            self.trace_screen.update_header()
 
     def _done(self, view: View) -> None:
-        self.app.switch_screen(self._make_screen(view))
+        screen = self.trace_screen
+        if screen is None:
+            self.app.switch_screen(self._make_screen(view))
+            return
+        screen.loading_note = ""
+        screen.set_view(view)
+        screen.show_window_note()
+
+    def on_unmount(self) -> None:
+        self._stop.set()  # the app ends (q on the preview): the loading thread stops too
 
     def _failed(self, exc: BaseException) -> None:
         self.error = exc
