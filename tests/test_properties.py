@@ -410,3 +410,30 @@ def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_pat
     pd.testing.assert_frame_equal(early.ops, at_refresh.ops)
     pd.testing.assert_frame_equal(early.trace.ordered, at_refresh.trace.ordered)
     assert early.totals() == at_refresh.totals()
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", None]),
+                               st.sampled_from([1.0, 2.5, math.nan])), max_size=30))
+def test_factorize_rows_numbers_distinct_tuples_by_first_appearance(rows):
+    from ttdash.model.cells import factorize_rows
+
+    cols = [np.array([r[k] for r in rows], dtype=object if k == 1 else "float64")
+            for k in range(3)]
+    seen: dict = {}
+    want = [seen.setdefault(tuple("nan" if isinstance(v, float) and math.isnan(v) else v
+                                  for v in r), len(seen)) for r in rows]
+    assert factorize_rows(cols).tolist() == want
+    assert factorize_rows(iter(cols)).tolist() == want  # a generator: one column at a time
+
+
+def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
+    """Rows told apart only by their first column, followed by four columns of 65,535 distinct
+    values each: folded without renumbering, the first column's codes are multiplied by
+    65,536^4 = 2^64 and vanish (every row would collide with its twin)."""
+    from ttdash.model.cells import factorize_rows
+
+    rng = np.random.default_rng(7)
+    n = 65_535
+    cols = [np.repeat([0, 1], n)] + [np.tile(rng.permutation(n), 2) for _ in range(4)]
+    assert factorize_rows(cols).tolist() == list(range(2 * n))

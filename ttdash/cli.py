@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .memory import return_freed_memory
 from .model.columns import (
     DEFAULT_METRIC,
     METRIC_NAMES,
@@ -504,30 +505,12 @@ def _command(name: str):
     return getattr(importlib.import_module(f".commands.{module}", __package__), func)
 
 
-def _return_freed_memory() -> None:
-    """glibc raises its mmap threshold as big blocks are freed, after which the million-row
-    arrays of one phase come from the heap and stay mapped after they are freed (a hundred MB
-    of a 1M-op report's peak). A fixed threshold of 4 MiB keeps every whole-column array of a
-    million rows (8 MB) in its own mapping, given back to the system when freed, while the
-    chunks of the analysis (1 MB) come from the heap: 256 KiB cost a page fault storm (a
-    second more of a warm `open` of a million ops, 3.7 s of system time in a `report`). Nothing
-    to do on other C libraries."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)  # the running process's symbols, the C library's among them
-    except OSError:
-        return
-    if hasattr(libc, "gnu_get_libc_version") and hasattr(libc, "mallopt"):
-        libc.mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD
-
-
 def main(argv: list[str] | None = None) -> int:
     name, opts = parse(argv)
     if name is None:
         build_parser().print_help()
         return EXIT_BAD_INPUT
-    _return_freed_memory()
+    return_freed_memory()
     try:
         return _command(name)(opts)
     except TraceError as exc:

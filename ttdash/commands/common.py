@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from ..memory import trim
 from .options import OutputOptions, WindowOptions
 
 
@@ -49,6 +50,7 @@ def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
         trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
     view = trace.view(opts.window(trace), merge=not opts.per_device)
     view.pause_above_us = opts.pause_above_us
+    trim()  # the load's freed chunks: not part of the peak of what comes next
     return view
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -28,22 +28,25 @@ def by_unique(s: pd.Series, fn: Callable[[Any], Any], default: float = np.nan) -
     return values[codes]  # code -1 (missing) picks the trailing default
 
 
-def factorize_rows(cols: list[np.ndarray | pd.Series]) -> np.ndarray:
+def factorize_rows(cols: Iterable[np.ndarray | pd.Series]) -> np.ndarray:
     """One dense int id per distinct tuple of column values, numbered by first appearance
     (missing values compare equal). Each column's codes are folded into a running tuple number;
     that number is renumbered densely only when the next fold could overflow int64 (the tuples
-    of a million rows are a few hundred: usually once, at the end)."""
-    n = len(cols[0]) if cols else 0
-    acc, bound = np.zeros(n, dtype=np.int64), 1  # bound: acc < bound
+    of a million rows are a few hundred: usually once, at the end). `cols` may be a generator:
+    one column is held at a time."""
+    acc: np.ndarray | None = None
+    bound = 1  # acc < bound
     for values in cols:  # numpy arrays as they are: a Series of objects would infer strings
         codes, uniques = pd.factorize(values if isinstance(values, pd.Series)
                                       else np.asarray(values), use_na_sentinel=True)
         width = len(uniques) + 1
-        if bound > (1 << 62) // width:
+        if acc is None:
+            acc = np.zeros(len(codes), dtype=np.int64)
+        elif bound > (1 << 62) // width:
             acc, bound = _dense(acc)
         acc = acc * width + (codes.astype(np.int64) + 1)
         bound *= width
-    return _dense(acc)[0]
+    return _dense(acc)[0] if acc is not None else np.zeros(0, np.int64)
 
 
 def _dense(keys: np.ndarray) -> tuple[np.ndarray, int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .metrics import text_column
 from .signature import NOISE_K, region_labels
 from .trace import View
 
@@ -44,7 +45,9 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
                        [len(ma), len(rem), len(add)])
     mv = np.concatenate([moved, np.zeros(len(rem) + len(add), bool)])
     order = np.lexsort((sub, key))
+    del key, sub, anchor, nxt
     apos, bpos, status, mv = apos[order], bpos[order], status[order], mv[order]
+    del order
     ha, hb = apos >= 0, bpos >= 0
     sa, sb = np.maximum(apos, 0), np.maximum(bpos, 0)
 
@@ -54,9 +57,8 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
             v = ops[col].to_numpy(dtype="float64") if len(ops) else np.zeros(0)
             out = v[pos] if len(v) else np.full(len(pos), np.nan)
             return np.where(has, out, np.nan)
-        v = ops[col].astype(object).to_numpy(dtype=object) if len(ops) else np.zeros(0, object)
-        out = v[pos] if len(v) else np.full(len(pos), None, dtype=object)
-        out = out.copy()
+        v = ops[col].to_numpy(dtype=object) if len(ops) else np.zeros(0, object)
+        out = v[pos] if len(v) else np.full(len(pos), None, dtype=object)  # a new array
         out[~has] = None
         return out
 
@@ -98,10 +100,10 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
     frame = pd.DataFrame({
         "baseline_id": _nullable_int(take(a_ops, "id", sa, ha, True), ha),
         "candidate_id": _nullable_int(take(b_ops, "id", sb, hb, True), hb),
-        "op_code": _text(code),
-        "size": _text(_pair_sizes(take(a_ops, "size", sa, ha, False),
+        "op_code": text_column(code),
+        "size": text_column(_pair_sizes(take(a_ops, "size", sa, ha, False),
                                   take(b_ops, "size", sb, hb, False), ha, match)),
-        "status": _text(status),
+        "status": text_column(status),
         "baseline_us": b_us,
         "candidate_us": c_us,
         "delta_us": delta,
@@ -109,25 +111,19 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
         "baseline_gap_us": b_gap,
         "candidate_gap_us": c_gap,
         "gap_delta_us": gap_delta,
-        "baseline_bound": _text(_blank_none(take(a_ops, "bound", sa, ha, False))),
-        "candidate_bound": _text(_blank_none(take(b_ops, "bound", sb, hb, False))),
-        "region": _text(region),
+        "baseline_bound": text_column(_blank_none(take(a_ops, "bound", sa, ha, False))),
+        "candidate_bound": text_column(_blank_none(take(b_ops, "bound", sb, hb, False))),
+        "region": text_column(region),
         "device": _nullable_int(dev, np.ones(len(apos), bool)) if per_device
         else pd.array([pd.NA] * len(apos), dtype="Int64"),
-        "match": _text(match),
+        "match": text_column(match),
         "moved": mv,
         "within_noise": within,
         "noise_pct": noise_pct,
         "baseline_pos": _nullable_int(apos.astype("float64"), ha),
         "candidate_pos": _nullable_int(bpos.astype("float64"), hb),
-    })
+    }, copy=False)  # the columns as they are: a consolidating copy doubled the peak
     return frame
-
-
-def _text(values: np.ndarray) -> pd.Series:
-    """A text column kept as the objects it is (pandas 3 would otherwise build a string array
-    of two million cells per column, then turn it back into objects for the output)."""
-    return pd.Series(values, dtype=object, copy=False)
 
 
 def _pair_sizes(size_a: np.ndarray, size_b: np.ndarray, ha: np.ndarray,

@@ -5,6 +5,8 @@ signpost iterations. The rules are documented in :mod:`ttdash.model.diff`.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 import pandas as pd
 
@@ -39,41 +41,49 @@ def _shape_columns(frames: list[pd.DataFrame]) -> list[str]:
 def _raw_rows(view: View, ops: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarray]:
     """The trace's raw columns for the given ops (matched by tt-perf-report ID): numbers as
     float64 (NaN when missing), text as objects (None when missing)."""
+    pos = _positions(view, ops)
+    return {c: _raw_column(view, pos, c) for c in columns}
+
+
+def _positions(view: View, ops: pd.DataFrame) -> np.ndarray:
+    """Each op's row in the trace's raw rows (-1: none)."""
+    return pd.Index(view.trace.ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
+
+
+def _raw_column(view: View, pos: np.ndarray, c: str) -> np.ndarray:
+    """One raw column at the rows `pos` (an array, not a frame, which would infer and build
+    text)."""
     ordered = view.trace.ordered
-    pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
+    if c not in ordered.columns:
+        return np.full(len(pos), None, dtype=object)
+    s = ordered[c]
+    number = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    if number:
+        vals = s.to_numpy(dtype="float64", na_value=np.nan)
+    elif isinstance(s.dtype, pd.CategoricalDtype):  # each category converted once
+        cats = np.append(s.cat.categories.to_numpy(dtype=object), None)
+        vals = cats[s.cat.codes.to_numpy()]  # code -1 (missing) picks the None
+    else:
+        vals = s.to_numpy(dtype=object)
+    taken = vals[np.maximum(pos, 0)]
     lost = pos < 0
-    out: dict[str, np.ndarray] = {}  # arrays, not a frame (which would infer and build text)
-    for c in columns:
-        if c in ordered.columns:
-            s = ordered[c]
-            number = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-            if number:
-                vals = s.to_numpy(dtype="float64", na_value=np.nan)
-            elif isinstance(s.dtype, pd.CategoricalDtype):  # each category converted once
-                cats = np.append(s.cat.categories.to_numpy(dtype=object), None)
-                vals = cats[s.cat.codes.to_numpy()]  # code -1 (missing) picks the None
-            else:
-                vals = s.to_numpy(dtype=object)
-            taken = vals[np.maximum(pos, 0)]
-            if len(taken) and lost.any():
-                taken[lost] = np.nan if number else None
-            out[c] = taken
-        else:
-            out[c] = np.full(len(ops), None, dtype=object)
-    return out
+    if len(taken) and lost.any():
+        taken[lost] = np.nan if number else None
+    return taken
 
 
 def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Signature ids and op code ids of both op tables (ids comparable across the two)."""
+    """Signature ids and op code ids of both op tables (ids comparable across the two). The
+    raw columns are taken and folded one at a time (a million ops a side: one column of both
+    sides in memory, not all of them)."""
     cols = _shape_columns([a.trace.ordered, b.trace.ordered])
-    ra, rb = _raw_rows(a, a_ops, cols), _raw_rows(b, b_ops, cols)
     code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
     code_ids = pd.factorize(code, use_na_sentinel=True)[0].astype(np.int64)
-    columns = [code.to_numpy(dtype=object)]
-    for c in cols:
-        both = np.concatenate([ra[c], rb[c]])
-        columns.append(both)
+    pos_a, pos_b = _positions(a, a_ops), _positions(b, b_ops)
+    columns = chain([code.to_numpy(dtype=object)],
+                    (np.concatenate([_raw_column(a, pos_a, c), _raw_column(b, pos_b, c)])
+                     for c in cols))
     sig = factorize_rows(columns)
     n = len(a_ops)
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
