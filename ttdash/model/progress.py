@@ -8,7 +8,7 @@ screen). Context variables, so threads and the suite's parallel apps never see e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -26,13 +26,17 @@ def step(phase: str, done: int, total: int) -> None:
         sink(phase, done, total)
 
 
+def reporting(sink: Sink | None) -> AbstractContextManager[None]:
+    return _installed(_SINK, sink)
+
+
 @contextmanager
-def reporting(sink: Sink | None) -> Iterator[None]:
-    token = _SINK.set(sink)
+def _installed(var: ContextVar[Any], sink: Any) -> Iterator[None]:
+    token = var.set(sink)
     try:
         yield
     finally:
-        _SINK.reset(token)
+        var.reset(token)
 
 
 def wants_preview() -> bool:
@@ -45,10 +49,5 @@ def offer_preview(make: Callable[[], Any]) -> None:
         sink(make)
 
 
-@contextmanager
-def previewing(sink: PreviewSink | None) -> Iterator[None]:
-    token = _PREVIEW.set(sink)
-    try:
-        yield
-    finally:
-        _PREVIEW.reset(token)
+def previewing(sink: PreviewSink | None) -> AbstractContextManager[None]:
+    return _installed(_PREVIEW, sink)
