@@ -55,6 +55,7 @@ class LoadingScreen(Screen):
         self._last = 0.0
         self.error: BaseException | None = None
         self.trace_screen: Any = None  # the trace screen shown on the first rows
+        self._note = "loading"  # the progress as the trace screen's header shows it
 
     def compose(self) -> ComposeResult:
         yield Static(plain(f"loading {self._name}"), id="loading-header")
@@ -105,8 +106,6 @@ class LoadingScreen(Screen):
         self.trace_screen = self._make_screen(view)
         self.trace_screen.loading_note = self._note
         self.app.push_screen(self.trace_screen)
-
-    _note = "loading"
 
     def _show(self, phase: str, done: int, total: int) -> None:
         pct = 100.0 * done / total if total else 0.0
