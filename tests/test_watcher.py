@@ -591,3 +591,23 @@ def test_live_package_imports_no_ui() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_watchdog_warning_about_a_directory_registered_twice_is_not_shown():
+    """watchdog 7's own race (a directory created during its recursive registration is added
+    twice) warns on stderr; the watcher silences that warning and only that one."""
+    import warnings
+
+    from ttdash.live.watcher import quiet_watchdog
+
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        quiet_watchdog()
+        for text in ("Callback with id '1' already exists for watch <x>. It will be Overwritten.",
+                     "some other watchdog warning"):
+            warnings.warn_explicit(text, RuntimeWarning, "inotify.py", 365,
+                                   module="watchdog.observers.inotify")
+        warnings.warn_explicit("Callback with id '2' already exists", RuntimeWarning, "x.py", 1,
+                               module="somewhere.else")
+    assert [str(w.message) for w in got] == ["some other watchdog warning",
+                                             "Callback with id '2' already exists"]

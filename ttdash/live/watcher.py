@@ -18,6 +18,7 @@ import os
 import stat
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,14 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def quiet_watchdog() -> None:
+    """watchdog 7 warns when its recursive registration adds a directory created meanwhile a
+    second time ("Callback with id ... already exists ... It will be Overwritten"): harmless
+    (the watch is replaced by an equal one) and nothing the user can act on."""
+    warnings.filterwarnings("ignore", message=r"Callback with id .* already exists",
+                            category=RuntimeWarning, module=r"watchdog\.")
 
 LIVE_LOG_NAME = "cpp_device_perf_report.csv"
 #: SourceReset.reason when the whole watched directory went away.
@@ -272,6 +281,7 @@ class ProfilerWatcher:
             if self._started or self._stopped:
                 return self
             self._started = True
+        quiet_watchdog()
         self._sources[self.root / _LOGS_DIR / LIVE_LOG_NAME] = _Source(
             CsvTailer(self.root / _LOGS_DIR / LIVE_LOG_NAME), permanent=True
         )
