@@ -7,20 +7,18 @@ side of a diff, the output of a report)."""
 from __future__ import annotations
 
 import ctypes
+from functools import cache
 from typing import Any
 
-_LIBC: list[Any] = []
 
-
+@cache
 def _glibc() -> Any:
-    if not _LIBC:
-        try:
-            libc = ctypes.CDLL(None)  # the running process's symbols, the C library's among them
-        except OSError:
-            libc = None
-        _LIBC.append(libc if libc is not None and hasattr(libc, "gnu_get_libc_version")
-                     else None)
-    return _LIBC[0]
+    """The C library when it is glibc, else None."""
+    try:
+        libc = ctypes.CDLL(None)  # the running process's symbols, the C library's among them
+    except OSError:
+        return None
+    return libc if hasattr(libc, "gnu_get_libc_version") else None
 
 
 def return_freed_memory() -> None:

@@ -21,7 +21,7 @@ from .cells import by_unique, dim_value, numeric_cells
 from .columns import PAUSE_ABOVE_US
 from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header  # noqa: F401  (re-exported)
 from .loader import NUMERIC, dedupe_header, wanted_columns
-from .metrics import analyze
+from .metrics import analyze, share_parts, share_pct
 from .text import clean_series
 from .trace import Trace, View, Window, add_sums, bound_time, detect_arch, infer_clock, op_sums
 
@@ -226,10 +226,9 @@ class LiveModel:
         block = op_sums(ops, PAUSE_ABOVE_US)  # the header's totals, without a pass over the table
         self._sums = block if self._sums is None else add_sums(self._sums, block)
         # "Total %": kept as each op's share numerator, over the running total in frames()
-        dev, gap = (ops[c].to_numpy(dtype="float64") for c in ("device_time_us", "op_to_op_us"))
-        self._share_total += float(np.nansum(dev) + np.nansum(gap))
-        ops["total_pct"] = np.where(np.isnan(dev) & np.isnan(gap), np.nan,
-                                    np.nan_to_num(dev) + np.nan_to_num(gap))
+        numerator, total = share_parts(ops["device_time_us"], ops["op_to_op_us"])
+        self._share_total += total
+        ops["total_pct"] = numerator
         self._raw.append(raw)
         self._ops.append(ops)
         self._last_raw = raw.iloc[-1:]
@@ -268,9 +267,7 @@ class LiveModel:
         if self._cache is None:
             self._analyse_pending()
             if len(self._ops):
-                total = self._share_total
-                share = self._ops.column("total_pct") / total * 100 if total else \
-                    np.full(len(self._ops), np.nan)
+                share = share_pct(self._ops.column("total_pct"), self._share_total)
                 self._cache = (self._raw.frame(), self._ops.frame(total_pct=share))
             else:
                 self._cache = (pd.DataFrame({"ID": pd.Series(dtype=np.int64)}),

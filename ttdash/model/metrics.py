@@ -195,13 +195,26 @@ def split_gaps(gap: np.ndarray, pause: np.ndarray | float) -> tuple[np.ndarray, 
 def total_share_pct(device_time: np.ndarray, op_to_op: np.ndarray) -> np.ndarray:
     """tt-perf-report's "Total %": (device time + op-to-op gap) of each op over their sum over
     all ops (NaN where both are missing or the sum is 0)."""
+    numerator, total = share_parts(device_time, op_to_op)
+    return share_pct(numerator, total)
+
+
+def share_parts(device_time: np.ndarray, op_to_op: np.ndarray) -> tuple[np.ndarray, float]:
+    """The "Total %" of some ops in two parts: each op's device time + gap (NaN where both are
+    missing) and their sum (a live table adds each block's sum to a running total)."""
     device_time = np.asarray(device_time, dtype="float64")
     op_to_op = np.asarray(op_to_op, dtype="float64")
-    total = np.nansum(device_time) + np.nansum(op_to_op)
-    both_nan = np.isnan(device_time) & np.isnan(op_to_op)
+    numerator = np.where(np.isnan(device_time) & np.isnan(op_to_op), np.nan,
+                         np.nan_to_num(device_time) + np.nan_to_num(op_to_op))
+    return numerator, float(np.nansum(device_time) + np.nansum(op_to_op))
+
+
+def share_pct(numerator: np.ndarray, total: float) -> np.ndarray:
+    """Each numerator as a % of `total` (all NaN when the total is 0)."""
+    if total == 0:
+        return np.full(len(numerator), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(both_nan | (total == 0), np.nan,
-                        (np.nan_to_num(device_time) + np.nan_to_num(op_to_op)) / total * 100)
+        return numerator / total * 100
 
 
 def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
