@@ -28,8 +28,9 @@ def main() -> None:
             if r.returncode == 0:
                 doc = json.loads(r.stdout)
                 t = doc["totals"]
-                what = f"works: {t['ops']} ops" + (f", {t['corrupt_rows']} corrupt rows flagged"
-                                                    if t["corrupt_rows"] else "")
+                kinds = sorted({w["kind"] for w in doc["warnings"]})
+                what = f"works: {t['ops']} ops" + (f", warnings: {', '.join(kinds)}"
+                                                    if kinds else "")
             else:
                 msg = r.stderr.strip().replace(str(path), "FILE").replace("|", "\\|")
                 what = f"exit {r.returncode}: `{msg[:150]}`"

@@ -93,6 +93,13 @@ def note(message: str) -> None:
     sys.stderr.write(f"ttdash: note: {message}\n")
 
 
+def warn_data(view) -> None:  # view: model.View
+    """The view's data-trust warnings on stderr, for outputs with no place for them (CSV,
+    Perfetto): one line each, naming the file."""
+    for w in view.warnings():
+        sys.stderr.write(f"ttdash: warning: {view.trace.path}: {w.message}\n")
+
+
 def drop_stdout() -> None:
     """Point stdout at /dev/null (opened for writing, never replaced) so that the interpreter's
     final flush of what could not be written cannot fail a second time."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import color_wanted, load_view, note, preview_of, view_of, write_output
+from .common import color_wanted, load_view, note, preview_of, view_of, warn_data, write_output
 from .options import OpenOptions, ReportOptions
 
 EXIT_OK = 0
@@ -28,6 +28,8 @@ def report(opts: ReportOptions) -> int:
                   all_signposts=opts.print_signposts, summary=opts.summary,
                   telemetry=summarize(readings_for_report(view.trace.path,
                                                           view.trace.devices)))
+    if opts.format in ("csv", "perfetto"):  # the others carry the warnings in their text
+        warn_data(view)
     write_output(opts.out, lambda out: render(view, opts.format, out, shown, color=color,
                                               width=width))
     sys.stdout.flush()

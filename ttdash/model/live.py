@@ -293,6 +293,7 @@ class LiveModel:
                       ordered=raw, signposts=_empty_signposts())
         return View(trace=trace, window=Window("all"), description="live .logs",
                     ops=ops, merged=False, bound_time_us=dict(self._bound_time),
+                    data_warnings=[],  # device rows always carry their times
                     sums=(ops, PAUSE_ABOVE_US, dict(self._sums)) if self._sums else None)
 
 

@@ -350,7 +350,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
         "analysis": analysis.astype(object),
         "is_signpost": is_signpost,
         "is_host": is_host,
-        "corrupt": bad & ~is_signpost & ~is_host,
+        # an impossible timing; a row without one is "no device data" (model.trust), not corrupt
+        "corrupt": bad & ~np.isnan(dur) & ~is_signpost & ~is_host,
         "dram_sharded": dram_sharded,
         "io_dram_gbps": io_gbps,
         "io_dram_pct": io_pct,

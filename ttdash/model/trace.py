@@ -28,6 +28,7 @@ from .metrics import (
 )
 from .progress import step
 from .text import clean_series
+from .trust import DataWarning, corrupt_warning, trace_warnings
 
 PROFILE_LOG = "profile_log_device.csv"
 DISPLAYED_TEXT = {"OP CODE", "OP TYPE", "DEVICE ARCH", "MATH FIDELITY", "SUB DEVICE ID"}
@@ -73,6 +74,7 @@ class Summary:
     host_ops: int
     bound_shares: dict[str, float]
     signposts: list[str]
+    warnings: list[DataWarning]
 
 
 @dataclass
@@ -90,6 +92,9 @@ class View:
     #: (ops, pause_above_us, op_sums of those ops) when the producer keeps them as rows arrive
     #: (the live model); used while `ops` is that frame and the threshold that one
     sums: tuple[pd.DataFrame, float, dict[str, float]] | None = None
+    #: the trace's data-trust warnings, when the producer knows them (the live model: its
+    #: table is not scanned again twice a second); else the trace's own
+    data_warnings: list[DataWarning] | None = None
 
     @property
     def op_rows(self) -> pd.DataFrame:
@@ -133,7 +138,15 @@ class View:
             dispatch_us=tot["dispatch_us"], pauses_us=tot["pauses_us"], pauses=tot["pauses"],
             pause_above_us=self.pause_above_us, corrupt_rows=tot["corrupt_rows"],
             host_ops=tot["host_ops"],
-            bound_shares=self.bound_shares(), signposts=t.signposts["label"].tolist())
+            bound_shares=self.bound_shares(), signposts=t.signposts["label"].tolist(),
+            warnings=self.warnings())
+
+    def warnings(self) -> list[DataWarning]:
+        """What makes this view's numbers doubtful: the file's warnings, then the view's
+        corrupt timings."""
+        given = self.data_warnings
+        return ((self.trace.warnings() if given is None else list(given))
+                + corrupt_warning(self.totals()["corrupt_rows"]))
 
     def subset(self, keep: np.ndarray, *, reset_first_gap: bool = False,
                what: str = "") -> View:
@@ -288,6 +301,14 @@ class Trace:
                     wide=table.wide)
         trace._fill_region_stats()
         return trace
+
+    def warnings(self) -> list[DataWarning]:
+        """The file's data-trust warnings (model.trust), found once."""
+        found = self.__dict__.get("_warnings")
+        if found is None:
+            found = trace_warnings(self.ordered, self.arch, self.arch_source, self.clock_mhz)
+            self.__dict__["_warnings"] = found
+        return list(found)
 
     @property
     def arch_detected(self) -> bool:

@@ -89,6 +89,7 @@ def summary_dict(view: View) -> dict:
         ],
         "totals": view.totals(),
         "bound_share_pct": {k: round(v, 3) for k, v in view.bound_shares().items()},
+        "warnings": [w.as_dict() for w in view.warnings()],
     }
 
 
@@ -172,8 +173,7 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     if sm.bound_shares:
         lines.append("Device time by bound: " + ", ".join(
             f"{k} {v:.1f}%" for k, v in sm.bound_shares.items()))
-    if sm.corrupt_rows:
-        lines.append(f"Corrupt timing: {sm.corrupt_rows} rows flagged and left out of totals")
+    lines.extend(f"Warning: {w.message}" for w in sm.warnings)
     if sm.host_ops:
         lines.append(f"Host fallback ops: {sm.host_ops}")
     if sm.signposts:

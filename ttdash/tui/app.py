@@ -55,8 +55,13 @@ def summary_text(view: View, extra: str = "") -> Text:
     devices = f"{len(sm.devices)} dev" if sm.devices else "no dev"
     arch = sm.arch or "arch not detected"
     clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
-    line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ", (f"{arch}{clock}", "bold"),
-                          f" · {devices} · ", plain(view.trace.path.name))
+    line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ")
+    if sm.warnings:  # early in the line: it must survive the crop at 80 columns
+        line1.append(f"! {len(sm.warnings)} warning{'s' if len(sm.warnings) > 1 else ''} (?)",
+                     style="bold reverse")
+        line1.append(" · ")
+    line1.append_text(Text.assemble((f"{arch}{clock}", "bold"), f" · {devices} · ",
+                                    plain(view.trace.path.name)))
     line2 = Text()
     if extra:  # what is live (rows, rate) first: it must survive the crop at 80 columns
         line2.append_text(plain(extra))
@@ -64,8 +69,6 @@ def summary_text(view: View, extra: str = "") -> Text:
     line2.append_text(Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"),
                                     " · dispatch ", (fmt_us(sm.dispatch_us), "bold"),
                                     " · pauses ", (fmt_us(sm.pauses_us), "bold")))
-    if sm.corrupt_rows:
-        line2.append(f" · {sm.corrupt_rows} corrupt", style="bold")
     if sm.bound_shares:
         line2.append(" · " + " ".join(f"{k} {v:.0f}%"
                                       for k, v in list(sm.bound_shares.items())[:5]))
@@ -243,7 +246,8 @@ class TraceScreen(TableViewMixin, Screen):
                                         help_rows(self.app, self, self.query_one(OpTable),
                                                   self.query_one(TimelineView),
                                                   self.query_one(RooflineView)),
-                                        notes, legend=legend()))
+                                        notes, legend=legend(),
+                                        warnings=[w.message for w in self.view.warnings()]))
 
     def action_whole_trace(self) -> None:
         """The whole trace, whatever window the command line chose."""

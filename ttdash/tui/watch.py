@@ -25,6 +25,10 @@ from .app import TraceScreen, TTDashApp, summary_text
 from .telemetry import TelemetryStrip
 from .widgets import plain
 
+#: what an empty live table means: the profiler writes .logs rows only when it dumps
+NO_ROWS_HINT = ("no device rows yet: the profiler writes .logs at each dump "
+                "(TT_METAL_PROFILER_MID_RUN_DUMP=1, ttnn.ReadDeviceProfiler) and at device close")
+
 
 class FeedUpdated(Message):
     """Posted from the live feed's thread: a new view or notes are waiting (`feed.take()`).
@@ -261,6 +265,8 @@ class WatchScreen(TraceScreen):
         if self.pending_new:
             bits.append(f"{self.pending_new:,} new ops")
         bits.append(message)
+        if self.mode == "live" and not len(self.view.ops):
+            bits.append(NO_ROWS_HINT)
         note = self.sources.note()
         if note:
             bits.append(note)

@@ -158,10 +158,11 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def __init__(self, title: str, rows: list[tuple[str, str, str]], notes: list[str],
-                 legend: list[tuple[str, str]] | None = None) -> None:
+                 legend: list[tuple[str, str]] | None = None,
+                 warnings: list[str] | None = None) -> None:
         super().__init__()
         self.title_text, self.rows, self.notes = title, rows, notes
-        self.legend = legend or []
+        self.legend, self.warnings = legend or [], warnings or []
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=True)
@@ -171,6 +172,10 @@ class HelpScreen(ModalScreen[None]):
         for key, desc, bid in self.rows:
             table.add_row(plain(key), plain(desc), plain(bid))
         with VerticalScroll():
+            if self.warnings:  # the header's "! N warnings" points here
+                yield Static(Text("Data warnings", style="bold"))
+                yield Static(bullet_list(self.warnings, "!"))
+                yield Static("")
             yield Static(Text(self.title_text, style="bold"))
             yield Static(table)
             for note in self.notes:
