@@ -40,7 +40,11 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
                  "skipped_lines": [f"{p}:{ln}" for p, ln in snap.skipped_lines],
                  "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
                  "devices": view.trace.devices,
-                 "arch": view.trace.arch.name if rows else None},
+                 # never an arch nothing said (Wormhole's peaks are then only assumed)
+                 "arch": view.trace.arch.name if rows and view.trace.arch_detected else None,
+                 "arch_source": view.trace.arch_source if rows else None,
+                 "clock_mhz": view.trace.clock_mhz,
+                 "device_time_basis": view.trace.timing},
         # the host's Tenstorrent devices now (sysfs; [] without one): temperature, power,
         # AICLK, throttling
         "telemetry": [r.as_dict() for r in Telemetry().read()],

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+from .discover import DISPATCH_TIMING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -237,5 +238,8 @@ def legend() -> list[tuple[str, str]]:
              ("dispatch / pauses", f"op-to-op gaps up to {PAUSE_ABOVE_US:g} us are dispatch "
               "(steady state); longer ones are host pauses (compile, warm-up, Python)"),
              ("! op / corrupt", "impossible profiler timing: shown, left out of totals"),
-             ("red op code", "host fallback op")]
+             ("red op code", "host fallback op"),
+             ("! N warnings", "data-trust warnings (missing device data, a trace never "
+              "replayed, a clock the arch contradicts, corrupt timings): listed in help"),
+             ("device (rt window)", DISPATCH_TIMING)]
     return rows

@@ -124,13 +124,15 @@ class SideTotals:
     gaps_known: int  # ops with an op-to-op gap
     corrupt_rows: int
     host_ops: int
+    timing: str = "kernel"  # Trace.timing
 
     def as_dict(self) -> dict[str, object]:
         return {"file": self.file, "window": self.window, "arch": self.arch, "ops": self.ops,
                 "device_time_us": self.device_time_us, "dispatch_us": self.dispatch_us,
                 "pauses_us": self.pauses_us, "pauses": self.pauses, "steady_us": self.steady_us,
                 "op_to_op_us": self.op_to_op_us, "wall_us": self.wall_us,
-                "corrupt_rows": self.corrupt_rows, "host_ops": self.host_ops}
+                "corrupt_rows": self.corrupt_rows, "host_ops": self.host_ops,
+                "device_time_basis": self.timing}
 
 
 def _side_totals(view: View) -> SideTotals:
@@ -141,7 +143,7 @@ def _side_totals(view: View) -> SideTotals:
                       dispatch_us=t["dispatch_us"], pauses_us=t["pauses_us"],
                       pauses=t["pauses"], steady_us=t["steady_us"], wall_us=t["wall_us"],
                       gaps_known=t["gaps_known"], corrupt_rows=t["corrupt_rows"],
-                      host_ops=t["host_ops"])
+                      host_ops=t["host_ops"], timing=view.trace.timing)
 
 
 def _joint_pauses(pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals, pause_above_us: float
@@ -395,6 +397,11 @@ class DiffResult:
         if b.arch != c.arch and not allow_arch_mismatch:
             out.append(f"the baseline ran on {b.arch} and the candidate on {c.arch} "
                        "(--allow-arch-mismatch to compare anyway)")
+        if b.timing != c.timing:
+            rt = "baseline" if b.timing == "dispatch" else "candidate"
+            out.append(f"the {rt}'s device times are the realtime profiler's dispatch window, "
+                       "the other's the classic kernel time: every op differs by a few us of "
+                       "dispatch (compare two realtime logs or two classic reports)")
         if self.match_rate < MIN_MATCH_RATE:
             out.append(f"only {self.match_rate:.0%} of ops matched (under "
                        f"{MIN_MATCH_RATE:.0%}): the two sides run different programs")

@@ -12,6 +12,9 @@ from datetime import datetime
 from pathlib import Path
 
 __all__ = [
+    "DISPATCH_TIMING",
+    "REALTIME_LOGS",
+    "is_realtime_log",
     "RunInfo",
     "find_reports",
     "report_is_complete",
@@ -255,3 +258,21 @@ def is_live_header(header: list[str]) -> bool:
     hook's CSV); other logs (profile_log_device.csv, ...) are not."""
     names = {h.strip() for h in header}
     return LIVE_KEY in names and any(k in names for k in TAIL_KEY_COLUMNS)
+
+
+#: The realtime profiler's logs: tt-metal's quick mode (TT_METAL_PROFILER_RT_QUICK=1) and
+#: ttdash's own ttnn hook. Their device time is the dispatch core's window around a program, a
+#: few us above the classic report's kernel time for the same op.
+REALTIME_LOGS = ("rt_device_perf_report.csv", "ttdash_realtime_profile.csv")
+#: How every front end says what such a device time is.
+DISPATCH_TIMING = ("device times are the realtime profiler's dispatch-core window (quick mode), "
+                   "a few us per op above the classic report's kernel time")
+
+
+def is_realtime_log(path: Path, header: list[str]) -> bool:
+    """A realtime profiler log, by name, or by its columns (kernel cycles without any FW
+    column: the quick mode's subset, copied under another name)."""
+    names = {h.strip() for h in header}
+    return path.name in REALTIME_LOGS or (
+        is_live_header(header) and "DEVICE KERNEL START CYCLE" in names
+        and not any(n.startswith("DEVICE FW") for n in names))

@@ -19,15 +19,13 @@ import pandas as pd
 from .arch import ArchSpec, get_arch
 from .cells import by_unique, dim_value, numeric_cells
 from .columns import PAUSE_ABOVE_US
-from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header  # noqa: F401  (re-exported)
-from .loader import NUMERIC, dedupe_header, wanted_columns
+from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header, is_realtime_log  # noqa: F401  (re-exported)
+from .loader import LOG_RENAME, NUMERIC, dedupe_header, log_as_report, wanted_columns
 from .metrics import analyze, share_parts, share_pct
 from .text import clean_series
 from .trace import Trace, View, Window, add_sums, bound_time, detect_arch, infer_clock, op_sums
 
-# cpp_device_perf_report column -> report column (the rest keep their names). The columns kept
-# and the numeric ones are the loader's.
-RENAME = {"OP NAME": "OP CODE"}
+# The columns kept, renamed and numeric are the loader's.
 RATE_WINDOW_S = 5.0
 NUMERIC_SET = frozenset(NUMERIC)
 #: Rows kept as strings before they are converted without waiting for a refresh (a refresh at
@@ -169,28 +167,17 @@ class LiveModel:
     def _convert(self, source: Path, header: list[str], rows: list[list[str]],
                  lines: list[int]) -> pd.DataFrame:
         """String rows of one source and header -> the loader's raw columns."""
-        names = [RENAME.get(h, h) for h in dedupe_header(header)]
+        names = [LOG_RENAME.get(h, h) for h in dedupe_header(header)]
         wanted = set(wanted_columns(names))
         cells = np.array(rows, dtype=object)
         raw = pd.DataFrame({n: (numeric_cells(cells[:, i]) if n in NUMERIC_SET
                                 else pd.Series(cells[:, i], dtype=object))
                             for i, n in enumerate(names) if n in wanted}, copy=False)
-        if "OP CODE" not in raw.columns:
-            raw["OP CODE"] = pd.NA
-        gcc = raw["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in raw.columns else None
-        unnamed = raw["OP CODE"].isna() | (raw["OP CODE"].astype(str).str.strip() == "")
-        if unnamed.any():  # OP NAME is empty unless the run was under tracy
-            label = "op #" + (gcc.astype("Int64").astype("string") if gcc is not None
-                              else pd.Series(lines, dtype="string"))
-            raw["OP CODE"] = raw["OP CODE"].where(~unnamed, label)
-        raw["OP TYPE"] = "tt_dnn_device"
+        raw.insert(0, "ID", np.asarray(lines, dtype=np.int64))
+        log_as_report(raw)
         for c in ("OP CODE", "DEVICE ARCH"):
             if c in raw.columns:
                 raw[c] = clean_series(raw[c].astype(object))
-        gap = raw["OP TO OP LATENCY [ns]"] if "OP TO OP LATENCY [ns]" in raw.columns else None
-        if gap is not None:  # 0 marks a dump boundary, not a measured gap
-            raw["OP TO OP LATENCY [ns]"] = gap.where(gap != 0)
-        raw.insert(0, "ID", np.asarray(lines, dtype=np.int64))
         raw["_region"] = 0
         for c in [c for c in raw.columns if c.endswith(("_W", "_Z", "_Y", "_X"))]:
             raw[c] = by_unique(raw[c], dim_value)
@@ -290,7 +277,8 @@ class LiveModel:
         trace = Trace(path=source, header=self.header, arch=self.arch or get_arch("wormhole_b0"),
                       arch_source=self.arch_source or "no rows yet", clock_mhz=self.clock,
                       trace_mode=False, devices=sorted(self._devices),
-                      ordered=raw, signposts=_empty_signposts())
+                      ordered=raw, signposts=_empty_signposts(),
+                      timing="dispatch" if is_realtime_log(source, self.header) else "kernel")
         return View(trace=trace, window=Window("all"), description="live .logs",
                     ops=ops, merged=False, bound_time_us=dict(self._bound_time),
                     data_warnings=[],  # device rows always carry their times

@@ -25,6 +25,7 @@ import pyarrow.csv as pacsv
 from .badcsv import locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
+from .discover import is_live_header
 from .errors import TraceError
 from .progress import offer_preview, step, wants_preview
 
@@ -40,6 +41,7 @@ TENSOR_RE = re.compile(r"^(INPUT|OUTPUT)_(\d+)_(W|Z|Y|X|LAYOUT|DATATYPE|MEMORY)(
 # Columns the analysis needs; everything else is kept only when all columns are asked for.
 ANALYSIS_EXTRA = (
     "METAL TRACE REPLAY SESSION ID", "PM IDEAL [ns]", "PM COMPUTE [ns]", "PM BANDWIDTH [ns]",
+    "DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE",  # a log's clock without FW cycles
 )
 MAX_HEADER_BYTES = 4 << 20
 BLOCK = 1 << 20
@@ -188,6 +190,9 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     fh, size = _open_checked(path)
     fh.close()
     header = read_header(path)
+    device_log = is_device_log(header)
+    if device_log:  # .logs/cpp_device_perf_report.csv or a realtime log: OP NAME is the op code
+        header = [LOG_RENAME.get(h, h) for h in header]
     _check_header(path, header)
     # Duplicate non-key column names (seen in hostile files) would break by-name selection.
     names = dedupe_header(header)
@@ -225,6 +230,8 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
         holder = [_binary_to_text(table)]
         del table
         df = _frame(path, header, holder, keep_text=columns == "all")
+        if device_log:
+            log_as_report(df)
     except BaseException:
         if sink is not None:
             sink.abort()
@@ -232,6 +239,35 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     kept = sink.commit() if sink is not None else hit
     wide = WideRows(slot.file, path, header) if lazy and kept and slot is not None else None
     return RawTable(path=path, header=header, df=df, truncated_tail=truncated, wide=wide)
+
+
+#: a device log's column -> the report's (the rest keep their names)
+LOG_RENAME = {"OP NAME": "OP CODE"}
+
+
+def is_device_log(header: list[str]) -> bool:
+    """A `.logs` CSV of device rows (cpp_device_perf_report.csv, the realtime logs) rather than
+    a report: a live header with OP NAME and no OP CODE."""
+    names = {h.strip() for h in header}
+    return "OP CODE" not in names and "OP NAME" in names and is_live_header(header)
+
+
+def log_as_report(df: pd.DataFrame) -> None:
+    """A device log's rows as report rows, in place (the live table and a log opened as a
+    trace alike): every row a device op, named by OP NAME or else `op #<GLOBAL CALL COUNT>`
+    (OP NAME is empty unless the run was under tracy); an op-to-op of 0 marks a dump boundary
+    (or the realtime profiler's first record of a chip), not a gap."""
+    code = df["OP CODE"].astype(object) if "OP CODE" in df.columns \
+        else pd.Series(pd.NA, index=df.index, dtype=object)
+    unnamed = code.isna() | (code.astype(str).str.strip() == "")
+    if unnamed.any():
+        ids = df["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in df.columns else df["ID"]
+        code = code.where(~unnamed, "op #" + ids.astype("Int64").astype("string"))
+    df["OP CODE"] = code
+    df["OP TYPE"] = "tt_dnn_device"
+    if "OP TO OP LATENCY [ns]" in df.columns:
+        gap = df["OP TO OP LATENCY [ns]"]
+        df["OP TO OP LATENCY [ns]"] = gap.where(gap != 0)
 
 
 class WideRows:

@@ -13,6 +13,7 @@ import pandas as pd
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .columns import PAUSE_ABOVE_US
 from .devices import annotate_overlap, merge_devices
+from .discover import is_realtime_log
 from .errors import TraceError
 from .loader import RawTable, WideRows, add_column, merge_tables, read_ops_csv
 from .metrics import (
@@ -75,6 +76,7 @@ class Summary:
     bound_shares: dict[str, float]
     signposts: list[str]
     warnings: list[DataWarning]
+    timing: str  # Trace.timing
 
 
 @dataclass
@@ -139,7 +141,7 @@ class View:
             pause_above_us=self.pause_above_us, corrupt_rows=tot["corrupt_rows"],
             host_ops=tot["host_ops"],
             bound_shares=self.bound_shares(), signposts=t.signposts["label"].tolist(),
-            warnings=self.warnings())
+            warnings=self.warnings(), timing=t.timing)
 
     def warnings(self) -> list[DataWarning]:
         """What makes this view's numbers doubtful: the file's warnings, then the view's
@@ -264,6 +266,9 @@ class Trace:
     signposts: pd.DataFrame = field(repr=False)
     truncated_tail: bool = False
     wide: WideRows | None = field(default=None, repr=False)  # columns not in `ordered`
+    #: what the device time measures: "kernel" (the classic report) or "dispatch" (the
+    #: realtime profiler's dispatch-core window, a few us more per op)
+    timing: str = "kernel"
 
     # ------------------------------------------------------------ loading
     @classmethod
@@ -298,7 +303,8 @@ class Trace:
         trace = cls(path=table.path, header=table.header, arch=spec, arch_source=source,
                     clock_mhz=clock, trace_mode=trace_mode, devices=devices, ordered=ordered,
                     signposts=signposts, truncated_tail=table.truncated_tail,
-                    wide=table.wide)
+                    wide=table.wide,
+                    timing="dispatch" if is_realtime_log(table.path, table.header) else "kernel")
         trace._fill_region_stats()
         return trace
 
@@ -481,15 +487,19 @@ def _signposts(ordered: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def infer_clock(df: pd.DataFrame) -> float | None:
-    """Clock in MHz from (FW END - FW START cycles) * 1000 / FW DURATION [ns] (median)."""
-    start, end = num(df, "DEVICE FW START CYCLE"), num(df, "DEVICE FW END CYCLE")
-    dur = num(df, "DEVICE FW DURATION [ns]")
-    with np.errstate(all="ignore"):  # absurd cells give inf/NaN, filtered just below
-        mhz = (end - start) * 1000.0 / dur
-    ok = np.isfinite(mhz) & (dur > 1000) & (mhz > 100) & (mhz < 5000)
-    if not ok.any():
-        return None
-    return float(round(np.median(mhz[ok]), 1))
+    """Clock in MHz from (FW END - FW START cycles) * 1000 / FW DURATION [ns] (median); a file
+    without FW cycles (the realtime profiler's quick mode) from its kernel cycles and duration."""
+    for first, last, span in (
+            ("DEVICE FW START CYCLE", "DEVICE FW END CYCLE", "DEVICE FW DURATION [ns]"),
+            ("DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE",
+             "DEVICE KERNEL DURATION [ns]")):
+        start, end, dur = num(df, first), num(df, last), num(df, span)
+        with np.errstate(all="ignore"):  # absurd cells give inf/NaN, filtered just below
+            mhz = (end - start) * 1000.0 / dur
+        ok = np.isfinite(mhz) & (dur > 1000) & (mhz > 100) & (mhz < 5000)
+        if ok.any():
+            return float(round(np.median(mhz[ok]), 1))
+    return None
 
 
 def _arch_from_log(report: Path) -> tuple[str, float | None] | None:

@@ -25,6 +25,7 @@ from ..model.columns import (
     export_frame,
 )
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
+from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
 from ..model.text import clean_text
 from .safe import md_cell, write_csv
@@ -73,10 +74,12 @@ def summary_dict(view: View) -> dict:
     t = view.trace
     return {
         "file": str(t.path),
-        "arch": t.arch.name,
+        "arch": t.arch.name if t.arch_detected else None,  # never one nothing said
+        "peaks_arch": t.arch.name,  # whose peaks the DRAM and FLOP shares use
         "arch_source": t.arch_source,
         "arch_detected": t.arch_detected,
         "clock_mhz": t.clock_mhz,
+        "device_time_basis": t.timing,
         "devices": len(t.devices) or None,
         "window": view.description,
         "window_note": view.window_note() or None,
@@ -168,6 +171,8 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
         f", dispatch gaps {fmt_us(sm.dispatch_us)}, host pauses {fmt_us(sm.pauses_us)} "
         f"({sm.pauses} gaps above {sm.pause_above_us:g} us)",
     ]
+    if sm.timing == "dispatch":
+        lines.append(f"Timing: {DISPATCH_TIMING}")
     if sm.window_note:
         lines.append(f"Note: {sm.window_note}")
     if sm.bound_shares:

@@ -5,6 +5,7 @@ Public API:
 * :func:`generate_ops` - an ``ops_perf_results`` table (V2.1 layout) for a transformer-like model.
 * :func:`write_report_csv` - write it like the profiler does.
 * :func:`cpp_device_rows` - the matching ``.logs/cpp_device_perf_report.csv`` rows.
+* :func:`rt_device_text` - the realtime profiler's quick-mode ``.logs/rt_device_perf_report.csv``.
 * :func:`profile_log_device_header` - the first two lines of ``profile_log_device.csv``.
 * :func:`simulate_run` - play a whole profiler run into a ``generated/profiler`` directory.
 """
@@ -19,6 +20,7 @@ from .writers import (
     profile_log_device_header,
     profile_log_device_lines,
     report_csv_text,
+    rt_device_text,
     write_cpp_device_csv,
     write_report_csv,
 )
@@ -35,6 +37,7 @@ __all__ = [
     "profile_log_device_header",
     "profile_log_device_lines",
     "report_csv_text",
+    "rt_device_text",
     "simulate_run",
     "write_cpp_device_csv",
     "write_report_csv",

@@ -16,6 +16,7 @@ __all__ = [
     "report_columns",
     "tensor_columns",
     "CPP_DEVICE_COLUMNS",
+    "RT_DEVICE_COLUMNS",
     "DEVICE_LOG_COLUMNS",
     "V21_ONLY_COLUMNS",
 ]
@@ -236,4 +237,24 @@ DEVICE_LOG_COLUMNS: tuple[str, ...] = (
     "source line",
     "source file",
     "meta data",
+)
+
+
+#: Header of ``.logs/rt_device_perf_report.csv`` (``TT_METAL_PROFILER_RT_QUICK=1``): a column
+#: subset of cpp_device_perf_report's, only call count, device, duration, cycles and op-to-op
+#: filled (tt-metal realtime_profiler_csv_report_handler.cpp).
+RT_DEVICE_COLUMNS: tuple[str, ...] = (
+    "GLOBAL CALL COUNT",
+    "METAL TRACE ID",
+    "METAL TRACE REPLAY SESSION ID",
+    "DEVICE ID",
+    "DEVICE ARCH",
+    "OP NAME",
+    "CORE COUNT",
+    "AVAILABLE WORKER CORE COUNT",
+    "DEVICE KERNEL DURATION [ns]",
+    "DEVICE KERNEL START CYCLE",
+    "DEVICE KERNEL END CYCLE",
+    "OP TO OP LATENCY [ns]",
+    "OP TO OP LATENCY BR/NRISC START [ns]",
 )

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .archspec import ARCHS, get_arch
-from .columns import CPP_DEVICE_COLUMNS, DEVICE_LOG_COLUMNS
+from .columns import CPP_DEVICE_COLUMNS, DEVICE_LOG_COLUMNS, RT_DEVICE_COLUMNS
 
 __all__ = [
     "report_csv_text",
@@ -24,6 +24,7 @@ __all__ = [
     "infer_arch_from_clock",
     "cpp_device_rows",
     "write_cpp_device_csv",
+    "rt_device_text",
     "profile_log_device_header",
     "profile_log_device_lines",
 ]
@@ -168,6 +169,29 @@ def write_cpp_device_csv(rows: pd.DataFrame, path: str | PathLike[str], *, appen
     with open(p, "a" if append else "w", newline="", encoding="utf-8") as fh:
         fh.write(rows.to_csv(index=False, header=new, lineterminator="\n"))
     return p
+
+
+def rt_device_text(cpp_rows: pd.DataFrame, clock_mhz: float, *, dispatch_ns: float = 2_500.0) -> str:
+    """``.logs/rt_device_perf_report.csv`` (header and rows) for cpp_device_perf_report rows,
+    as the realtime profiler's quick mode writes it: the dispatch core's window around each
+    program (``dispatch_ns`` before the kernel starts and after it ends: a few us above the
+    classic duration), duration ``llround((end - start) / frequency)``, op-to-op from the same
+    chip's previous end (0 on a chip's first row, blank when negative); trace ids, arch, op
+    name and core counts left empty."""
+    freq = clock_mhz / 1000.0  # cycles per ns
+    lead = round(dispatch_ns * 0.6 * freq)
+    tail = round(dispatch_ns * 0.4 * freq)
+    lines = [",".join(RT_DEVICE_COLUMNS)]
+    prev_end: dict[int, int] = {}
+    cols = ["GLOBAL CALL COUNT", "DEVICE ID", "DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE"]
+    for gcc, dev, ks, ke in cpp_rows[cols].itertuples(index=False, name=None):
+        start, end = int(ks) - lead, int(ke) + tail
+        dur = int(np.floor((end - start) / freq + 0.5))
+        gap = "0" if dev not in prev_end else (
+            str(int(np.floor((start - prev_end[dev]) / freq + 0.5))) if start >= prev_end[dev] else "")
+        prev_end[dev] = end
+        lines.append(f"{int(gcc)},,,{int(dev)},,,,,{dur},{start},{end},{gap},")
+    return "\n".join(lines) + "\n"
 
 
 def profile_log_device_header(arch: str, freq_mhz: int | float, cores: int) -> str:

@@ -66,7 +66,8 @@ def summary_text(view: View, extra: str = "") -> Text:
     if extra:  # what is live (rows, rate) first: it must survive the crop at 80 columns
         line2.append_text(plain(extra))
         line2.append(" · ")
-    line2.append_text(Text.assemble("device ", (fmt_us(sm.device_time_us), "bold"),
+    device = "device (rt window) " if sm.timing == "dispatch" else "device "
+    line2.append_text(Text.assemble(device, (fmt_us(sm.device_time_us), "bold"),
                                     " · dispatch ", (fmt_us(sm.dispatch_us), "bold"),
                                     " · pauses ", (fmt_us(sm.pauses_us), "bold")))
     if sm.bound_shares:
