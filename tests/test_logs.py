@@ -9,7 +9,9 @@ import shutil
 
 import numpy as np
 import pandas as pd
+import pytest
 from conftest import ROOT, run_ttdash, screen_text
+from hostile_corpus import strict_json, strings_in, unsafe_chars
 
 from ttdash.model import Trace, Window
 from ttdash.model.loader import read_ops_csv
@@ -111,3 +113,51 @@ async def test_tui_header_labels_the_rt_window():
         await pilot.pause()
         text, _ = screen_text(app)
         assert "device (rt window)" in text and "blackhole_p150 1350 MHz" in text
+
+
+# ----------------------------------------------------------------- hostile logs
+def _rt_lines() -> list[str]:
+    return RT.read_bytes().decode().rstrip("\n").split("\n")
+
+
+def _with_cell(row: int, col: int, value: str) -> bytes:
+    lines = _rt_lines()
+    cells = lines[row].split(",")
+    cells[col] = value
+    lines[row] = ",".join(cells)
+    return ("\n".join(lines) + "\n").encode()
+
+
+HOSTILE_LOGS = {
+    "empty": (b"", "file is empty"),
+    "header only": ((_rt_lines()[0] + "\n").encode(), "header only"),
+    "cut last line": ("\n".join(_rt_lines())[:-7].encode(), "last line is cut short"),
+    "short row": (("\n".join(_rt_lines()[:5]) + "\n1,2,3\n").encode(), ":6"),
+    "nul byte": (("\n".join(_rt_lines()[:5]) + "\n1,\x00,3\n").encode(), "binary data"),
+    "negative duration": (_with_cell(3, 8, "-5"), None),
+    "1e300 duration": (_with_cell(3, 8, "1e300"), None),
+    "huge cycles": (_with_cell(3, 10, "99999999999999999999999"), None),
+    "markup op name": (_with_cell(3, 5, "[bold red]x[/]\x1b]0;pwned\x07"), None),
+    "text call count": (_with_cell(3, 0, "many"), ":4:1: column 'GLOBAL CALL COUNT'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_LOGS))
+def test_hostile_quick_mode_logs(name, tmp_path):
+    data, expect = HOSTILE_LOGS[name]
+    p = tmp_path / "rt_device_perf_report.csv"
+    p.write_bytes(data)
+    for fmt in ("json", "table"):
+        r = run_ttdash("report", str(p), "-f", fmt)
+        assert "Traceback" not in r.stderr, r.stderr
+        if r.returncode:
+            assert r.returncode == 2 and r.stdout == ""
+            assert r.stderr.startswith(f"ttdash: {p}") and r.stderr.count("\n") == 1
+            assert expect is not None and expect in r.stderr, r.stderr
+            continue
+        assert expect is None, f"{name}: expected a failure with {expect!r}"
+        assert not unsafe_chars(r.stdout, allow_sgr=fmt == "table"), name
+        if fmt == "json":
+            doc = strict_json(r.stdout)
+            assert doc["device_time_basis"] == "dispatch" and doc["totals"]["ops"] >= 23
+            assert not any(unsafe_chars(s) for s in strings_in(doc))
