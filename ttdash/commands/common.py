@@ -40,14 +40,16 @@ def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,
 def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     """load_view without the progress display (a caller that shows it its own way)."""
     from ..model import Trace
-    from ..model.discover import resolve_trace_path
+    from ..model.discover import resolve_trace_path, resolve_trace_paths
 
     if isinstance(path, tuple) and len(path) > 1:
-        trace = Trace.load_many([resolve_trace_path(p) for p in path], arch=opts.arch,
-                                columns=columns)
+        paths = [resolve_trace_path(p) for p in path]
+    else:  # a multi-host run's root: every rank's report
+        paths = resolve_trace_paths(path[0] if isinstance(path, tuple) else path)
+    if len(paths) > 1:
+        trace = Trace.load_many(paths, arch=opts.arch, columns=columns)
     else:
-        one = path[0] if isinstance(path, tuple) else path
-        trace = Trace.load(resolve_trace_path(one), arch=opts.arch, columns=columns)
+        trace = Trace.load(paths[0], arch=opts.arch, columns=columns)
     view = trace.view(opts.window(trace), merge=not opts.per_device)
     view.pause_above_us = opts.pause_above_us
     trim()  # the load's freed chunks: not part of the peak of what comes next

@@ -58,12 +58,15 @@ def restrict(view, opts: ReportOptions):  # -> model.View
 
 
 def open_trace(opts: OpenOptions) -> int:
-    from ..model.discover import resolve_trace_path
+    from ..model.discover import resolve_trace_paths
     from ..tui.app import run_open, run_open_loading
 
     # The details pane shows every column of an op's row: those the analysis does not read stay
     # in the cached copy of a large file, read a row at a time.
-    path = resolve_trace_path(opts.path)  # a wrong path fails before any screen starts
+    paths = resolve_trace_paths(opts.path)  # a wrong path fails before any screen starts
+    if len(paths) > 1:  # a multi-host run's ranks, merged
+        return run_open(load_view(opts.path, opts.window, columns="lazy"), theme=opts.theme)
+    path = paths[0]
     if path.stat().st_size < LOADING_SCREEN_BYTES:
         return run_open(load_view(str(path), opts.window, columns="lazy"), theme=opts.theme)
     return run_open_loading(lambda: view_of(str(path), opts.window, "lazy"), path.name,

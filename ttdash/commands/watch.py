@@ -15,8 +15,27 @@ from .options import DemoOptions, WatchOptions
 
 
 def watch_state(root: Path, arch: str | None = None) -> dict:
-    """The `watch --once` snapshot: runs found and the live rows so far (read-only)."""
+    """The `watch --once` snapshot: runs found and the live rows so far (read-only); for a
+    multi-host run's root (tt-run ranks), each rank's."""
     from ..health.telemetry import Telemetry
+    from ..model.discover import find_ranks
+
+    ranks = find_ranks(root)
+    if not ranks:
+        return {**_one_state(root, arch),
+                # the host's Tenstorrent devices now (sysfs; [] without one): temperature,
+                # power, AICLK, throttling
+                "telemetry": [r.as_dict() for r in Telemetry().read()]}
+    states = [(rank, _one_state(folder, arch)) for rank, folder in ranks]
+    return {"root": str(root), "exists": True,
+            "runs": [{**run, "rank": rank} for rank, st in states for run in st["runs"]],
+            "ranks": [{"rank": rank, "root": st["root"], "live": st["live"]}
+                      for rank, st in states],
+            "telemetry": [r.as_dict() for r in Telemetry().read()]}
+
+
+def _one_state(root: Path, arch: str | None) -> dict:
+    """One profiler dir's runs and live rows."""
     from ..live.feed import read_live
     from ..model.discover import find_reports, report_is_complete
 
@@ -45,9 +64,6 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
                  "arch_source": view.trace.arch_source if rows else None,
                  "clock_mhz": view.trace.clock_mhz,
                  "device_time_basis": view.trace.timing},
-        # the host's Tenstorrent devices now (sysfs; [] without one): temperature, power,
-        # AICLK, throttling
-        "telemetry": [r.as_dict() for r in Telemetry().read()],
     }
 
 
@@ -63,21 +79,33 @@ def watch(opts: WatchOptions) -> int:
             json.dump(state, sys.stdout, indent=None)
             sys.stdout.write("\n")
         else:
-            live = state["live"]
-            print(clean_text(f"{root}: {'exists' if state['exists'] else 'missing'}; "
-                             f"{len(state['runs'])} report(s); live: {live['ops']} ops, "
-                             f"device time {fmt_us(live['device_time_us'])}"))
+            def live(part: dict) -> str:
+                return (f"live: {part['live']['ops']} ops, device time "
+                        f"{fmt_us(part['live']['device_time_us'])}")
+
+            head = f"{root}: {'exists' if state['exists'] else 'missing'}; " \
+                   f"{len(state['runs'])} report(s)"
+            print(clean_text(head + ("" if "ranks" in state else f"; {live(state)}")))
+            for part in state.get("ranks", []):
+                print(clean_text(f"  rank {part['rank']} {live(part)}"))
             for r in state["runs"]:
-                print(clean_text(f"  {r['timestamp']}  {r['path']}"
+                rank = f"rank {r['rank']}  " if "rank" in r else ""
+                print(clean_text(f"  {rank}{r['timestamp']}  {r['path']}"
                                  f"{'' if r['complete'] else ' (partial)'}"))
         return 0
+    from ..model.discover import find_ranks
+    ranks, note, top = find_ranks(root), "", root
+    if ranks:  # a multi-host run: one rank's live table; open merges every rank's report
+        rank, root = ranks[0]
+        note = (f"multi-host run: following rank {rank} of {len(ranks)} "
+                f"(ttdash open {top} merges every rank's report)")
     from ..tui.app import run_guarded
     from ..tui.watch import watch_app
     from .history import recorder
 
     record = recorder(opts.store) if opts.record else None
     return run_guarded(watch_app(root, refresh=opts.refresh, poll=opts.poll, arch=opts.arch,
-                                 theme=opts.theme, record=record))
+                                 theme=opts.theme, record=record, note=note, protected=(top,)))
 
 
 def _check_demo_dir(path: Path) -> None:

@@ -133,6 +133,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("op_code", "Op code", "Op code", "op", "the op, with its matmul/conv size when known"),
     Column("op_type", "Op type", "Type", "text", "tt_dnn_device, tt_dnn_cpu (host) or signpost"),
     Column("device", "Device", "Dev", "int", "device id (merged views: the slowest device)"),
+    Column("rank", "Rank", "Rank", "int", "the tt-run rank (host) of a multi-host run; its "
+           "device ids follow the previous ranks' (tt-perf-report's merge)"),
     Column("device_time_us", "Device time", "Device", "us",
            "DEVICE KERNEL DURATION: time the op's kernels ran", "us"),
     Column("op_to_op_us", "Op-to-op gap", "Gap", "us",

@@ -12,6 +12,9 @@ from datetime import datetime
 from pathlib import Path
 
 __all__ = [
+    "find_ranks",
+    "rank_of",
+    "resolve_trace_paths",
     "DISPATCH_TIMING",
     "REALTIME_LOGS",
     "is_realtime_log",
@@ -217,6 +220,54 @@ def report_is_complete(path: str | os.PathLike[str]) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+#: a rank's folder under a multi-host run's root (tt-run --profile-with-tracy: ttrun/rank<N>/)
+RANK_DIR_RE = re.compile(r"^rank(\d+)$")
+TTRUN_DIR = "ttrun"
+
+
+def find_ranks(root: str | os.PathLike[str]) -> list[tuple[int, Path]]:
+    """The ranks of a multi-host run, (rank, its profiler dir) by rank: `root/rank<N>/` or
+    `root/ttrun/rank<N>/` (tt-run gives each rank its own TT_METAL_PROFILER_DIR there); [] for
+    a one-host profiler dir."""
+    for base in (Path(root), Path(root) / TTRUN_DIR):
+        try:
+            with os.scandir(base) as it:
+                found = [(int(m.group(1)), Path(e.path)) for e in it
+                         if (m := RANK_DIR_RE.match(e.name)) and e.is_dir()]
+        except OSError:
+            continue
+        if found:
+            return sorted(found)
+    return []
+
+
+def rank_of(path: Path) -> int | None:
+    """The rank a report belongs to: its nearest `rank<N>` folder (None: not multi-host)."""
+    for part in reversed(Path(path).parts[:-1]):
+        m = RANK_DIR_RE.match(part)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def resolve_trace_paths(arg: str | os.PathLike[str]) -> list[Path]:
+    """resolve_trace_path, and for a multi-host run's root the newest report of every rank
+    (in rank order: tt-perf-report's merge offsets device ids by file position)."""
+    from .errors import TraceError
+
+    ranks = find_ranks(arg) if Path(arg).is_dir() else []
+    if not ranks:
+        return [resolve_trace_path(arg)]
+    out = []
+    for rank, folder in ranks:
+        reports = find_reports(folder)
+        if not reports:
+            raise TraceError(folder, f"rank {rank} has no ops_perf_results*.csv report (yet): "
+                             f"open the ranks that have one ({folder.parent}/rank<N>)")
+        out.append(reports[0].path)
+    return out
 
 
 def resolve_trace_path(arg: str | os.PathLike[str]) -> Path:

@@ -25,7 +25,7 @@ import pyarrow.csv as pacsv
 from .badcsv import locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
-from .discover import is_live_header
+from .discover import is_live_header, rank_of
 from .errors import TraceError
 from .progress import offer_preview, step, wants_preview
 
@@ -232,6 +232,9 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
         df = _frame(path, header, holder, keep_text=columns == "all")
         if device_log:
             log_as_report(df)
+        rank = rank_of(path)
+        if rank is not None:  # a multi-host run's rank: every op says which host it ran on
+            add_column(df, "_rank", np.full(len(df), rank, dtype=np.int32))
     except BaseException:
         if sink is not None:
             sink.abort()

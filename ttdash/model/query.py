@@ -16,10 +16,10 @@ import pandas as pd
 # code). A leading `-` or `!` negates a term; `key:=VALUE` matches exactly; "quotes" keep spaces.
 FILTER_KEYS = {"bound": "bound", "cat": "category", "category": "category", "dev": "device",
                "device": "device", "sp": "signpost", "signpost": "signpost", "op": "op_code",
-               "fid": "math_fidelity", "mem": "in0_memory"}
+               "fid": "math_fidelity", "mem": "in0_memory", "rank": "rank"}
 #: The diff table's extra key (`status:added`, `status:removed`, `status:matched`, `status:moved`).
 DIFF_FILTER_KEYS = {k: v for k, v in FILTER_KEYS.items()
-                    if v not in ("category", "device", "math_fidelity", "in0_memory")} \
+                    if v not in ("category", "device", "math_fidelity", "in0_memory", "rank")} \
     | {"status": "status"}
 
 
@@ -81,11 +81,13 @@ class Filter:
         for t in terms:
             if t.field not in ops.columns:
                 hit = np.zeros(len(ops), dtype=bool)
-            elif t.field == "device":
+            elif t.field in ("device", "rank"):
                 try:
                     hit = ops[t.field].to_numpy(dtype="float64") == float(t.value)
                 except ValueError:
-                    raise FilterError(f"dev: takes a device number, not {t.value!r}") from None
+                    key = "dev" if t.field == "device" else t.field
+                    raise FilterError(f"{key}: takes a {t.field} number, not "
+                                      f"{t.value!r}") from None
             elif t.field == "status":
                 st = ops["status"].to_numpy(dtype=object)
                 want = t.value.lower()

@@ -323,6 +323,14 @@ class Trace:
         return not self.arch_source.startswith(("default", "no rows"))
 
     @property
+    def ranks(self) -> list[int]:
+        """The tt-run ranks (hosts) the rows came from; [] for a one-host trace."""
+        if "_rank" not in self.ordered.columns:
+            return []
+        r = self.ordered["_rank"].to_numpy(dtype="float64")
+        return sorted(int(x) for x in np.unique(r[~np.isnan(r)]))
+
+    @property
     def op_count(self) -> int:
         """Rows of the file that are ops (not signposts), all devices."""
         is_sp = (text(self.ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
@@ -358,6 +366,8 @@ class Trace:
             rows = merge_devices(rows)
         ops = analyze(rows, self.arch)
         ops["region"] = rows["_region"].to_numpy()
+        if "_rank" in rows.columns:  # a multi-host run (tt-run ranks)
+            ops["rank"] = rows["_rank"].to_numpy(dtype="float64")
         labels = self.signposts.set_index("index")["label"] if len(self.signposts) else None
         ops["signpost"] = ops["region"].map(labels) if labels is not None else None
         ops["signpost"] = ops["signpost"].where(ops["region"] > 0, None)

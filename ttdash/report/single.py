@@ -38,6 +38,14 @@ CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
 RANK_FIELDS = {"share": "total_pct", "device": "device_time_us", "gap": "op_to_op_us"}
 
 
+def with_rank(fields: tuple[str, ...], ops: pd.DataFrame) -> tuple[str, ...]:
+    """`fields` with the tt-run rank after the device when the ops have one (multi-host)."""
+    if "rank" not in ops.columns:
+        return tuple(fields)
+    i = fields.index("device") + 1
+    return (*fields[:i], "rank", *fields[i:])
+
+
 @dataclass(frozen=True)
 class Shown:
     """What of a view `ttdash report` prints (its options; the defaults print everything)."""
@@ -81,6 +89,7 @@ def summary_dict(view: View) -> dict:
         "clock_mhz": t.clock_mhz,
         "device_time_basis": t.timing,
         "devices": len(t.devices) or None,
+        "ranks": t.ranks or None,  # a multi-host run's tt-run ranks
         "window": view.description,
         "window_note": view.window_note() or None,
         "merged_devices": view.merged,
@@ -112,7 +121,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write(',"ops":[')
     for start in range(0, len(ops), CHUNK):
         step("writing json", start, len(ops))
-        chunk = export_frame(ops.iloc[start:start + CHUNK], JSON_OP_FIELDS)
+        chunk = export_frame(ops.iloc[start:start + CHUNK], with_rank(JSON_OP_FIELDS, ops))
         # 15 decimals (the most pandas writes): other floats are rounded to 6 already
         text = chunk.to_json(orient="records", double_precision=15, force_ascii=False)
         out.write(("," if start else "") + text[1:-1])
@@ -120,8 +129,9 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
-    write_csv(select(view, shown, rows), TEXT_FIELDS, out,
-              prepare=lambda part: export_frame(part, CSV_FIELDS))
+    ops = select(view, shown, rows)
+    write_csv(ops, TEXT_FIELDS, out, prepare=lambda part: export_frame(part, with_rank(CSV_FIELDS,
+                                                                                      ops)))
 
 
 def _op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
@@ -166,7 +176,9 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     lines = [
         f"File: {sm.file}",
         f"Arch: {arch} ({sm.arch_source}), {clock}; devices: {dev}"
-        + (" (per device)" if sm.per_device else ""),
+        + (" (per device)" if sm.per_device else "")
+        + (f"; ranks: {len(view.trace.ranks)} ({', '.join(map(str, view.trace.ranks))}), "
+           "device ids offset per rank" if view.trace.ranks else ""),
         f"Window: {sm.window}; {sm.ops} ops, device time {fmt_us(sm.device_time_us)}"
         f", dispatch gaps {fmt_us(sm.dispatch_us)}, host pauses {fmt_us(sm.pauses_us)} "
         f"({sm.pauses} gaps above {sm.pause_above_us:g} us)",
@@ -292,10 +304,10 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     for line in summary_lines(view, shown.all_signposts):
         key, _, rest = line.partition(": ")
         out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
-    fields = TABLE_FIELDS
+    ops = select(view, shown, rows)
+    fields = with_rank(TABLE_FIELDS, ops)
     out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
     out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
-    ops = select(view, shown, rows)
     for start in range(0, len(ops), CHUNK):
         step("writing markdown", start, len(ops))
         cells = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
@@ -332,7 +344,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     for line in summary_lines(view, shown.all_signposts):
         out.write(line + "\n")
     ops = select(view, shown)
-    fields = [f for f in TABLE_FIELDS
+    fields = [f for f in with_rank(TABLE_FIELDS, ops)
               if f in ("op_code", "device_time_us") or ops[f].notna().any()
               and (f != "device" or len(view.trace.devices) > 1)
               and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]

@@ -45,7 +45,7 @@ from .widgets import (
     plain,
 )
 
-FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 sp:decode fid:LoFi "
+FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 rank:1 sp:decode fid:LoFi "
                "mem:dram op:Matmul; -term or !term excludes; terms are ANDed; empty clears")
 
 
@@ -53,6 +53,8 @@ def summary_text(view: View, extra: str = "") -> Text:
     """Two lines, each kept to one line (the widget crops them)."""
     sm = view.summary()
     devices = f"{len(sm.devices)} dev" if sm.devices else "no dev"
+    if view.trace.ranks:  # a multi-host run
+        devices += f" / {len(view.trace.ranks)} ranks"
     arch = sm.arch or "arch not detected"
     clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
     line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ")

@@ -45,6 +45,7 @@ COLUMNS = (
     _col("id", 6, 1),
     _col("op_code", 24, 0, "op", "left", pref=40),
     _col("device", 3, 6, "int"),
+    _col("rank", 4, 6, "int"),
     _col("device_time_us", 9, 0),
     _col("op_to_op_us", 9, 2),
     _col("overlap_us", 9, 4),
@@ -218,7 +219,10 @@ class OpTable(ScrollView, can_focus=True):
         empty = set()
         for c in self.COLUMNS:
             v = self._data.get(c.key)
-            if v is None or not len(v):
+            if v is None:  # not in these ops at all (a one-host trace has no rank)
+                empty.add(c.key)
+                continue
+            if not len(v):
                 continue
             if since:
                 if c.key not in self._empty:

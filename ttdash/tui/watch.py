@@ -129,15 +129,17 @@ class WatchScreen(TraceScreen):
 
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
                  arch: str | None = None, sources: LiveSources | None = None,
-                 record: Callable[[Path], str] | None = None) -> None:
+                 record: Callable[[Path], str] | None = None, note: str = "",
+                 protected: tuple[Path, ...] = ()) -> None:
         self.root = root
+        self.note = note  # a standing remark in the status line (which rank is followed)
         #: --record: adds a finished report to the run history (returns the line to show)
         self.record = record
         self._recorded: set[Path] = set()
         self._started = time.time()
         self.arch = arch
         self.feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, sources=sources)
-        super().__init__(self.feed.model.view(), protected=(root,))
+        super().__init__(self.feed.model.view(), protected=(root, *protected))
         self.mode = "live"
         self.report_path: Path | None = None
         self.follow = True
@@ -267,6 +269,8 @@ class WatchScreen(TraceScreen):
         bits.append(message)
         if self.mode == "live" and not len(self.view.ops):
             bits.append(NO_ROWS_HINT)
+        if self.note:
+            bits.append(self.note)
         note = self.sources.note()
         if note:
             bits.append(note)
@@ -413,6 +417,8 @@ class WatchScreen(TraceScreen):
 
 def watch_app(root: Path, *, refresh: float = 0.5, poll: float | None = None,
               arch: str | None = None, theme: str | None = None,
-              record: Callable[[Path], str] | None = None) -> TTDashApp:
+              record: Callable[[Path], str] | None = None, note: str = "",
+              protected: tuple[Path, ...] = ()) -> TTDashApp:
     return TTDashApp(lambda: WatchScreen(root, refresh=refresh, poll=poll, arch=arch,
-                                         record=record), theme=theme)
+                                         record=record, note=note, protected=protected),
+                     theme=theme)
