@@ -116,6 +116,9 @@ def _window_args(p: argparse.ArgumentParser) -> None:
                         "named like the last signpost")
     g.add_argument("--ignore-signposts", action="store_true",
                    help="the whole trace (the default; kept for tt-perf-report's users)")
+    g.add_argument("--replay", type=int, metavar="N",
+                   help="only the ops of metal-trace replay session N (METAL TRACE REPLAY "
+                        "SESSION ID)")
     p.add_argument("--arch", metavar="ARCH", type=arch_name,
                    help="override the detected arch: grayskull_e75, grayskull_e150, wormhole_b0, "
                         "blackhole_p100, blackhole_p150 (or an alias: wormhole, blackhole, p100, "
@@ -403,7 +406,8 @@ def _window(a: argparse.Namespace) -> WindowOptions:
 
     return WindowOptions(signpost=a.signpost, start_signpost=a.start_signpost,
                          end_signpost=a.end_signpost, perf_report_window=a.perf_report_window,
-                         per_device=a.per_device, arch=a.arch, pause_above_us=a.pause_above)
+                         replay=a.replay, per_device=a.per_device, arch=a.arch,
+                         pause_above_us=a.pause_above)
 
 
 def _out(a: argparse.Namespace) -> OutputOptions:

@@ -19,6 +19,7 @@ class WindowOptions:
     start_signpost: str | None = None
     end_signpost: str | None = None
     perf_report_window: bool = False
+    replay: int | None = None  # one metal-trace replay session
     per_device: bool = False
     arch: str | None = None
     pause_above_us: float = PAUSE_ABOVE_US
@@ -27,11 +28,13 @@ class WindowOptions:
     def explicit(self) -> bool:
         """A window option was given (the user asked for less than the whole trace)."""
         return bool(self.signpost or self.start_signpost or self.end_signpost
-                    or self.perf_report_window)
+                    or self.perf_report_window or self.replay is not None)
 
     def window(self, trace):  # -> model.Window
         from ..model import Window
 
+        if self.replay is not None:
+            return Window("replay", region=self.replay)
         if self.signpost:
             return Window("region", region=trace.find_signpost(self.signpost))
         if self.start_signpost or self.end_signpost:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .columns import METRIC_NAMES
+from .trace import REPLAY_COLUMN
 
 BOOTSTRAP_RESAMPLES = 4000
 CONFIDENCE = 0.95
@@ -82,7 +83,6 @@ def spread(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], metr
 
 
 # ------------------------------------------------------------------ iterations inside one run
-REPLAY_COLUMN = "METAL TRACE REPLAY SESSION ID"
 
 
 def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
@@ -123,11 +123,25 @@ def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
     }).dropna(subset=["key"])
     frame["dispatch"], frame["pauses"], _ = split_gaps(frame["gap"].to_numpy(),
                                                        view.pause_above_us)
-    sums = frame.groupby("key", sort=True)[["device", "dispatch", "pauses"]].sum(min_count=0)
+    g = frame.groupby("key", sort=True)
+    sums = g[["device", "dispatch", "pauses"]].sum(min_count=0)
     if len(sums) < 2:
         return None
-    out = [{"device_time_us": float(r.device), "pauses_us": float(r.pauses),
-            "steady_us": float(r.device + r.dispatch),
+    sums["ops"] = g.size()
+    out = [{"key": r.Index, "ops": int(r.ops), "device_time_us": float(r.device),
+            "pauses_us": float(r.pauses), "steady_us": float(r.device + r.dispatch),
             "wall_us": float(r.device + r.dispatch + r.pauses)}
-           for r in sums.itertuples(index=False)]
+           for r in sums.itertuples()]
     return unit, out
+
+
+def replay_sessions(view: Any) -> list[dict[str, Any]]:
+    """Each metal-trace replay session of the view with its totals (`session`, `ops`, and
+    iteration_totals' times), in session order; [] unless it has two or more (a cheap check
+    first: this is on every report's summary)."""
+    if len(view.trace.replay_sessions) < 2:
+        return []
+    it = iteration_totals(view)
+    if it is None or it[0] != "trace replay":
+        return []
+    return [{"session": int(t.pop("key")), **t} for t in it[1]]

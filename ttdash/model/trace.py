@@ -32,6 +32,7 @@ from .text import clean_series
 from .trust import DataWarning, corrupt_warning, trace_warnings
 
 PROFILE_LOG = "profile_log_device.csv"
+REPLAY_COLUMN = "METAL TRACE REPLAY SESSION ID"
 DISPLAYED_TEXT = {"OP CODE", "OP TYPE", "DEVICE ARCH", "MATH FIDELITY", "SUB DEVICE ID"}
 _LOG_ARCH_RE = re.compile(r"ARCH:\s*([A-Za-z0-9_]+)(?:.*?CHIP_FREQ\[MHz\]:\s*([0-9.]+))?")
 
@@ -43,7 +44,8 @@ class Window:
     mode "default": tt-perf-report's default (after the first row named like the last
     signpost; the whole file when there are none). "all": the whole file (--ignore-signposts).
     "region": from signpost number `region` (1-based) to the next signpost. "range":
-    tt-perf-report's --start-signpost / --end-signpost.
+    tt-perf-report's --start-signpost / --end-signpost. "replay": the ops of metal-trace replay
+    session `region`.
     """
 
     mode: str = "default"
@@ -323,6 +325,12 @@ class Trace:
         return not self.arch_source.startswith(("default", "no rows"))
 
     @property
+    def replay_sessions(self) -> list[int]:
+        """The metal-trace replay sessions (METAL TRACE REPLAY SESSION ID) of the file."""
+        s = whole(num(self.ordered, REPLAY_COLUMN), 0, float(1 << 31))
+        return sorted(int(x) for x in np.unique(s[~np.isnan(s)]))
+
+    @property
     def ranks(self) -> list[int]:
         """The tt-run ranks (hosts) the rows came from; [] for a one-host trace."""
         if "_rank" not in self.ordered.columns:
@@ -393,6 +401,13 @@ class Trace:
                                  f"(the trace has {len(sp)})")
             keep = (o["_region"] == w.region).to_numpy() & ~is_sp
             return o[keep], f"signpost {sp.iloc[w.region - 1]['label']}"
+        if w.mode == "replay":
+            sessions = self.replay_sessions
+            if w.region not in sessions:
+                raise TraceError(self.path, f"no metal-trace replay session {w.region} "
+                                 f"(sessions: {', '.join(map(str, sessions)) or 'none'})")
+            keep = (num(o, REPLAY_COLUMN) == w.region) & ~is_sp
+            return o[keep], f"replay session {w.region} of {len(sessions)}"
         if w.mode == "range":
             ids = o["ID"].to_numpy()
             keep = np.ones(len(o), dtype=bool)

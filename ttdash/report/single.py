@@ -27,6 +27,7 @@ from ..model.columns import (
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
+from ..model.runs import replay_sessions
 from ..model.text import clean_text
 from .safe import md_cell, write_csv
 
@@ -102,6 +103,8 @@ def summary_dict(view: View) -> dict:
         "totals": view.totals(),
         "bound_share_pct": {k: round(v, 3) for k, v in view.bound_shares().items()},
         "warnings": [w.as_dict() for w in view.warnings()],
+        # metal-trace replay sessions compared with each other (iterations of one run)
+        "replay_sessions": replay_sessions(view) or None,
     }
 
 
@@ -193,12 +196,32 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     lines.extend(f"Warning: {w.message}" for w in sm.warnings)
     if sm.host_ops:
         lines.append(f"Host fallback ops: {sm.host_ops}")
+    sessions = replay_sessions(view)
+    if sessions:
+        lines.append(replay_line(sessions))
     if sm.signposts:
         show = sm.signposts if all_signposts else sm.signposts[:6]
         more = len(sm.signposts) - len(show)
         lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(show)}"
                      + (f", +{more} more (--print-signposts lists them)" if more > 0 else ""))
     return [str(clean_text(line)) for line in lines]
+
+
+def replay_line(sessions: list[dict]) -> str:
+    """The replay sessions as iterations: steady time per session, its spread, the extremes
+    (a session with fewer ops than most is said to be partial)."""
+    steady = np.array([s["steady_us"] for s in sessions])
+    ops = np.array([s["ops"] for s in sessions])
+    full = ops == np.bincount(ops).argmax()
+    lo, hi = int(np.argmin(np.where(full, steady, np.inf))), int(np.argmax(np.where(full, steady,
+                                                                                  -np.inf)))
+    med = float(np.median(steady[full]))
+    partial = [str(s["session"]) for s, f in zip(sessions, full) if not f]
+    return (f"Replay sessions ({len(sessions)}, --replay N for one): steady time per session "
+            f"median {fmt_us(med)}, fastest #{sessions[lo]['session']} "
+            f"{fmt_us(steady[lo])}, slowest #{sessions[hi]['session']} {fmt_us(steady[hi])} "
+            f"({(steady[hi] - steady[lo]) / med * 100 if med else 0:.1f}% apart)"
+            + (f"; partial (fewer ops): {', '.join(partial)}" if partial else ""))
 
 
 LEFT = frozenset(c for c in TABLE_FIELDS if BY_KEY[c].kind in ("op", "text", "bound"))

@@ -39,6 +39,7 @@ from .widgets import (
     GroupedView,
     HelpScreen,
     OpPicked,
+    PromptScreen,
     SignpostList,
     ask_and_export,
     help_rows,
@@ -99,6 +100,7 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
         Binding("e", "export", "Export", id="ttdash.export"),
         Binding("w", "whole_trace", "Whole trace", show=False, id="ttdash.whole_trace"),
+        Binding("i", "replay", "Replay session", show=False, id="ttdash.replay"),
         Binding("tab", "focus_next", "Focus", show=False, id="ttdash.focus_next"),
         Binding("q", "app.quit", "Quit", id="ttdash.quit"),
     ]
@@ -259,6 +261,34 @@ class TraceScreen(TableViewMixin, Screen):
             return
         self.set_view(self.view.trace.view(Window("all"), merge=self.view.merged),
                       keep_state=False)
+
+    def action_replay(self) -> None:
+        """One metal-trace replay session (or, empty, the whole trace): `--replay N` on screen."""
+        trace = self.view.trace
+        sessions = trace.replay_sessions
+        if not sessions:
+            self.notify("No metal-trace replay sessions in this trace", markup=False)
+            return
+
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            try:
+                window = Window("replay", region=int(value)) if value.strip() else Window("all")
+                view = trace.view(window, merge=self.view.merged)
+            except (ValueError, TraceError) as exc:
+                self.notify(str(exc) if isinstance(exc, TraceError) else
+                            f"not a session number: {value!r}", title="Replay session",
+                            severity="error", markup=False)
+                return
+            view.pause_above_us = self.view.pause_above_us
+            self.set_view(view, keep_state=False)
+
+        now = self.view.window
+        self.app.push_screen(PromptScreen(
+            f"Replay session ({sessions[0]}-{sessions[-1]}; empty: the whole trace):",
+            str(now.region) if now.mode == "replay" else "",
+            "ttdash report FILE compares the sessions; --replay N opens one"), done)
 
     def action_details(self) -> None:
         focused = self.focused
