@@ -20,6 +20,7 @@ from textual_plotext import PlotextPlot
 
 from ..format import bar, cell_text, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.advice import GAP_LIMIT_US, op_advice
+from ..model.counters import RISC_COLUMN, RISC_ROLES, counter_cells, risc_times, slowest_risc
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
@@ -253,6 +254,14 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
         yield Static(_grid([("Ideal (PM IDEAL)", fmt_us(pm / 1000)),
                             ("Actual", fmt_us(op["device_time_us"])),
                             ("Ideal / actual", fmt_pct(ratio))]))
+    if raw is not None and (times := risc_times(raw)):
+        yield Static("Per-RISC kernel time", classes="section")
+        yield Static(_grid([(f"{risc} ({RISC_ROLES[risc]})", fmt_us(ns / 1000))
+                            for risc, ns in times]
+                           + [("Slowest", slowest_risc(raw))]))
+    if raw is not None and (counters := counter_cells(raw)):
+        yield Static("Utilisation counters", classes="section")
+        yield Static(_grid(counters))
     advice = [a.message[:1].upper() + a.message[1:] for a in op_advice(op)]
     yield Static("Advice", classes="section")
     if advice:
@@ -263,9 +272,11 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
         yield Static("Tensors", classes="section")
         yield Static(_tensors(raw))
         yield Static("Timing columns", classes="section")
+        shown = {RISC_COLUMN.format(r) for r in RISC_ROLES}  # the per-RISC section has them
         yield Static(_grid([(k, fmt_num(raw[k], 0)) for k in raw.index
                             if ("DURATION" in k or "CYCLE" in k or "LATENCY" in k
-                                or k.startswith("PM ")) and not is_missing(raw[k])]))
+                                or k.startswith("PM ")) and not is_missing(raw[k])
+                            and k not in shown and "UTIL" not in k]))
         if attrs:
             yield Static("Attributes", classes="section")
             yield Static(plain(attrs.replace("; ", ";\n  ")))
