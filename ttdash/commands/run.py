@@ -63,11 +63,16 @@ def run_plain(spec, out=None) -> int:
     Returns the workload's exit code. ctrl+c is passed on to it (SIGINT to its group); a second
     ctrl+c, SIGTERM or SIGHUP stop it (SIGTERM, then SIGKILL after the grace period)."""
     from ..model.text import clean_text
+    from ..model.ttlang import ENV_VARS, TtlangLog
     from ..runner import Workload, WorkloadError, snapshot_logs
 
     out = sys.stderr if out is None else out
     spec.snapshot = snapshot_logs(spec.root)
-    w = Workload(spec.argv, env=spec.env(capture=False), capture=False, grace=spec.grace)
+    # tt-lang asked to print its kernel summaries: read the output (echoed as it comes) to
+    # sum them up at the end; otherwise the workload has our terminal to itself
+    tee = any(spec.env(capture=False).get(v) == "1" for v in ENV_VARS)
+    ttlang = TtlangLog()
+    w = Workload(spec.argv, env=spec.env(capture=tee), capture=tee, grace=spec.grace)
     try:
         w.start()
     except WorkloadError as exc:
@@ -91,6 +96,8 @@ def run_plain(spec, out=None) -> int:
                              (signal.SIGHUP, on_term)):
             old[sig] = signal.signal(sig, handler)
     try:
+        if tee:
+            _echo(w, ttlang)
         w.wait()
     finally:
         for sig, handler in old.items():
@@ -110,10 +117,34 @@ def run_plain(spec, out=None) -> int:
     try:
         sys.stdout.flush()
         out.write(" ".join(str(clean_text(line)).split()) + "\n")
+        for extra in ttlang.summary_lines():
+            out.write(f"ttdash run: {clean_text(extra)}\n")
         out.flush()
     except (BrokenPipeError, OSError):
         pass
     return code
+
+
+def _echo(w, ttlang) -> None:  # (runner.Workload, model.ttlang.TtlangLog)
+    """The captured workload's lines to our stdout/stderr as they come, each fed to `ttlang`,
+    until it has exited and every line is out."""
+    wake = threading.Event()
+    w.listener = wake.set
+    while True:
+        lines, exited = w.drain()
+        for ln in lines:
+            stream = sys.stdout if ln.stream == "stdout" else sys.stderr
+            try:
+                stream.write(ln.text + "\n")
+            except (BrokenPipeError, OSError):
+                pass
+            ttlang.feed(ln.text)
+        if lines:
+            sys.stdout.flush()
+        if exited is not None:
+            return
+        wake.wait(0.2)
+        wake.clear()
 
 
 def run(opts: RunOptions) -> int:

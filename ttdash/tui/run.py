@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Log, Static
 
+from ..model.ttlang import TtlangLog
 from ..runner import LiveSources, LogsSnapshot, Workload, WorkloadError, snapshot_logs
 from .app import TTDashApp, run_guarded
 from .watch import WatchScreen
@@ -20,6 +21,7 @@ from .widgets import ConfirmScreen, plain
 
 #: The log panel keeps this many lines; a larger backlog only writes its newest ones.
 LOG_MAX_LINES = 5000
+TTLANG_LINES = 6  # kernels shown in the tt-lang panel (the latest)
 #: At most this often the output backlog is moved into the panel: a chatty workload then costs
 #: one panel update per interval, whatever its line rate, and runs at terminal speed.
 DRAIN_INTERVAL_S = 0.1
@@ -41,6 +43,8 @@ class RunScreen(WatchScreen):
     DEFAULT_CSS = """
     RunScreen #output { height: 10; max-height: 40%; border-top: solid $panel-lighten-2;
                         border-title-color: $text-muted; padding: 0 1; }
+    RunScreen #ttlang { height: auto; max-height: 6; background: $panel; padding: 0 1;
+                        display: none; }
     RunScreen #workload { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap;
                           text-overflow: ellipsis; }
     RunScreen #workload.-running { color: $accent; }
@@ -61,11 +65,13 @@ class RunScreen(WatchScreen):
         self._confirming = False
         self.quit_when_done = False
         self.doctor_note = ""  # health.doctor's warnings, set when mounted
+        self.ttlang = TtlangLog()
         self.exit_summary: str | None = None
 
     # ------------------------------------------------------------ layout
     def panels(self):
         yield from super().panels()
+        yield Static(id="ttlang")  # tt-lang's kernel summaries, when the workload prints them
         yield Log(id="output", max_lines=LOG_MAX_LINES, highlight=False)
         yield Static(id="workload")
 
@@ -118,6 +124,13 @@ class RunScreen(WatchScreen):
     def _drain_workload(self) -> None:
         self._last_drain = time.monotonic()
         lines, exited = self.workload.drain()
+        changed = False
+        for ln in lines:
+            changed |= self.ttlang.feed(ln.text)
+        if changed:
+            panel = self.query_one("#ttlang", Static)
+            panel.update(plain("\n".join(self.ttlang.summary_lines()[-TTLANG_LINES:])))
+            panel.display = True
         if lines:
             # Lines beyond the panel's capacity would be pruned at once: skip writing them.
             self.query_one("#output", Log).write_lines(
