@@ -243,15 +243,7 @@ DEVICE_LOG_COLUMNS: tuple[str, ...] = (
 #: Header of ``.logs/rt_device_perf_report.csv`` (``TT_METAL_PROFILER_RT_QUICK=1``): a column
 #: subset of cpp_device_perf_report's, only call count, device, duration, cycles and op-to-op
 #: filled (tt-metal realtime_profiler_csv_report_handler.cpp).
-RT_DEVICE_COLUMNS: tuple[str, ...] = (
-    "GLOBAL CALL COUNT",
-    "METAL TRACE ID",
-    "METAL TRACE REPLAY SESSION ID",
-    "DEVICE ID",
-    "DEVICE ARCH",
-    "OP NAME",
-    "CORE COUNT",
-    "AVAILABLE WORKER CORE COUNT",
+RT_DEVICE_COLUMNS: tuple[str, ...] = CPP_DEVICE_COLUMNS[:8] + (  # the same 8 first columns
     "DEVICE KERNEL DURATION [ns]",
     "DEVICE KERNEL START CYCLE",
     "DEVICE KERNEL END CYCLE",
