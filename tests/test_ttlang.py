@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 from conftest import ROOT, run_ttdash, wait_until
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ttdash.model.ttlang import TtlangLog
 from ttdash.runner import Workload, profiler_env
@@ -77,3 +79,17 @@ async def test_run_screen_panel(tmp_path):
                          and len(screen.ttlang.programs) == 2)
         await pilot.pause()
         assert panel.display and str(panel.render()) == BASELINE_VS_FINAL
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.text(max_size=80),
+    st.sampled_from(output()),  # real lines, and real lines with text spliced in
+    st.tuples(st.sampled_from(output()), st.integers(0, 60), st.text(max_size=5)).map(
+        lambda t: t[0][:t[1]] + t[2] + t[0][t[1]:])), max_size=120))
+def test_any_output_never_breaks_the_parser(lines):
+    log = TtlangLog()
+    for line in lines:
+        log.feed(line)
+    for text in log.summary_lines():  # every line it makes is one line of text
+        assert text.startswith("tt-lang") and "\n" not in text
