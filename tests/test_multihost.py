@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 from conftest import ROOT, run_ttdash, screen_text
 from oracle import compare
@@ -26,6 +27,10 @@ def test_ranks_are_found_under_the_root_or_its_ttrun_folder(tmp_path):
     assert find_ranks(ROOT / "fixtures" / "generated" / "profiler_dir") == []
     paths = resolve_trace_paths(TTRUN)
     assert [rank_of(p) for p in paths] == [0, 1]
+    # only a rank's own profiler dir (rank<N>/reports/...) says a rank, not any folder name
+    assert rank_of(Path("x/rank2/reports/name/ts/ops_perf_results.csv")) == 2
+    assert rank_of(Path("/home/rank1/run/reports/ts/ops_perf_results.csv")) is None
+    assert rank_of(Path("rank3/ops_perf_results.csv")) is None
 
 
 def test_merged_ranks_equal_tt_perf_report_merging_the_two_reports(tmp_path):

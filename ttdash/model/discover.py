@@ -244,12 +244,14 @@ def find_ranks(root: str | os.PathLike[str]) -> list[tuple[int, Path]]:
 
 
 def rank_of(path: Path) -> int | None:
-    """The rank a report belongs to: its nearest `rank<N>` folder (None: not multi-host)."""
-    for part in reversed(Path(path).parts[:-1]):
-        m = RANK_DIR_RE.match(part)
-        if m:
-            return int(m.group(1))
-    return None
+    """The rank a report belongs to: `rank<N>/reports/.../ops_perf_results*.csv` (a rank's
+    own profiler dir); None for any other path, whatever its folders are called."""
+    parts = Path(path).parts[:-1]
+    if "reports" not in parts:
+        return None
+    k = len(parts) - 1 - parts[::-1].index("reports")
+    m = RANK_DIR_RE.match(parts[k - 1]) if k > 0 else None
+    return int(m.group(1)) if m else None
 
 
 def resolve_trace_paths(arg: str | os.PathLike[str]) -> list[Path]:
