@@ -136,6 +136,7 @@ class WatchScreen(TraceScreen):
         #: --record: adds a finished report to the run history (returns the line to show)
         self.record = record
         self._recorded: set[Path] = set()
+        self._record_lines: dict[Path, str] = {}  # what recording said, per report
         self._started = time.time()
         self.arch = arch
         self.feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, sources=sources)
@@ -341,11 +342,12 @@ class WatchScreen(TraceScreen):
                 line, level = record(path), "info"
             except TraceError as exc:
                 line, level = f"not recorded: {exc.oneline()}", "error"
-            self.app.call_from_thread(self._recorded_note, level, line)
+            self.app.call_from_thread(self._recorded_note, path, level, line)
 
         self.run_worker(work, thread=True, group="record")
 
-    def _recorded_note(self, level: str, line: str) -> None:
+    def _recorded_note(self, path: Path, level: str, line: str) -> None:
+        self._record_lines[path] = line
         self.watch_status = (level, line)
         self.notify(str(clean_text(line)), severity="error" if level == "error" else
                     "information", markup=False)
@@ -398,8 +400,9 @@ class WatchScreen(TraceScreen):
                 table = self.table
                 table.cursor = int(np.searchsorted(table.rows, hit[0]))
                 table.scroll_to(y=max(0, table.cursor - table.body_height // 2), animate=False)
-        self.watch_status = ("info", str(path.relative_to(self.root)) if path.is_relative_to(
-            self.root) else str(path))
+        shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+        recorded = self._record_lines.get(path)  # --record finished first: keep saying so
+        self.watch_status = ("info", f"{shown} · {recorded}" if recorded else shown)
         self.notify(str(clean_text(f"Report ready: switched to {path.name}")), markup=False)
         self.update_status()
 
