@@ -29,7 +29,10 @@ def test_json_shape():
     assert set(doc["signposts"][0]) >= {"index", "name", "ops", "device_time_us"}
     assert set(doc["totals"]) >= {"ops", "device_time_us", "op_to_op_us", "corrupt_rows"}
     assert doc["totals"]["ops"] == len(doc["ops"]) == 49
-    assert list(doc["ops"][0]) == FIELDS
+    # then the file's per-RISC times and counters (#15.4; tests/test_counters.py checks them)
+    assert list(doc["ops"][0]) == FIELDS + ["slowest_risc"] + [
+        f"DEVICE {r} KERNEL DURATION [ns]" for r in ("BRISC", "NCRISC", "TRISC0", "TRISC1",
+                                                     "TRISC2")] + ["PM FPU UTIL (%)"]
     assert doc["ops"][0]["op_to_op_us"] is None  # first op of the window: no gap (null)
     conv = [o for o in doc["ops"] if "Conv2d" in o["op_code"]]
     assert conv and all(isinstance(o["flops_pct"], float) for o in conv)

@@ -62,6 +62,17 @@ def test_prompt_with_typed_text(snap_compare):
                         press=["slash", *"bound:SLOW -Reshape"])
 
 
+def test_counter_columns_picked_at_80x24(snap_compare):
+    """`a`: the slowest RISC and BRISC picked; the table shows them after the device time."""
+    assert snap_compare(app_for("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"),
+                        terminal_size=(80, 24), press=["a", "space", "down", "space", "escape"])
+
+
+def test_counter_columns_screen(snap_compare):
+    assert snap_compare(app_for("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"),
+                        terminal_size=(80, 24), press=["a", "space", "down"])
+
+
 def test_grouped_at_80x24(snap_compare):
     assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=(80, 24),
                         press=["2"])

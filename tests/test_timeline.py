@@ -312,6 +312,14 @@ async def test_every_view_in_every_theme_at_80x24(theme):
             await pilot.pause()
             plain, _ = screen_text(app)
             assert all(m in plain for m in wanted), (theme, key, plain)
+        await pilot.press("1", "a")  # the optional columns, picked, in the table
+        await pilot.pause()
+        plain, _ = screen_text(app)
+        assert "Table columns" in plain and "PM FPU UTIL (%)" in plain, (theme, plain)
+        await pilot.press("space", "escape")
+        await pilot.pause()
+        plain, _ = screen_text(app)
+        assert "RISC" in plain.splitlines()[2] and "BRISC" in plain, (theme, plain)
 
 
 async def test_roofline_steps_through_placed_ops_in_the_tables_order():

@@ -104,7 +104,8 @@ class RunRecord:
             part = ops.iloc[start:start + BATCH]
             frame = export_frame(part, CSV_FIELDS)
             for f in TEXT_FIELDS:
-                frame[f] = frame[f].astype(object).where(frame[f].notna(), None)
+                if f in frame.columns:  # (the csv fields are the stored ones)
+                    frame[f] = frame[f].astype(object).where(frame[f].notna(), None)
             frame["corrupt"] = frame["corrupt"].astype(bool)
             frame["signature"] = signature_text(self.view, part)
             frame["is_host"] = part["is_host"].to_numpy(dtype=bool)

@@ -176,6 +176,9 @@ COLUMNS: tuple[Column, ...] = (
            "totals leave them out)", "us"),
     Column("global_call_count", "Global call count", "Call", "int",
            "GLOBAL CALL COUNT: the op's number in the program (joins live rows and reports)"),
+    Column("slowest_risc", "Slowest RISC", "RISC", "text",
+           "the RISC whose kernel ran longest: BRISC/NCRISC move data, TRISC0-2 compute, "
+           "ERISC ethernet (files with per-RISC times)"),
 )
 BY_KEY: dict[str, Column] = {c.key: c for c in COLUMNS}
 
@@ -208,6 +211,22 @@ COPY_FIELDS = ("id", "op_code", "size", "device", "device_time_us", "op_to_op_us
                "cores", "dram_pct", "flops_pct", "bound", "math_fidelity")
 
 
+def op_fields(fields: tuple[str, ...], ops: pd.DataFrame, counters: list[str] | None = None
+              ) -> tuple[str, ...]:
+    """`fields` and what these ops have beyond them: the tt-run rank after the device (a
+    multi-host run), then the slowest RISC (with per-RISC times) and the `counters` columns
+    (View.counter_names) under their file names."""
+    from .counters import RISC_NAMES
+
+    out = list(fields)
+    if "rank" in ops.columns and "rank" not in out:
+        out.insert(out.index("device") + 1 if "device" in out else len(out), "rank")
+    if counters and any(c in RISC_NAMES for c in counters):
+        out.append("slowest_risc")
+    out += [c for c in counters or () if c not in out]
+    return tuple(out)
+
+
 def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     """The ops with machine-friendly types (every machine output and the run history): ints
     as Int64, "" bound as missing, floats rounded to 6 decimals except total_pct (a share of
@@ -218,7 +237,8 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     for f in fields:
         if f == "corrupt":
             continue
-        if f in INT_FIELDS:
+        if f in INT_FIELDS or (out[f].dtype == "float32"  # the loader's whole numbers
+                               and not np.isinf(out[f].to_numpy()).any()):
             out[f] = out[f].astype("Float64").round().astype("Int64")
         elif f == "bound":
             out[f] = out[f].replace("", None)

@@ -19,6 +19,7 @@ import pandas as pd
 from .arch import ArchSpec, get_arch
 from .cells import by_unique, dim_value, numeric_cells
 from .columns import PAUSE_ABOVE_US
+from .counters import is_counter
 from .discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header, is_realtime_log  # noqa: F401  (re-exported)
 from .loader import LOG_RENAME, NUMERIC, dedupe_header, log_as_report, wanted_columns
 from .metrics import analyze, share_parts, share_pct
@@ -168,7 +169,9 @@ class LiveModel:
                  lines: list[int]) -> pd.DataFrame:
         """String rows of one source and header -> the loader's raw columns."""
         names = [LOG_RENAME.get(h, h) for h in dedupe_header(header)]
-        wanted = set(wanted_columns(names))
+        # not the counters: a live table stays the analysis's columns (thousands of counter
+        # columns would be kept as text a row at a time); the report has them
+        wanted = {n for n in wanted_columns(names) if not is_counter(n)}
         cells = np.array(rows, dtype=object)
         raw = pd.DataFrame({n: (numeric_cells(cells[:, i]) if n in NUMERIC_SET
                                 else pd.Series(cells[:, i], dtype=object))

@@ -25,6 +25,7 @@ import pyarrow.csv as pacsv
 from .badcsv import locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
+from .counters import counter_columns, is_counter
 from .discover import is_live_header, rank_of
 from .errors import TraceError
 from .progress import offer_preview, step, wants_preview
@@ -107,7 +108,7 @@ def read_header(path: Path) -> list[str]:
 
 def wanted_columns(header: list[str]) -> list[str]:
     keep = set(REQUIRED) | set(NUMERIC) | set(TEXT) | set(ANALYSIS_EXTRA)
-    return [h for h in header if h in keep or TENSOR_RE.match(h)]
+    return [h for h in header if h in keep or TENSOR_RE.match(h) or is_counter(h)]
 
 
 def _check_header(path: Path, header: list[str]) -> None:
@@ -368,26 +369,33 @@ def _frame(path: Path, header: list[str], holder: list[pa.Table], keep_text: boo
     """The parsed table as the checked, compact frame the model reads."""
     if len(holder[0]) == 0:
         raise TraceError(path, "header only: the file has no data rows", line=2)
-    df = _to_pandas(holder)
+    # an analysis read: a counter column with no value is not carried (nor made)
+    skip = frozenset() if keep_text else frozenset(counter_columns(holder[0].column_names))
+    df = _to_pandas(holder, skip_empty=skip)
     _check_numeric(path, header, df)
     _shapes_to_numbers(df, keep_text=keep_text)
     compact_numbers(df)
+    for c in skip & set(df.columns):
+        if df[c].isna().all():
+            del df[c]
     add_column(df, "ID", np.arange(2, len(df) + 2, dtype=np.int64), at=0)
     return df
 
 
-def _to_pandas(holder: list[pa.Table]) -> pd.DataFrame:
+def _to_pandas(holder: list[pa.Table], skip_empty: frozenset[str] = frozenset()
+               ) -> pd.DataFrame:
     """The table (the only reference to it in `holder`) as a frame, a column at a time: each
     column's Arrow buffers are let go as soon as it is converted (the peak is the table plus
-    one column, not two copies of it)."""
+    one column, not two copies of it). Columns in `skip_empty` with no value are left out."""
     table = holder.pop()
     columns: dict[str, Any] = {}
     names = table.column_names
     for k, name in enumerate(names):
         step("converting columns", k, len(names))
         column = table.column(0)  # a column with no value at all: missing numbers, 4 bytes a row
-        columns[name] = np.full(len(column), np.nan, np.float32) if pa.types.is_null(column.type) \
-            else column.to_pandas()
+        if not (pa.types.is_null(column.type) and name in skip_empty):
+            columns[name] = np.full(len(column), np.nan, np.float32) \
+                if pa.types.is_null(column.type) else column.to_pandas()
         table = table.remove_column(0)
     del table
     pa.default_memory_pool().release_unused()  # parse buffers back to the OS before analysis

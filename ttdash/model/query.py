@@ -16,10 +16,12 @@ import pandas as pd
 # code). A leading `-` or `!` negates a term; `key:=VALUE` matches exactly; "quotes" keep spaces.
 FILTER_KEYS = {"bound": "bound", "cat": "category", "category": "category", "dev": "device",
                "device": "device", "sp": "signpost", "signpost": "signpost", "op": "op_code",
-               "fid": "math_fidelity", "mem": "in0_memory", "rank": "rank"}
+               "fid": "math_fidelity", "mem": "in0_memory", "rank": "rank",
+               "risc": "slowest_risc"}
 #: The diff table's extra key (`status:added`, `status:removed`, `status:matched`, `status:moved`).
 DIFF_FILTER_KEYS = {k: v for k, v in FILTER_KEYS.items()
-                    if v not in ("category", "device", "math_fidelity", "in0_memory", "rank")} \
+                    if v not in ("category", "device", "math_fidelity", "in0_memory", "rank",
+                                 "slowest_risc")} \
     | {"status": "status"}
 
 

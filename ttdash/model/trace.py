@@ -12,6 +12,7 @@ import pandas as pd
 
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .columns import PAUSE_ABOVE_US
+from .counters import present_counters, with_counters
 from .devices import annotate_overlap, merge_devices
 from .discover import is_realtime_log
 from .errors import TraceError
@@ -111,6 +112,15 @@ class View:
             cached = (self.ops, self.ops[~sp] if sp.any() else self.ops)
             self.__dict__["_op_rows"] = cached
         return cached[1]
+
+    @property
+    def counter_names(self) -> list[str]:
+        """The trace's per-RISC time and counter columns with a value (model.counters)."""
+        return present_counters(self.trace.ordered, self.trace.__dict__)
+
+    def with_counters(self, ops: pd.DataFrame) -> pd.DataFrame:
+        """Some of these ops with the counters and slowest RISC of the rows they show."""
+        return with_counters(ops, self.trace.ordered, self.trace.__dict__)
 
     def totals(self) -> dict[str, Any]:
         """Sums over the window's ops (microseconds). Gaps are split at ``pause_above_us``:

@@ -23,6 +23,7 @@ from ..model.columns import (
     TEXT_FIELDS,
     Severity,
     export_frame,
+    op_fields,
 )
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.discover import DISPATCH_TIMING
@@ -37,14 +38,6 @@ CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
 
 
 RANK_FIELDS = {"share": "total_pct", "device": "device_time_us", "gap": "op_to_op_us"}
-
-
-def with_rank(fields: tuple[str, ...], ops: pd.DataFrame) -> tuple[str, ...]:
-    """`fields` with the tt-run rank after the device when the ops have one (multi-host)."""
-    if "rank" not in ops.columns:
-        return tuple(fields)
-    i = fields.index("device") + 1
-    return (*fields[:i], "rank", *fields[i:])
 
 
 @dataclass(frozen=True)
@@ -121,10 +114,11 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
                                                       allow_nan=False))
         out.write("]")
     ops = select(view, shown, rows)
+    fields = op_fields(JSON_OP_FIELDS, ops, view.counter_names)
     out.write(',"ops":[')
     for start in range(0, len(ops), CHUNK):
         step("writing json", start, len(ops))
-        chunk = export_frame(ops.iloc[start:start + CHUNK], with_rank(JSON_OP_FIELDS, ops))
+        chunk = export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
         # 15 decimals (the most pandas writes): other floats are rounded to 6 already
         text = chunk.to_json(orient="records", double_precision=15, force_ascii=False)
         out.write(("," if start else "") + text[1:-1])
@@ -133,8 +127,9 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     ops = select(view, shown, rows)
-    write_csv(ops, TEXT_FIELDS, out, prepare=lambda part: export_frame(part, with_rank(CSV_FIELDS,
-                                                                                      ops)))
+    fields = op_fields(CSV_FIELDS, ops, view.counter_names)
+    write_csv(ops, TEXT_FIELDS, out,
+              prepare=lambda part: export_frame(view.with_counters(part), fields))
 
 
 def _op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
@@ -328,7 +323,7 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         key, _, rest = line.partition(": ")
         out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
     ops = select(view, shown, rows)
-    fields = with_rank(TABLE_FIELDS, ops)
+    fields = op_fields(TABLE_FIELDS, ops)
     out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
     out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
     for start in range(0, len(ops), CHUNK):
@@ -367,7 +362,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     for line in summary_lines(view, shown.all_signposts):
         out.write(line + "\n")
     ops = select(view, shown)
-    fields = [f for f in with_rank(TABLE_FIELDS, ops)
+    fields = [f for f in op_fields(TABLE_FIELDS, ops)
               if f in ("op_code", "device_time_us") or ops[f].notna().any()
               and (f != "device" or len(view.trace.devices) > 1)
               and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]

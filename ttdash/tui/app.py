@@ -47,7 +47,8 @@ from .widgets import (
 )
 
 FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 rank:1 sp:decode fid:LoFi "
-               "mem:dram op:Matmul; -term or !term excludes; terms are ANDed; empty clears")
+               "mem:dram op:Matmul risc:NCRISC; -term or !term excludes; terms are ANDed; "
+               "empty clears")
 
 
 def summary_text(view: View, extra: str = "") -> Text:
@@ -97,6 +98,7 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("4", "show('timeline')", "Timeline", show=False, id="ttdash.view_timeline"),
         Binding("5", "show('roofline')", "Roofline", show=False, id="ttdash.view_roofline"),
         Binding("c", "group_by", "Group by", show=False, id="ttdash.group_by"),
+        Binding("a", "columns", "Columns", show=False, id="ttdash.columns"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
         Binding("e", "export", "Export", id="ttdash.export"),
         Binding("w", "whole_trace", "Whole trace", show=False, id="ttdash.whole_trace"),

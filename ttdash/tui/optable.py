@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..format import bar, fmt_int, fmt_pct, fmt_us, is_missing
+from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.columns import BY_KEY, GAP_LIMIT_US, LOW_CORES, Severity, bound_severity
 
 
@@ -155,6 +155,30 @@ class OpTable(ScrollView, can_focus=True):
         self._data: dict[str, np.ndarray] = {}
         self._empty: frozenset[str] = frozenset()
         self._hidden: frozenset[str] = frozenset()
+        self._extra: tuple[Col, ...] = ()
+
+    @property
+    def all_columns(self) -> tuple[Col, ...]:
+        """The table's columns with the chosen optional ones after the device time."""
+        if not self._extra:
+            return self.COLUMNS
+        keys = [c.key for c in self.COLUMNS]
+        at = keys.index("device_time_us") + 1 if "device_time_us" in keys else len(keys)
+        return (*self.COLUMNS[:at], *self._extra, *self.COLUMNS[at:])
+
+    @property
+    def extra_columns(self) -> tuple[Col, ...]:
+        """Optional columns the user added (counters, per-RISC times: tui.columns)."""
+        return self._extra
+
+    @extra_columns.setter
+    def extra_columns(self, cols: tuple[Col, ...]) -> None:
+        if tuple(cols) != self._extra:
+            self._extra = tuple(cols)
+            self._columns = []
+            self._note_empty_columns()
+            self._cache.clear()
+            self.refresh()
 
     @property
     def hidden_columns(self) -> frozenset[str]:
@@ -217,7 +241,7 @@ class OpTable(ScrollView, can_focus=True):
         it, so only the empty ones are looked at again, in the new rows only; the cost of an
         update does not grow with the table)."""
         empty = set()
-        for c in self.COLUMNS:
+        for c in self.all_columns:
             v = self._data.get(c.key)
             if v is None:  # not in these ops at all (a one-host trace has no rank)
                 empty.add(c.key)
@@ -311,7 +335,7 @@ class OpTable(ScrollView, can_focus=True):
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
-            self._columns = layout(width, self.multi_device, self.COLUMNS,
+            self._columns = layout(width, self.multi_device, self.all_columns,
                                    self._empty | self._hidden)
             self._cols_width = width
         return self._columns
@@ -396,6 +420,11 @@ class OpTable(ScrollView, can_focus=True):
             return fmt_us(v), style
         if c.kind == "pct":
             return fmt_pct(v), None
+        if c.kind == "ns":  # a per-RISC kernel time: in us like the device time
+            return ("" if is_missing(v) else fmt_us(float(v) / 1000)), None
+        if c.kind == "num":  # a hardware counter: whole numbers as such
+            whole = not is_missing(v) and float(v).is_integer()
+            return fmt_num(v, 0 if whole else 2), None
         if c.kind == "bar":
             if is_missing(v):
                 return "", None

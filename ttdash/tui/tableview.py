@@ -76,6 +76,7 @@ class TableViewMixin:
         """Recompute the rows; `top`: the cursor to the first row (after a sort or filter the
         view starts at the top, not wherever the old cursor's op landed)."""
         table = self.table
+        self._add_counter_columns()
         try:
             rows = self.state.rows()
         except FilterError as exc:  # cannot happen for a filter checked on entry; be safe
@@ -90,6 +91,21 @@ class TableViewMixin:
             table.scroll_to(y=0, animate=False)
         self.table_changed()
 
+    def _add_counter_columns(self) -> None:
+        """The counters and slowest RISC, into the table's frame when a picked column, the sort
+        or the filter (`risc:`) needs them (a view carries none until asked:
+        model.counters.with_counters)."""
+        frame, view = self.state.frame, getattr(self, "view", None)
+        if view is None or not view.counter_names:
+            return
+        try:
+            fields = {t.field for t in self.state.filter.terms()}
+        except FilterError:
+            fields = set()
+        needed = fields | {c.key for c in self.table.extra_columns} | {self.state.sort_key}
+        if needed & ({"slowest_risc", *view.counter_names} - set(frame.columns)):
+            self.state.frame = view.with_counters(frame)
+
     def table_changed(self) -> None:  # pragma: no cover - every screen overrides it
         pass
 
@@ -97,6 +113,25 @@ class TableViewMixin:
         self.refresh_table()
 
     # ------------------------------------------------------------ actions
+    def action_columns(self) -> None:
+        """Add or remove the optional columns (slowest RISC, per-RISC times, counters)."""
+        from .columns import ColumnsScreen, optional_columns
+
+        view = getattr(self, "view", None)
+        options = optional_columns(view.counter_names if view is not None else [])
+        if not options:
+            self.notify("This trace has no per-RISC times or counter columns",  # type: ignore[attr-defined]
+                        markup=False)
+            return
+
+        def done(keys: list[str] | None) -> None:
+            if keys is not None:
+                self.table.extra_columns = tuple(c for c in options if c.key in keys)
+                self.refresh_table()
+
+        chosen = [c.key for c in self.table.extra_columns]
+        self.app.push_screen(ColumnsScreen(options, chosen), done)  # type: ignore[attr-defined]
+
     def action_filter(self) -> None:
         def done(value: str | None) -> None:
             if value is None:
@@ -162,7 +197,7 @@ class TableViewMixin:
         if self.state.filter.text:
             parts.append(f"filter: {self.state.filter.text}")
         if self.state.sort_key:
-            col = next((c for c in table.COLUMNS if c.key == self.state.sort_key), None)
+            col = next((c for c in table.all_columns if c.key == self.state.sort_key), None)
             title = (col.title if col else self.state.sort_key) or self.state.sort_key
             parts.append(f"sort: {title} {'↓' if self.state.sort_desc else '↑'}")
         return parts

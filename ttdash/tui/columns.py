@@ -1,0 +1,92 @@
+"""Optional op-table columns: the slowest RISC and the trace's per-RISC times and utilisation
+counters (as the file names them), picked on a small screen; chosen ones join the table after
+the device time and sort like the others (`risc:` filters on the slowest RISC)."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+
+from ..model.counters import RISC_COLUMN, RISC_NAMES, RISC_ROLES
+from ..model.text import clean_text
+from .optable import Col, _col
+
+TITLE_WIDTH = 12
+
+
+def counter_title(name: str) -> str:
+    """A short title: "DEVICE BRISC KERNEL DURATION [ns]" -> "BRISC", "PM FPU UTIL (%)" ->
+    "PM FPU%", "Avg SFPU util on full grid (%)" -> "Avg SFPU on…"."""
+    for risc in RISC_ROLES:
+        if name == RISC_COLUMN.format(risc):
+            return risc
+    pct = "(%)" in name
+    short = re.sub(r"\s*\(%\)|\bUTIL\b|\butil\b", " ", name)
+    short = " ".join(short.split()) + ("%" if pct else "")
+    return short if len(short) <= TITLE_WIDTH else short[:TITLE_WIDTH - 1] + "…"
+
+
+def optional_columns(counters: list[str]) -> list[Col]:
+    """The columns a view with these counter columns (View.counter_names) can add to the table,
+    the slowest RISC first."""
+    out = [_col("slowest_risc", 6, 1, "text", "left")] \
+        if any(n in RISC_NAMES for n in counters) else []
+    for name in counters:
+        kind = "ns" if name in RISC_NAMES else "pct" if "(%)" in name else "num"
+        title = counter_title(name)
+        out.append(Col(name, title, max(len(title), 7), 1, kind))
+    return out
+
+
+class ColumnsScreen(ModalScreen[list[str]]):
+    """The optional columns, each with a `[x]` / `[ ]` mark (readable without colour);
+    space or enter flips the highlighted one; closing returns the checked keys in order."""
+
+    BINDINGS = [Binding("escape,q,a", "done", "Done", id="ttdash.columns_done"),
+                Binding("space", "flip", "Show / hide", show=False, id="ttdash.columns_flip")]
+    DEFAULT_CSS = """
+    ColumnsScreen { align: center middle; }
+    ColumnsScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 90%;
+                               background: $panel; border: tall $primary; padding: 0 1; }
+    ColumnsScreen OptionList { height: auto; max-height: 20; }
+    ColumnsScreen .hint { color: $text-muted; }
+    """
+
+    def __init__(self, columns: list[Col], chosen: list[str]) -> None:
+        super().__init__()
+        self.columns = columns
+        self.chosen = {c.key for c in columns if c.key in chosen}
+
+    def _prompt(self, col: Col) -> Text:  # header names are the file's: never markup
+        mark = "[x]" if col.key in self.chosen else "[ ]"
+        return Text(f"{mark} {col.title:<{TITLE_WIDTH}}  {clean_text(col.key)}")
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Table columns: the file's per-RISC times and counters",
+                         markup=False)
+            yield OptionList(*[self._prompt(c) for c in self.columns])
+            yield Static("space/enter: show or hide · esc: done", classes="hint", markup=False)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._flip(event.option_index)
+
+    def action_flip(self) -> None:
+        index = self.query_one(OptionList).highlighted
+        if index is not None:
+            self._flip(index)
+
+    def _flip(self, index: int) -> None:
+        col = self.columns[index]
+        self.chosen ^= {col.key}
+        self.query_one(OptionList).replace_option_prompt_at_index(index, self._prompt(col))
+
+    def action_done(self) -> None:
+        self.dismiss([c.key for c in self.columns if c.key in self.chosen])
