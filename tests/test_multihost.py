@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
-from conftest import ROOT, run_ttdash, screen_text
+from conftest import ROOT, run_ttdash, screen_text, wait_until
 from oracle import compare
 
 from ttdash.model import Trace, Window
 from ttdash.model.discover import find_ranks, rank_of, resolve_trace_paths
+from ttdash.sim import simulate_run
 from ttdash.tui.app import open_app
+from ttdash.tui.watch import watch_app
 
 TTRUN = ROOT / "fixtures" / "generated" / "ttrun"
 
@@ -91,3 +94,40 @@ async def test_tui_rank_column_header_and_rank_filter():
         await pilot.pause()
         assert 0 < len(table.rows) < total
         assert set(table._data["rank"][table.rows]) == {1.0}
+
+
+async def test_watch_of_a_multi_host_run_shows_every_ranks_live_rows_then_the_merged_report(
+        tmp_path):
+    """`watch ttrun/`: one live table of both ranks' `.logs` rows (a Rank column, device ids
+    numbered through the ranks, each rank's own source rule), then, once every rank has
+    written its report, the merged report."""
+    top = tmp_path / "ttrun"
+    ranks = [top / "rank0", top / "rank1"]
+    for r in ranks:
+        r.mkdir(parents=True)
+    app = watch_app(top, refresh=0.1)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        assert screen.mode == "live" and "2 ranks" in screen.note
+        stop = threading.Event()
+        writers = [threading.Thread(target=simulate_run, args=(r,), daemon=True, kwargs=dict(
+            n_ops=200, speed=60, stop=stop, seed=5, timestamp=f"2026_01_01_00_00_0{k}"))
+            for k, r in enumerate(ranks)]
+        for w in writers:
+            w.start()
+        await wait_until(pilot, lambda: screen.mode == "live" and len(table.rows) > 0
+                         and set(table._data["rank"][table.rows]) == {0.0, 1.0}, timeout=30)
+        await wait_until(pilot, lambda: screen.mode == "report", timeout=40)
+        for w in writers:
+            w.join(10)
+        assert screen.view.trace.ranks == [0, 1] and len(screen.view.op_rows) == 200
+        assert screen.live.total_rows == 400  # both ranks' rows, none dropped as a duplicate
+        await pilot.press("L")
+        await pilot.pause()
+        assert screen.mode == "live" and len(table.rows) == 400
+        assert sorted(set(table._data["rank"][table.rows])) == [0.0, 1.0]
+        # devices numbered through the ranks as in the merged report (rank 1's device 0 is 1)
+        pairs = set(zip(table._data["rank"][table.rows], table._data["device"][table.rows]))
+        assert pairs == {(0.0, 0.0), (1.0, 1.0)} and screen.live.devices() == [0, 1]
+        assert "2 dev / 2 ranks" in str(screen.query_one("#summary").render())

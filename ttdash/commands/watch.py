@@ -93,19 +93,13 @@ def watch(opts: WatchOptions) -> int:
                 print(clean_text(f"  {rank}{r['timestamp']}  {r['path']}"
                                  f"{'' if r['complete'] else ' (partial)'}"))
         return 0
-    from ..model.discover import find_ranks
-    ranks, note, top = find_ranks(root), "", root
-    if ranks:  # a multi-host run: one rank's live table; open merges every rank's report
-        rank, root = ranks[0]
-        note = (f"multi-host run: following rank {rank} of {len(ranks)} "
-                f"(ttdash open {top} merges every rank's report)")
     from ..tui.app import run_guarded
     from ..tui.watch import watch_app
     from .history import recorder
 
     record = recorder(opts.store) if opts.record else None
     return run_guarded(watch_app(root, refresh=opts.refresh, poll=opts.poll, arch=opts.arch,
-                                 theme=opts.theme, record=record, note=note, protected=(top,)))
+                                 theme=opts.theme, record=record))
 
 
 def _check_demo_dir(path: Path) -> None:

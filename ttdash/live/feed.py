@@ -73,12 +73,19 @@ class LiveFeed:
     notes. `notify` must be thread-safe and cheap (a coalescing UI message)."""
 
     def __init__(self, root: Path, *, arch: str | None = None, refresh: float = 0.5,
-                 poll: float | None = None, sources: LiveSources | None = None) -> None:
+                 poll: float | None = None, sources: LiveSources | None = None,
+                 ranks: list[tuple[int, Path]] | None = None) -> None:
+        """`ranks`: a multi-host run's (rank, profiler dir): every rank's `.logs` is watched
+        into the one table (rows in arrival order with their rank; each rank has its own
+        one-source rule); `root` is then the run's root."""
         from .watcher import ProfilerWatcher
 
         self.root = root
-        self.model = LiveModel(root, arch)
-        self.sources = sources if sources is not None else LiveSources()
+        rank_of_dir = {Path(d).absolute(): r for r, d in ranks or ()}
+        self.model = LiveModel(root, arch, ranks=rank_of_dir)
+        self.sources = sources if sources is not None else LiveSources(
+            group=(lambda p: rank_of_dir.get(Path(p).absolute().parent.parent))
+            if rank_of_dir else None)
         self.refresh = max(0.05, refresh)
         self._in: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -91,19 +98,22 @@ class LiveFeed:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._notify = lambda: None
-        self.watcher = ProfilerWatcher(root, self._in.put, poll_interval=poll)
+        self.watchers = [ProfilerWatcher(d, self._in.put, poll_interval=poll)
+                         for d in ([d for _, d in ranks] if ranks else [root])]
 
     # ------------------------------------------------------------ lifecycle
     def start(self, notify) -> LiveFeed:
         self._notify = notify
         self._thread = threading.Thread(target=self._run, name="ttdash-live-feed", daemon=True)
         self._thread.start()
-        self.watcher.start()
+        for w in self.watchers:
+            w.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
-        self.watcher.stop()
+        for w in self.watchers:
+            w.stop()
         self._in.put(None)  # wake the loop
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
@@ -134,10 +144,11 @@ class LiveFeed:
                         break
                     if nxt is not None:
                         self._apply(nxt)
-            if self._in.qsize() > QUEUE_HIGH_WATER:
-                self.watcher.pause_reading()  # analysis lags the files: back off
-            else:
-                self.watcher.resume_reading()
+            for w in self.watchers:
+                if self._in.qsize() > QUEUE_HIGH_WATER:
+                    w.pause_reading()  # analysis lags the files: back off
+                else:
+                    w.resume_reading()
             if self._dirty and time.monotonic() >= self._last_flush + self.refresh:
                 self._flush()
 

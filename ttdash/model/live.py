@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -116,8 +117,11 @@ def _common(a: np.dtype, b: np.dtype) -> np.dtype:
 class LiveModel:
     """Accumulates live rows from one or more `.logs` CSVs; `view()` is a View of them."""
 
-    def __init__(self, root: Path, arch: str | None = None) -> None:
+    def __init__(self, root: Path, arch: str | None = None,
+                 ranks: dict[Path, int] | None = None) -> None:
         self.root = root
+        #: a multi-host run: each rank's profiler dir -> its rank (rows get a `_rank`)
+        self.ranks = {Path(d).absolute(): r for d, r in (ranks or {}).items()}
         self.arch_override = arch
         self.arch: ArchSpec | None = get_arch(arch) if arch else None
         self.arch_source = "--arch" if arch else ""
@@ -131,7 +135,8 @@ class LiveModel:
         self._last_raw: pd.DataFrame | None = None  # previous row, for the gap of the next one
         self._arrivals: deque[tuple[float, int]] = deque()
         self.total_rows = 0
-        self._devices: set[int] = set()
+        self._devices: set[int] = set()  # device ids as the rows give them (per host)
+        self._rank_devices: set[tuple[int, int]] = set()  # (rank, device) of a multi-host run
         self._bound_time: dict[str, float] = {}
         self._sums: dict[str, float] | None = None
         self._share_total = 0.0
@@ -182,6 +187,8 @@ class LiveModel:
             if c in raw.columns:
                 raw[c] = clean_series(raw[c].astype(object))
         raw["_region"] = 0
+        if self.ranks:  # <rank dir>/.logs/<file>.csv
+            raw["_rank"] = float(self.ranks.get(Path(source).absolute().parent.parent, np.nan))
         for c in [c for c in raw.columns if c.endswith(("_W", "_Z", "_Y", "_X"))]:
             raw[c] = by_unique(raw[c], dim_value)
         self._settle_arch(raw, source)
@@ -213,6 +220,8 @@ class LiveModel:
         ops = analyze(context, self.arch).iloc[len(context) - len(raw):]
         ops["region"] = 0
         ops["signpost"] = None
+        if "_rank" in raw.columns:  # a multi-host run: the rank of every row
+            ops["rank"] = raw["_rank"].to_numpy(dtype="float64")
         block = op_sums(ops, PAUSE_ABOVE_US)  # the header's totals, without a pass over the table
         self._sums = block if self._sums is None else add_sums(self._sums, block)
         # "Total %": kept as each op's share numerator, over the running total in frames()
@@ -224,6 +233,11 @@ class LiveModel:
         self._last_raw = raw.iloc[-1:]
         dev = ops["device"].to_numpy(dtype="float64")  # new rows only: no pass over the table
         self._devices.update(int(d) for d in np.unique(dev[~np.isnan(dev)]))
+        if "rank" in ops.columns:
+            rank = ops["rank"].to_numpy(dtype="float64")
+            known = ~np.isnan(dev) & ~np.isnan(rank)
+            self._rank_devices.update(zip(rank[known].astype(int).tolist(),
+                                          dev[known].astype(int).tolist()))
         for bound, us in bound_time(ops).items():
             self._bound_time[bound] = self._bound_time.get(bound, 0.0) + us
 
@@ -239,6 +253,7 @@ class LiveModel:
         self._arrivals.clear()
         self.total_rows = 0
         self._devices.clear()
+        self._rank_devices.clear()
         self._bound_time.clear()
         self._sums = None
         self._share_total = 0.0
@@ -257,12 +272,30 @@ class LiveModel:
         if self._cache is None:
             self._analyse_pending()
             if len(self._ops):
-                share = share_pct(self._ops.column("total_pct"), self._share_total)
-                self._cache = (self._raw.frame(), self._ops.frame(total_pct=share))
+                extra = {"total_pct": share_pct(self._ops.column("total_pct"),
+                                                self._share_total)}
+                if self._rank_devices:  # rank k's devices numbered after rank k-1's
+                    dev = self._ops.column("device").astype("float64")
+                    rank = self._ops.column("rank")
+                    extra["device"] = np.where(np.isnan(rank), dev, dev + rank * self._per_host)
+                self._cache = (self._raw.frame(), self._ops.frame(**extra))
             else:
                 self._cache = (pd.DataFrame({"ID": pd.Series(dtype=np.int64)}),
                                _empty_ops())
         return self._cache
+
+    @property
+    def _per_host(self) -> int:
+        """Devices per host of a multi-host run, as tt-perf-report's merge counts them (the
+        highest device id + 1) among the rows so far."""
+        return max((d for _, d in self._rank_devices), default=0) + 1
+
+    def devices(self) -> list[int]:
+        """The device ids so far; a multi-host run's numbered through the ranks, as the merged
+        report numbers them (tt-perf-report: rank k's ids offset by k x devices per host)."""
+        if not self._rank_devices:
+            return sorted(self._devices)
+        return sorted({r * self._per_host + d for r, d in self._rank_devices})
 
     def rate(self) -> float:
         """Rows per second over the last few seconds."""
@@ -279,7 +312,7 @@ class LiveModel:
         source = next(iter(self.sources), self.root / ".logs" / "cpp_device_perf_report.csv")
         trace = Trace(path=source, header=self.header, arch=self.arch or get_arch("wormhole_b0"),
                       arch_source=self.arch_source or "no rows yet", clock_mhz=self.clock,
-                      trace_mode=False, devices=sorted(self._devices),
+                      trace_mode=False, devices=self.devices(),
                       ordered=raw, signposts=_empty_signposts(),
                       timing="dispatch" if is_realtime_log(source, self.header) else "kernel")
         return View(trace=trace, window=Window("all"), description="live .logs",
@@ -324,11 +357,20 @@ class LiveSources:
       would count every op twice. Rows of the others are counted in ``ignored``.
     """
 
-    def __init__(self, snapshot: Snapshot | None = None) -> None:
+    def __init__(self, snapshot: Snapshot | None = None,
+                 group: Callable[[Path], object] | None = None) -> None:
         self.snapshot = snapshot
-        self.chosen: Path | None = None
+        #: which sources describe the same programs (default: all of them); a multi-host run
+        #: has one group per rank, each with its own chosen source
+        self.group = group or (lambda _: None)
+        self.chosen_by_group: dict[object, Path] = {}
         self.ignored: dict[Path, int] = {}
         self.stale = 0
+
+    @property
+    def chosen(self) -> Path | None:
+        """The source shown (the first group's, for a multi-host run)."""
+        return next(iter(self.chosen_by_group.values()), None)
 
     def filter(self, source: Path, header: list[str], rows: list[list[str]],
                lines: list[int]) -> tuple[list[list[str]], list[int]]:
@@ -342,9 +384,8 @@ class LiveSources:
                 rows, lines = [rows[i] for i in keep], [lines[i] for i in keep]
         if not rows:
             return [], []
-        if self.chosen is None:
-            self.chosen = source
-        elif source != self.chosen:
+        chosen = self.chosen_by_group.setdefault(self.group(source), source)
+        if source != chosen:
             self.ignored[source] = self.ignored.get(source, 0) + len(rows)
             return [], []
         return rows, lines
@@ -353,7 +394,8 @@ class LiveSources:
         """``source`` was truncated or replaced; True when the table must start over."""
         if self.snapshot is not None:
             self.snapshot.forget(source)
-        if self.chosen is None or source == self.chosen:
+        chosen = self.chosen_by_group.get(self.group(source))
+        if chosen is None or source == chosen:
             return True
         self.ignored.pop(source, None)
         return False
@@ -363,7 +405,8 @@ class LiveSources:
         bits = []
         if self.chosen is not None and self.ignored:
             others = ", ".join(f"{p.name} ({n:,} rows)" for p, n in self.ignored.items())
-            bits.append(f"showing {self.chosen.name}; not counted twice: {others}")
+            shown = ", ".join(sorted({p.name for p in self.chosen_by_group.values()}))
+            bits.append(f"showing {shown}; not counted twice: {others}")
         if self.stale:
             bits.append(f"{self.stale:,} rows from before this run left out")
         return " · ".join(bits)

@@ -17,7 +17,13 @@ from textual.widgets.option_list import Option
 from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
 from ..live.feed import LiveFeed
 from ..model import Trace, Window
-from ..model.discover import find_reports, report_is_complete
+from ..model.discover import (
+    find_ranks,
+    find_reports,
+    rank_of,
+    report_is_complete,
+    resolve_trace_paths,
+)
 from ..model.errors import TraceError
 from ..model.live import LiveSources
 from ..model.text import clean_text
@@ -131,16 +137,25 @@ class WatchScreen(TraceScreen):
                  arch: str | None = None, sources: LiveSources | None = None,
                  record: Callable[[Path], str] | None = None, note: str = "",
                  protected: tuple[Path, ...] = ()) -> None:
+        #: a multi-host run (tt-run ranks under `root`): one live table of every rank, then
+        #: the ranks' reports merged; `root` (runs list, telemetry) is then the first rank's
+        self.top, self.ranks = root, find_ranks(root)
+        if self.ranks:
+            root = self.ranks[0][1]
+            note = note or (f"multi-host run: {len(self.ranks)} ranks live; their reports are "
+                            "merged once every rank has one")
         self.root = root
-        self.note = note  # a standing remark in the status line (which rank is followed)
+        self.note = note  # a standing remark in the status line
         #: --record: adds a finished report to the run history (returns the line to show)
         self.record = record
         self._recorded: set[Path] = set()
         self._record_lines: dict[Path, str] = {}  # what recording said, per report
         self._started = time.time()
         self.arch = arch
-        self.feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, sources=sources)
-        super().__init__(self.feed.model.view(), protected=(root, *protected))
+        self.feed = LiveFeed(self.top, arch=arch, refresh=refresh, poll=poll, sources=sources,
+                             ranks=self.ranks or None)
+        self._merged: tuple[Path, ...] = ()  # the rank reports shown merged
+        super().__init__(self.feed.model.view(), protected=(self.top, root, *protected))
         self.mode = "live"
         self.report_path: Path | None = None
         self.follow = True
@@ -203,7 +218,9 @@ class WatchScreen(TraceScreen):
                 self.action_live()
             return
         if isinstance(event, ReportSeen):
-            if event.complete:
+            if event.complete and self.ranks:
+                self._rank_report(event.path)
+            elif event.complete:
                 ts = event.info.timestamp.timestamp() if event.info else time.time()
                 newer = self._auto_ts is None or ts >= self._auto_ts
                 auto = newer and (self.mode == "live" or not self.report_manual)
@@ -323,15 +340,17 @@ class WatchScreen(TraceScreen):
         self.query_one("OpTable").action_last()
 
     # ------------------------------------------------------------ reports
-    def _record(self, path: Path) -> None:
+    def _record(self, path: Path, fresh: bool | None = None) -> None:
         """--record: add a report finished while watching (not the ones already there when the
-        watch began) to the history, in a worker thread; say so in the status line."""
+        watch began) to the history, in a worker thread; say so in the status line. `fresh`:
+        known to be (a multi-host run's root, its ranks' reports merged)."""
         if self.record is None or path in self._recorded:
             return
-        try:
-            fresh = path.stat().st_mtime >= self._started - 1.0
-        except OSError:
-            return
+        if fresh is None:
+            try:
+                fresh = path.stat().st_mtime >= self._started - 1.0
+            except OSError:
+                return
         if not fresh:
             return
         self._recorded.add(path)
@@ -353,7 +372,31 @@ class WatchScreen(TraceScreen):
                     "information", markup=False)
         self.update_status()
 
-    def open_report(self, path: Path, switch: bool) -> None:
+    def _rank_report(self, path: Path) -> None:
+        """A rank of a multi-host run finished its report: the ranks' newest reports merged,
+        once every rank has one written since the watch began (or, when the watch began after
+        the run, all of the earlier ones)."""
+        try:
+            paths = tuple(resolve_trace_paths(self.top))
+        except TraceError:
+            self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
+                                 "every rank's report")
+            return
+        fresh = [p.stat().st_mtime >= self._started - 1.0 for p in paths]
+        if any(fresh) and not all(fresh):
+            waiting = ", ".join(str(rank_of(p)) for p, f in zip(paths, fresh) if not f)
+            self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
+                                 f"rank {waiting}")
+            return
+        if paths == self._merged:
+            return
+        self._merged = paths
+        switch = self.mode == "live" or not self.report_manual
+        self.open_report(self.top, switch=switch, paths=list(paths))
+        if all(fresh):
+            self._record(self.top, fresh=True)
+
+    def open_report(self, path: Path, switch: bool, paths: list[Path] | None = None) -> None:
         """Load a report in a worker thread and switch the view to it; a report not switched
         to is only announced (R lists the runs)."""
         if not switch:
@@ -367,7 +410,9 @@ class WatchScreen(TraceScreen):
 
         def load() -> None:
             try:
-                view = Trace.load(path, arch=self.arch, columns="all").view(Window("all"))
+                trace = Trace.load_many(paths, arch=self.arch, columns="all") if paths else \
+                    Trace.load(path, arch=self.arch, columns="all")
+                view = trace.view(Window("all"))
             except TraceError as exc:
                 self.app.call_from_thread(self._report_failed, path, exc.oneline())
                 return
