@@ -313,6 +313,21 @@ def test_summary_in_every_format():
     assert "| Group | Ops | Device time | Total % |" in md
 
 
+def test_json_numbers_do_not_depend_on_their_neighbours():
+    """A whole-number column with a gap prints its numbers as ints in every pandas release
+    (pandas < 3 printed "51778.0" for a nullable int column that has a missing cell)."""
+    import pandas as pd
+
+    from ttdash.report.safe import records_json
+
+    frame = pd.DataFrame({"n": pd.array([51778, None], dtype="Int64"),
+                          "m": pd.array([1, 2], dtype="Int64"), "x": [0.5, None]})
+    assert records_json(frame, 6) == ('[{"n":51778,"m":1,"x":0.5},'
+                                      '{"n":null,"m":2,"x":null}]')
+    assert records_json(frame.iloc[:1], 6, lines=True) == '{"n":51778,"m":1,"x":0.5}\n'
+    assert frame["n"].dtype == "Int64"  # the caller's frame is left as it was
+
+
 def test_streamed_outputs_do_not_depend_on_the_chunk_size(monkeypatch):
     """Every format is written a chunk of rows (and of advice) at a time so a million ops stay
     in bounded memory; chunks of 5 rows must print exactly what one chunk prints."""

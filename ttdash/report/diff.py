@@ -11,7 +11,7 @@ import pandas as pd
 from ..format import fmt_int, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
-from .safe import md_cell, md_table, write_csv
+from .safe import md_cell, md_table, records_json, write_csv
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
                   "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
@@ -136,8 +136,7 @@ def _side_json(result: DiffResult, side: str) -> dict:
 def _records(df: pd.DataFrame, fields: tuple[str, ...]) -> str:
     if not len(df):
         return "[]"
-    return export_frame(df, fields).to_json(orient="records", double_precision=6,
-                                            force_ascii=False)
+    return records_json(export_frame(df, fields), double_precision=6)
 
 
 def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: int = 10) -> None:

@@ -11,6 +11,7 @@ from typing import TextIO
 from ..model import View
 from ..model.columns import export_frame
 from ..model.timeline import for_view
+from .safe import records_json
 
 #: Op fields carried as event args (when not missing).
 ARG_FIELDS = ("id", "device", "op_to_op_us", "total_pct", "cores", "dram_gbps", "dram_pct",
@@ -31,8 +32,8 @@ def to_perfetto(view: View, out: TextIO) -> None:
     fields = tuple(f for f in ARG_FIELDS if f in ops.columns)
     # one JSON object per op from pandas (its number formatting, nulls for missing cells);
     # the event around it is a format string: a dict per op and json.dump cost 3x more
-    args = export_frame(ops.iloc[tl.pos], fields).to_json(
-        orient="records", lines=True, double_precision=15, force_ascii=False).splitlines()
+    args = records_json(export_frame(ops.iloc[tl.pos], fields), double_precision=15,
+                        lines=True).splitlines()
     names = ops["op_code"].astype(object).to_numpy()  # ops' and signposts' names
     codes = names[tl.pos]
     cats = ops["category"].astype(object).to_numpy()[tl.pos]

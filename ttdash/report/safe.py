@@ -91,3 +91,19 @@ def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
         out.write(sink.getvalue().decode("utf-8"))
     else:
         binary.flush()
+
+
+def records_json(frame: pd.DataFrame, double_precision: int, lines: bool = False) -> str:
+    """`frame` as JSON records (pandas' encoder: its number format, null for missing). A whole
+    number column with a missing cell goes through as Python ints and None: pandas < 3 writes
+    a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's form
+    would depend on its neighbours (a streamed chunk with no gap printed "51778")."""
+    out = frame
+    for name in frame.columns:
+        s = frame[name]
+        if str(s.dtype) == "Int64" and s.hasnans:
+            if out is frame:
+                out = frame.copy(deep=False)
+            out[name] = s.astype(object).where(s.notna(), None)
+    return out.to_json(orient="records", lines=lines, double_precision=double_precision,
+                       force_ascii=False)

@@ -30,7 +30,7 @@ from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
 from ..model.runs import replay_sessions
 from ..model.text import clean_text
-from .safe import md_cell, write_csv
+from .safe import md_cell, records_json, write_csv
 
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
@@ -120,7 +120,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         step("writing json", start, len(ops))
         chunk = export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
         # 15 decimals (the most pandas writes): other floats are rounded to 6 already
-        text = chunk.to_json(orient="records", double_precision=15, force_ascii=False)
+        text = records_json(chunk, double_precision=15)
         out.write(("," if start else "") + text[1:-1])
     out.write("]}\n")
 
