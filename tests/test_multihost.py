@@ -109,7 +109,11 @@ async def test_watch_of_a_multi_host_run_shows_every_ranks_live_rows_then_the_me
     async with app.run_test(size=(120, 30)) as pilot:
         screen = app.screen
         table = screen.query_one("OpTable")
-        assert screen.mode == "live" and "2 ranks" in screen.note
+        status = screen.query_one("#status")
+        await wait_until(pilot, lambda: f"watching {top} (" in str(status.render()))
+        assert screen.mode == "live"
+        assert "2 ranks live; their reports merged once every rank has one" in str(
+            status.render())
         stop = threading.Event()
         writers = [threading.Thread(target=simulate_run, args=(r,), daemon=True, kwargs=dict(
             n_ops=200, speed=60, stop=stop, seed=5, timestamp=f"2026_01_01_00_00_0{k}"))
@@ -122,6 +126,7 @@ async def test_watch_of_a_multi_host_run_shows_every_ranks_live_rows_then_the_me
         for w in writers:
             w.join(10)
         assert screen.view.trace.ranks == [0, 1] and len(screen.view.op_rows) == 200
+        assert "2 ranks' reports merged" in str(status.render())
         assert screen.live.total_rows == 400  # both ranks' rows, none dropped as a duplicate
         await pilot.press("L")
         await pilot.pause()

@@ -32,6 +32,40 @@ def test_watch_empty_dir_then_live_rows_then_report(tmp_path):
         assert t.exit_status() == 0
 
 
+RANK_WRITER = """
+import sys
+from pathlib import Path
+from ttdash.sim import simulate_run
+for k in range(2):  # rank 1 runs after rank 0: its report is waited for while its rows arrive
+    simulate_run(Path(sys.argv[1]) / f"rank{k}", n_ops=300, speed=4 / (k + 1), seed=7,
+                 devices=2)
+"""
+
+
+def test_watch_of_a_multi_host_run_in_a_real_terminal(tmp_path):
+    """`watch ttrun/` while two ranks run (the same 300 ops on 2 devices each): every rank's
+    rows live (4 devices numbered through the 2 ranks), rank 0's report held until rank 1 has
+    one, then the two merged."""
+    top = tmp_path / "ttrun"
+    for k in range(2):
+        (top / f"rank{k}").mkdir(parents=True)
+    with Tmux([ttdash_bin(), "watch", str(top), "--refresh", "0.2"], width=160,
+              height=30) as t:
+        t.wait_for(lambda s: f"watching {top} (" in s and "2 ranks live" in s and "0 ops" in s)
+        writer = subprocess.Popen([sys.executable, "-c", RANK_WRITER, str(top)])
+        try:
+            t.wait_for(lambda s: "live: " in s and "4 dev / 2 ranks" in s and " Rank " in s
+                       and "report of rank 0 ready: waiting for rank 1" in s, timeout=30)
+            t.wait_for(lambda s: "report (L live" in s and "300 ops" in s
+                       and "4 dev / 2 ranks" in s and "2 ranks' reports merged" in s,
+                       timeout=60)
+        finally:
+            writer.wait(60)
+        assert writer.returncode == 0
+        t.send("q")
+        assert t.exit_status() == 0
+
+
 def _new_demo_dir(before: set, timeout: float = 30.0):
     """The temp dir the demo created (ttdash-demo-* in the temp folder, not there before)."""
     import tempfile

@@ -6,6 +6,11 @@ import math
 import numbers
 
 
+def plural(n: int, word: str) -> str:
+    """"1 rank", "2 ranks", "1,972 rows"."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def cell_text(v: object) -> str:
     """A raw CSV cell as the file wrote it: blank when missing, a whole number without ".0" or
     an exponent (a compact float32 column's 3258005.0 is "3258005"), other numbers in Python's

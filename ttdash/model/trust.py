@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..format import plural
 from .arch import ArchSpec, arch_from_clock
 from .metrics import HOST_MARKER, MAX_DEVICE_ID, contains, num, text, whole
 
@@ -30,10 +31,6 @@ class DataWarning:
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, **dict(self.facts)}
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def trace_warnings(ordered: pd.DataFrame, arch: ArchSpec, arch_source: str,
@@ -60,7 +57,7 @@ def trace_warnings(ordered: pd.DataFrame, arch: ArchSpec, arch_source: str,
             out.append(DataWarning(
                 "trace_not_replayed",
                 f"metal trace {int(t)} was captured but never replayed: its "
-                f"{_plural(int((rows & device_op).sum()), 'op')} are the capture's, not a run's",
+                f"{plural(int((rows & device_op).sum()), 'op')} are the capture's, not a run's",
                 (("trace_id", int(t)), ("ops", int((rows & device_op).sum())))))
     missing &= ~in_unreplayed
 
@@ -79,7 +76,7 @@ def trace_warnings(ordered: pd.DataFrame, arch: ArchSpec, arch_source: str,
             facts.append(("rows_per_device", cap))
         out.append(DataWarning(
             "device_data_missing_tail",
-            f"no device data for the last {_plural(tail, 'op row')} (from ID {first}){per_device}: "
+            f"no device data for the last {plural(tail, 'op row')} (from ID {first}){per_device}: "
             "the profiler's device buffer probably filled up (1,000 programs by default) and "
             "dropped them; raise TT_METAL_PROFILER_PROGRAM_SUPPORT_COUNT or read it out "
             "mid-run (TT_METAL_PROFILER_MID_RUN_DUMP=1, ttnn.ReadDeviceProfiler)",
@@ -91,7 +88,7 @@ def trace_warnings(ordered: pd.DataFrame, arch: ArchSpec, arch_source: str,
         first = int(ids[np.flatnonzero(missing)[0]])
         out.append(DataWarning(
             "no_device_data",
-            f"{_plural(scattered, 'device op row')} without device data (first ID {first}): "
+            f"{plural(scattered, 'device op row')} without device data (first ID {first}): "
             "the host recorded the op but the device log has no row for it; shown without a "
             "device time, not counted in totals",
             (("rows", scattered), ("first_id", first))))
@@ -127,6 +124,6 @@ def corrupt_warning(corrupt_rows: int) -> list[DataWarning]:
         return []
     return [DataWarning(
         "corrupt_timing",
-        f"{_plural(corrupt_rows, 'op')} with an impossible profiler timing (kernel ~6.9e9 ns, "
+        f"{plural(corrupt_rows, 'op')} with an impossible profiler timing (kernel ~6.9e9 ns, "
         "op-to-op ~ -6.9e9 ns): shown, left out of totals",
         (("ops", corrupt_rows),))]

@@ -21,7 +21,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, Footer, OptionList, Static
 
-from ..format import fmt_us
+from ..format import fmt_us, plural
 from ..model import View, Window
 from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
@@ -56,7 +56,7 @@ def summary_text(view: View, extra: str = "") -> Text:
     sm = view.summary()
     devices = f"{len(sm.devices)} dev" if sm.devices else "no dev"
     if view.trace.ranks:  # a multi-host run
-        devices += f" / {len(view.trace.ranks)} ranks"
+        devices += f" / {plural(len(view.trace.ranks), 'rank')}"
     arch = sm.arch or "arch not detected"
     clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
     line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ")

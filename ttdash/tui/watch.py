@@ -142,8 +142,6 @@ class WatchScreen(TraceScreen):
         self.top, self.ranks = root, find_ranks(root)
         if self.ranks:
             root = self.ranks[0][1]
-            note = note or (f"multi-host run: {len(self.ranks)} ranks live; their reports are "
-                            "merged once every rank has one")
         self.root = root
         self.note = note  # a standing remark in the status line
         #: --record: adds a finished report to the run history (returns the line to show)
@@ -237,7 +235,10 @@ class WatchScreen(TraceScreen):
             self.watch_status = ("warning", f"report removed: {event.path}")
             return
         if isinstance(event, Status):
-            self.watch_status = (event.level, event.message)
+            message = event.message
+            for _, d in self.ranks:  # one watcher per rank: the run is what is watched
+                message = message.replace(f"watching {d} (", f"watching {self.top} (")
+            self.watch_status = (event.level, message)
             if event.level == "error":
                 self.notify(event.message, severity="error", markup=False)
 
@@ -285,10 +286,15 @@ class WatchScreen(TraceScreen):
         if self.pending_new:
             bits.append(f"{self.pending_new:,} new ops")
         bits.append(message)
-        if self.mode == "live" and not len(self.view.ops):
-            bits.append(NO_ROWS_HINT)
         if self.note:
             bits.append(self.note)
+        if self.ranks and self.mode == "live":
+            bits.append(f"{len(self.ranks)} ranks live; their reports merged once every rank "
+                        "has one")
+        elif self.ranks and self.report_path == self.top:
+            bits.append(f"{len(self._merged)} ranks' reports merged")
+        if self.mode == "live" and not len(self.view.ops):
+            bits.append(NO_ROWS_HINT)
         note = self.sources.note()
         if note:
             bits.append(note)
@@ -379,8 +385,9 @@ class WatchScreen(TraceScreen):
         try:
             paths = tuple(resolve_trace_paths(self.top))
         except TraceError:
+            waiting = ", ".join(str(r) for r, d in self.ranks if not find_reports(d))
             self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
-                                 "every rank's report")
+                                 f"rank {waiting or 'reports'}")
             return
         fresh = [p.stat().st_mtime >= self._started - 1.0 for p in paths]
         if any(fresh) and not all(fresh):
