@@ -47,9 +47,10 @@ def test_the_slowest_risc_is_named_with_what_it_suggests():
 def test_counters_shown_when_they_have_a_value():
     r = {"PM FPU UTIL (%)": 61.5, "NOC UTIL (%)": pd.NA, "DRAM BW UTIL (%)": "",
          "PERF COUNTER L1 HITS": 12, "SFPU Util Max (%)": 3.0, "OP CODE": "Matmul",
-         "_region": 1}
+         "_region": 1, "Math Reuse Median (ratio)": 2.5, "CORE COUNT": 64}
+    # tt-metal's perf-counter metrics: "<metric> Min|Median|Max|Avg (%)" or "(ratio)"
     assert counter_cells(r) == [("PM FPU UTIL (%)", 61.5), ("PERF COUNTER L1 HITS", 12),
-                                ("SFPU Util Max (%)", 3.0)]
+                                ("SFPU Util Max (%)", 3.0), ("Math Reuse Median (ratio)", 2.5)]
 
 
 async def test_details_pane_shows_risc_times_and_counters():
@@ -220,3 +221,5 @@ def test_counter_titles_are_short():
     assert counter_title("PM FPU UTIL (%)") == "PM FPU%"
     assert counter_title("MULTICAST NOC UTIL (%)") == "MULTICAST N…"
     assert counter_title("PERF COUNTER L1") == "PERF COUNTE…"
+    assert counter_title("SFPU Util Max (%)") == "SFPU Max%"
+    assert counter_title("Reuse Max (ratio)") == "Reuse Max"

@@ -27,16 +27,17 @@ RISC_ROLES = {
 BALANCED = 0.05
 RISC_COLUMN = "DEVICE {} KERNEL DURATION [ns]"
 RISC_NAMES = frozenset(RISC_COLUMN.format(r) for r in RISC_ROLES)
-#: Utilisation columns the profiler names (V1 and later); any other column with UTIL, COUNTER
-#: or "(%)" in its name is shown too.
+#: Utilisation columns the profiler names (V1 and later); any other column with UTIL, COUNTER,
+#: "(%)" or "(ratio)" in its name is shown too (tt-metal's perf-counter metrics are named
+#: "<metric> Min|Median|Max|Avg (%)", or "(ratio)" for the unbounded ones).
 UTILISATION = ("PM FPU UTIL (%)", "NOC UTIL (%)", "MULTICAST NOC UTIL (%)", "DRAM BW UTIL (%)",
                "DRAM BW UTIL PER CTRL", "ETH BW UTIL (%)", "NPE CONG IMPACT (%)")
-_COUNTER_MARKS = ("UTIL", "COUNTER", "(%)")
+_COUNTER_MARKS = ("UTIL", "COUNTER", "(%)", "(RATIO)")
 
 
 def is_counter(name: str) -> bool:
     """A per-RISC kernel duration, a utilisation column or any column named like a hardware
-    counter (UTIL, COUNTER, "(%)" in its name)."""
+    counter (UTIL, COUNTER, "(%)" or "(ratio)" in its name)."""
     return name in RISC_NAMES or name in UTILISATION or (
         not name.startswith("_") and any(m in name.upper() for m in _COUNTER_MARKS))
 

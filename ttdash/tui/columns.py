@@ -22,12 +22,12 @@ TITLE_WIDTH = 12
 
 def counter_title(name: str) -> str:
     """A short title: "DEVICE BRISC KERNEL DURATION [ns]" -> "BRISC", "PM FPU UTIL (%)" ->
-    "PM FPU%", "Avg SFPU util on full grid (%)" -> "Avg SFPU on…"."""
+    "PM FPU%", "Avg SFPU util on full grid (%)" -> "Avg SFPU on…" (a "(ratio)" loses its unit)."""
     for risc in RISC_ROLES:
         if name == RISC_COLUMN.format(risc):
             return risc
     pct = "(%)" in name
-    short = re.sub(r"\s*\(%\)|\bUTIL\b|\butil\b", " ", name)
+    short = re.sub(r"\s*\((%|ratio)\)|\butil\b", " ", name, flags=re.IGNORECASE)
     short = " ".join(short.split()) + ("%" if pct else "")
     return short if len(short) <= TITLE_WIDTH else short[:TITLE_WIDTH - 1] + "…"
 
