@@ -144,9 +144,10 @@ class LiveFeed:
                         break
                     if nxt is not None:
                         self._apply(nxt)
+            lagging = self._in.qsize() > QUEUE_HIGH_WATER  # analysis lags the files: back off
             for w in self.watchers:
-                if self._in.qsize() > QUEUE_HIGH_WATER:
-                    w.pause_reading()  # analysis lags the files: back off
+                if lagging:
+                    w.pause_reading()
                 else:
                     w.resume_reading()
             if self._dirty and time.monotonic() >= self._last_flush + self.refresh:

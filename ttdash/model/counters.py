@@ -115,8 +115,8 @@ def with_counters(ops: pd.DataFrame, ordered: pd.DataFrame, memo: dict[str, Any]
         extra["slowest_risc"] = slowest_riscs(rows)
     extra.update((n, rows[n].to_numpy()) for n in names)
     out = ops.copy(deep=False)  # not assign(): that copies every column of a 1M-op view
-    for name, values in extra.items():
-        out[name] = values
+    for name, column in extra.items():
+        out[name] = column
     return out
 
 

@@ -135,15 +135,13 @@ class WatchScreen(TraceScreen):
 
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
                  arch: str | None = None, sources: LiveSources | None = None,
-                 record: Callable[[Path], str] | None = None, note: str = "",
-                 protected: tuple[Path, ...] = ()) -> None:
+                 record: Callable[[Path], str] | None = None) -> None:
         #: a multi-host run (tt-run ranks under `root`): one live table of every rank, then
         #: the ranks' reports merged; `root` (runs list, telemetry) is then the first rank's
         self.top, self.ranks = root, find_ranks(root)
         if self.ranks:
             root = self.ranks[0][1]
         self.root = root
-        self.note = note  # a standing remark in the status line
         #: --record: adds a finished report to the run history (returns the line to show)
         self.record = record
         self._recorded: set[Path] = set()
@@ -153,7 +151,7 @@ class WatchScreen(TraceScreen):
         self.feed = LiveFeed(self.top, arch=arch, refresh=refresh, poll=poll, sources=sources,
                              ranks=self.ranks or None)
         self._merged: tuple[Path, ...] = ()  # the rank reports shown merged
-        super().__init__(self.feed.model.view(), protected=(self.top, root, *protected))
+        super().__init__(self.feed.model.view(), protected=(self.top, root))
         self.mode = "live"
         self.report_path: Path | None = None
         self.follow = True
@@ -286,8 +284,6 @@ class WatchScreen(TraceScreen):
         if self.pending_new:
             bits.append(f"{self.pending_new:,} new ops")
         bits.append(message)
-        if self.note:
-            bits.append(self.note)
         if self.ranks and self.mode == "live":
             bits.append(f"{len(self.ranks)} ranks live; their reports merged once every rank "
                         "has one")
@@ -354,7 +350,7 @@ class WatchScreen(TraceScreen):
             return
         if fresh is None:
             try:
-                fresh = path.stat().st_mtime >= self._started - 1.0
+                fresh = self._written_since_start(path)
             except OSError:
                 return
         if not fresh:
@@ -378,22 +374,26 @@ class WatchScreen(TraceScreen):
                     "information", markup=False)
         self.update_status()
 
+    def _written_since_start(self, path: Path) -> bool:
+        """A report written while watching (not one already there when the watch began);
+        OSError when it is gone."""
+        return path.stat().st_mtime >= self._started - 1.0
+
     def _rank_report(self, path: Path) -> None:
         """A rank of a multi-host run finished its report: the ranks' newest reports merged,
         once every rank has one written since the watch began (or, when the watch began after
         the run, all of the earlier ones)."""
         try:
             paths = tuple(resolve_trace_paths(self.top))
-        except TraceError:
-            waiting = ", ".join(str(r) for r, d in self.ranks if not find_reports(d))
+            fresh = [self._written_since_start(p) for p in paths]
+        except (TraceError, OSError):  # a rank without a report yet (or one being replaced)
+            paths, fresh = (), []
+            waiting = [r for r, d in self.ranks if not find_reports(d)]
+        else:
+            waiting = [rank_of(p) for p, f in zip(paths, fresh) if not f] if any(fresh) else []
+        if not paths or waiting:
             self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
-                                 f"rank {waiting or 'reports'}")
-            return
-        fresh = [p.stat().st_mtime >= self._started - 1.0 for p in paths]
-        if any(fresh) and not all(fresh):
-            waiting = ", ".join(str(rank_of(p)) for p, f in zip(paths, fresh) if not f)
-            self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
-                                 f"rank {waiting}")
+                                 f"rank {', '.join(map(str, waiting)) or 'reports'}")
             return
         if paths == self._merged:
             return
@@ -472,8 +472,7 @@ class WatchScreen(TraceScreen):
 
 def watch_app(root: Path, *, refresh: float = 0.5, poll: float | None = None,
               arch: str | None = None, theme: str | None = None,
-              record: Callable[[Path], str] | None = None, note: str = "",
-              protected: tuple[Path, ...] = ()) -> TTDashApp:
+              record: Callable[[Path], str] | None = None) -> TTDashApp:
     return TTDashApp(lambda: WatchScreen(root, refresh=refresh, poll=poll, arch=arch,
-                                         record=record, note=note, protected=protected),
+                                         record=record),
                      theme=theme)
