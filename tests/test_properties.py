@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, example, given, note, settings
 from hypothesis import strategies as st
 
 from ttdash.live.tailer import CsvTailer
@@ -362,6 +362,16 @@ def test_damaged_report_loads_or_raises_trace_error(data):
 
 # --------------------------------------------------------------------------- numeric cells
 
+def _nearest(cell: str, parsed: float) -> float:
+    """The nearest double to a cell pandas read as `parsed` (missing stays missing)."""
+    if np.isnan(parsed):
+        return parsed
+    try:
+        return float(cell)
+    except ValueError:  # a form Python does not read: pandas' value stands
+        return parsed
+
+
 _CELL = st.one_of(
     st.integers(-(1 << 70), 1 << 70).map(str), st.just(""),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -371,16 +381,26 @@ _CELL = st.one_of(
 
 @settings(max_examples=300, **SETTINGS)
 @given(cells=st.lists(_CELL, min_size=1, max_size=12))
+# pandas 2.2 reads this 19-digit number 1 ulp off (-1.8470453986239447e18; the nearest double
+# is ...452e18): found by CI's lowest-dependency pass
+@example(cells=["-1847045398623945216", "", "", "06264005"])
 def test_numeric_cells_read_as_pandas_reads_them(cells):
-    """The live table's fast number parse (Arrow's cast for whole numbers) gives exactly what
-    pd.to_numeric(errors="coerce") gives: values and dtype."""
+    """The live table's fast number parse (Arrow's cast for whole numbers) gives what
+    pd.to_numeric(errors="coerce") gives: the same dtype, the same cells read as numbers, the
+    same values, except where pandas < 3's own parse is not correctly rounded and Arrow's is:
+    there the value is the nearest double to the text (Python's float())."""
     from ttdash.model.cells import numeric_cells
 
     a = np.array(cells, dtype=object)
     got = numeric_cells(a)
     want = pd.to_numeric(pd.Series(a, dtype=object), errors="coerce").to_numpy()
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), (got, want)
+    if want.dtype.kind == "f":
+        nearest = np.array([_nearest(c, w) for c, w in zip(cells, want)], dtype=want.dtype)
+        same = (got == want) | (got == nearest) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), (got, want, nearest)
+    else:
+        assert np.array_equal(got, want), (got, want)
 
 
 def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_path, monkeypatch):
