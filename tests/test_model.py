@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
 
-from ttdash.model import Trace, TraceError, Window, get_arch, registry
+from ttdash.model import Trace, TraceError, Window, get_arch, loader, registry
 
 EXPECTED_ARCH = {
     "tt-perf-report__bh20_oft.csv": ("blackhole_p150", "DEVICE ARCH column", 1350),
@@ -229,3 +229,21 @@ def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, monke
     with previewing(lambda make: got.append(make())):
         loader.read_ops_csv(path, columns=columns)
     assert not got
+
+
+def test_a_failed_parse_leaves_no_reader_on_the_next_file(tmp_path, monkeypatch):
+    """A parse error ends the streamed read while its read-ahead threads still run. Closing the
+    file under them handed its descriptor to the next file opened, whose bytes they then took:
+    the error's slow path named the wrong line (or none), a good file lost rows (1,603 of 1,872)."""
+    monkeypatch.setenv("TTDASH_NO_CACHE", "1")  # every read parses
+    good = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    lines = good.read_bytes().splitlines(keepends=True)
+    bad_row = lines[5].rstrip(b"\r\n") + b',"extra"\n'
+    bad = tmp_path / "bad.csv"  # 2.7 MB: blocks are still read ahead when line 6 fails
+    bad.write_bytes(b"".join(lines[:5] + [bad_row] + lines[6:]))
+    rows = len(loader.read_ops_csv(good).df)
+    for _ in range(60):
+        with pytest.raises(TraceError) as err:
+            loader.read_ops_csv(bad)
+        assert (err.value.line, err.value.column) == (6, 99)
+        assert len(loader.read_ops_csv(good).df) == rows

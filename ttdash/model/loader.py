@@ -153,24 +153,28 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
                                 strings_can_be_null=True, quoted_strings_can_be_null=True,
                                 null_values=[""], auto_dict_encode=True,
                                 auto_dict_max_cardinality=1 << 30)
+    # The file is never closed here, only let go: a parse error ends the loop while the
+    # reader's read-ahead threads may still read, and an explicit close would hand their file
+    # descriptor to the next file opened (the error's own slow path, or the next read), whose
+    # bytes they would then consume. The last owner (reader or thread) closes it.
     source = pa.BufferReader(data) if data is not None else pa.OSFile(str(path))
-    with source:
-        size = source.size()
-        reader = pacsv.open_csv(source, read_options=read, parse_options=parse,
-                                convert_options=conv)
-        features = _AttributeFeatures(keep=not prune)
-        batches = []
-        rows = 0
-        for raw in reader:
-            rows += raw.num_rows  # the share of the bytes parsed (and read ahead) is the %
-            step(f"reading {path.name}: {rows:,} rows", source.tell(), size)
-            batch = features.block(raw)
-            if sink is not None:
-                sink.write(batch)
-            batches.append(batch if keep is None else batch.select(keep))
-            if preview is not None and rows >= PREVIEW_ROWS and source.tell() < size:
-                preview(batches)
-                preview = None
+    size = source.size()
+    reader = pacsv.open_csv(source, read_options=read, parse_options=parse,
+                            convert_options=conv)
+    features = _AttributeFeatures(keep=not prune)
+    batches = []
+    rows = 0
+    for raw in reader:
+        rows += raw.num_rows  # the share of the bytes parsed (and read ahead) is the %
+        step(f"reading {path.name}: {rows:,} rows", source.tell(), size)
+        batch = features.block(raw)
+        if sink is not None:
+            sink.write(batch)
+        batches.append(batch if keep is None else batch.select(keep))
+        if preview is not None and rows >= PREVIEW_ROWS and source.tell() < size:
+            preview(batches)
+            preview = None
+    del source
     if sink is not None:
         sink.finish()
     if not batches:
