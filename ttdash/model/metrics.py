@@ -316,7 +316,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
     io_gbps, io_pct, io_capped, io_basis = _io_dram(rows, op_code, dur_s, is_signpost, arch)
 
     size = _size_strings(is_matmul & all_dims, is_conv, M, K, N, W * Z, rows, wh, ww)
-    analysis = np.where(is_matmul, "full", np.where(is_conv, "flops_only", "none"))
+    analysis = np.array(["none", "full", "flops_only"], dtype=object)[  # one str per value
+        np.where(is_matmul, 1, np.where(is_conv, 2, 0))]
     fid_desc = _fidelity_desc(fidelity, dts, is_matmul | is_conv)
     is_halo = contains(op_code, "HaloDeviceOperation") & ~is_matmul & ~is_conv & ~is_signpost
     config = np.full(n, "", dtype=object)
@@ -347,7 +348,7 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
         "category": categorize(op_code, is_signpost),
         "size": size,
         "config": config,
-        "analysis": analysis.astype(object),
+        "analysis": analysis,
         "is_signpost": is_signpost,
         "is_host": is_host,
         # an impossible timing; a row without one is "no device data" (model.trust), not corrupt
@@ -525,7 +526,7 @@ def _size_strings(mm: np.ndarray, conv: np.ndarray, M: Any, K: Any, N: Any, batc
         s = pd.Series(m).astype(str) + " x " + pd.Series(k).astype(str) + " x " + \
             pd.Series(nn).astype(str)
         pre = np.where(b > 1, "b={" + pd.Series(b).astype(str) + "} x ", "")
-        out[mm] = (pd.Series(pre) + s).to_numpy(dtype=object)
+        out[mm] = interned(pd.Series(pre) + s)  # equal sizes share one str
     if conv.any():
         nhw = tensor_dim(rows, "OUTPUT_0", "Y")[conv]
         ok = ~np.isnan(nhw) & ~np.isnan(wh[conv])
@@ -533,7 +534,7 @@ def _size_strings(mm: np.ndarray, conv: np.ndarray, M: Any, K: Any, N: Any, batc
         nn = tensor_dim(rows, "INPUT_1", "X")[conv]
         s = [f"{int(a)} x {int(b)} x {int(c)}" if o else "unknown shape"
              for a, b, c, o in zip(np.nan_to_num(nhw), np.nan_to_num(kk), np.nan_to_num(nn), ok)]
-        out[conv] = s
+        out[conv] = interned(pd.Series(s, dtype=object))
     return out
 
 
