@@ -207,16 +207,25 @@ def test_compact_columns_read_back_every_value(name):
             np.testing.assert_array_equal(num(ours, c), want, err_msg=c)
 
 
+@pytest.mark.parametrize("warm", [False, True], ids=["parse", "cached-copy"])
 @pytest.mark.parametrize("columns", ["analysis", "lazy", "all"])
-def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, monkeypatch):
-    """`offer_preview` is given, once and before the read ends, the rows parsed so far: the same
-    frame as the whole read's first rows; no preview without a sink or for a short file."""
-    from ttdash.model import loader
+def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, warm, tmp_path,
+                                                                   monkeypatch):
+    """`offer_preview` is given, once and before the read ends, the rows read so far (parsed,
+    or the cached copy's first row group): the same frame as the whole read's first rows; no
+    preview without a sink or for a short file."""
+    from ttdash.model import cache, loader
     from ttdash.model.progress import previewing
 
     monkeypatch.setattr(loader, "PREVIEW_ROWS", 300)
     monkeypatch.setattr(loader, "BLOCK", 1 << 16)
     path = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    if warm:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        monkeypatch.setattr(cache, "MIN_BYTES", 0)
+        monkeypatch.setattr(cache, "ROW_GROUP", 400)
+        loader.read_ops_csv(path, columns="all")  # writes the copy: every column
+        monkeypatch.setattr(loader, "_parse", None)  # what follows reads the copy alone
     got = []
     with previewing(lambda make: got.append(make())):
         whole = loader.read_ops_csv(path, columns=columns)

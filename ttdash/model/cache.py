@@ -18,6 +18,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,14 +90,24 @@ class Slot:
         key = hashlib.sha256(json.dumps([real, *_stamp(st), _fingerprint()]).encode())
         return cls(Path(source), _stamp(st), traces_dir() / f"{key.hexdigest()[:40]}.parquet")
 
-    def read(self, columns: list[str], complete: list[str] | None = None) -> pa.Table | None:
+    def read(self, columns: list[str], complete: list[str] | None = None,
+             first: Callable[[pa.Table], None] | None = None, first_after: int = 0
+             ) -> pa.Table | None:
         """The cached columns named in `columns` (in the copy's order), or None when there is no
-        copy or it lacks one of them or of `complete` (an earlier read asked for fewer)."""
+        copy or it lacks one of them or of `complete` (an earlier read asked for fewer).
+        `first`, when given and the copy has more than one row group and more than
+        `first_after` rows, is given the first row group (the same columns) before the whole
+        is read."""
         try:
-            schema = pq.read_schema(self.file)
-            if not set(columns).union(complete or ()) <= set(schema.names):
+            pf = pq.ParquetFile(self.file)
+            names = pf.schema_arrow.names
+            if not set(columns).union(complete or ()) <= set(names):
                 return None
-            table = pq.read_table(self.file, columns=[n for n in schema.names if n in columns])
+            wanted = [n for n in names if n in columns]
+            meta = pf.metadata
+            if first is not None and meta.num_row_groups > 1 and meta.num_rows > first_after:
+                first(pf.read_row_group(0, columns=wanted))
+            table = pq.read_table(self.file, columns=wanted)
             os.utime(self.file)  # last use, for eviction
         except (OSError, pa.ArrowException):
             return None

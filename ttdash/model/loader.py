@@ -129,7 +129,7 @@ def _check_header(path: Path, header: list[str]) -> None:
 
 def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str],
            prune: bool, sink: Writer | None = None, keep: list[str] | None = None,
-           preview: Callable[[list[pa.RecordBatch]], None] | None = None) -> pa.Table:
+           preview: Callable[[pa.Table], None] | None = None) -> pa.Table:
     """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells.
     `preview` is given the batches parsed so far once PREVIEW_ROWS rows are, when more remain.
 
@@ -172,7 +172,7 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
             sink.write(batch)
         batches.append(batch if keep is None else batch.select(keep))
         if preview is not None and rows >= PREVIEW_ROWS and source.tell() < size:
-            preview(batches)
+            preview(pa.Table.from_batches(batches))
             preview = None
     del source
     if sink is not None:
@@ -217,16 +217,16 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     cols = analysis if columns == "analysis" else names
     prune = columns == "analysis"
     in_memory = _parsed_names(analysis, True) if lazy else _parsed_names(cols, prune)
+
+    def preview(first: pa.Table) -> None:  # the first rows, while the rest loads
+        offer_preview(lambda: RawTable(path=path, header=header, df=_frame(
+            path, header, [_binary_to_text(first)], keep_text=columns == "all")))
     table = None
     if slot is not None:
-        table = slot.read(in_memory, complete=_parsed_names(cols, prune))
+        table = slot.read(in_memory, complete=_parsed_names(cols, prune),
+                          first=preview if wants_preview() else None, first_after=PREVIEW_ROWS)
     hit = table is not None
     sink = slot.writer() if slot is not None and table is None else None
-
-    def preview(batches: list[pa.RecordBatch]) -> None:  # the first rows, while the rest loads
-        offer_preview(lambda: RawTable(path=path, header=header, df=_frame(
-            path, header, [_binary_to_text(pa.Table.from_batches(batches))],
-            keep_text=columns == "all")))
     try:
         if table is None:
             table = _read_table(path, data, header, names, cols, prune, sink,
@@ -343,7 +343,7 @@ def _parsed_names(columns: list[str], prune: bool) -> list[str]:
 def _read_table(path: Path, data: bytes | None, header: list[str], names: list[str],
                 cols: list[str], prune: bool, sink: Writer | None,
                 keep: list[str] | None = None,
-                preview: Callable[[list[pa.RecordBatch]], None] | None = None) -> pa.Table:
+                preview: Callable[[pa.Table], None] | None = None) -> pa.Table:
     """Parse, turning pyarrow's failures into one-line errors naming the line."""
     try:
         return _parse(path, data, names, cols, prune=prune, sink=sink, keep=keep,
