@@ -404,6 +404,14 @@ def test_lis_and_ranges():
     x = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9])
     keep = D._lis(x)
     assert len(keep) == 6 and (np.diff(x[keep]) > 0).all() and (np.diff(keep) > 0).all()
+    rng = np.random.default_rng(7)
+    for n in range(1, 400):  # mostly in order, as anchor candidates are; some all shuffled
+        x = np.arange(n) + rng.integers(-3, 4, n) * (rng.random(n) < rng.random())
+        if n % 7 == 0:
+            x = rng.integers(0, n, n)
+        keep = D._lis(x)  # pivots + patience over the rest == patience over all, in length
+        assert len(keep) == len(D._patience(x)), x.tolist()
+        assert (np.diff(x[keep]) > 0).all() and (np.diff(keep) > 0).all()
     assert D._ranges(np.array([5, 0]), np.array([2, 3])).tolist() == [5, 6, 0, 1, 2]
 
 

@@ -74,10 +74,31 @@ class Alignment:
 
 
 def _lis(x: np.ndarray) -> np.ndarray:
-    """Indices of one longest strictly increasing subsequence of ``x`` (patience sorting)."""
+    """Indices of one longest strictly increasing subsequence of ``x``.
+
+    An element above everything before it and below everything after it (a pivot) can join
+    any increasing subsequence, so every longest one holds it; between two pivots all values
+    lie between theirs. So the pivots (found with numpy) plus a longest increasing subsequence
+    of the other elements (patience sorting, in Python) is one: anchor candidates are mostly in
+    order, and only their few disordered elements pay the Python loop."""
     n = len(x)
     if n < 2 or bool(np.all(x[1:] > x[:-1])):
         return np.arange(n)
+    before = np.maximum.accumulate(np.concatenate([[x[0]], x[:-1]]))
+    after = np.minimum.accumulate(np.concatenate([x[1:], [x[-1]]])[::-1])[::-1]
+    at = np.arange(n)
+    pivot = ((x > before) | (at == 0)) & ((x < after) | (at == n - 1))
+    rest = np.flatnonzero(~pivot)
+    if len(rest) > n // 2:  # far from order (a low outlier late unpivots all before it)
+        return _patience(x)
+    return np.sort(np.concatenate([np.flatnonzero(pivot), rest[_patience(x[rest])]]))
+
+
+def _patience(x: np.ndarray) -> np.ndarray:
+    """Indices of one longest strictly increasing subsequence of ``x`` (patience sorting)."""
+    n = len(x)
+    if n == 0:
+        return np.zeros(0, np.int64)
     vals = x.tolist()
     tails: list[int] = []  # smallest tail value of an increasing run of each length
     tail_idx: list[int] = []

@@ -131,7 +131,7 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
            prune: bool, sink: Writer | None = None, keep: list[str] | None = None,
            preview: Callable[[pa.Table], None] | None = None) -> pa.Table:
     """Stream the CSV block by block (bounded memory); `prune` drops unread ATTRIBUTES cells.
-    `preview` is given the batches parsed so far once PREVIEW_ROWS rows are, when more remain.
+    `preview` is given the rows parsed so far (a table) once PREVIEW_ROWS are, when more remain.
 
     Text columns are read dictionary-encoded (pandas categoricals: a small integer a row and each
     distinct text once; profiler text repeats a handful of values, attributes included). Each
