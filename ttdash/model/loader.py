@@ -153,10 +153,8 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
                                 strings_can_be_null=True, quoted_strings_can_be_null=True,
                                 null_values=[""], auto_dict_encode=True,
                                 auto_dict_max_cardinality=1 << 30)
-    # The file is never closed here, only let go: a parse error ends the loop while the
-    # reader's read-ahead threads may still read, and an explicit close would hand their file
-    # descriptor to the next file opened (the error's own slow path, or the next read), whose
-    # bytes they would then consume. The last owner (reader or thread) closes it.
+    # Not closed here, only let go (its last owner closes it): after a parse error the read-ahead
+    # threads still read, and a close would hand their descriptor to the next file opened.
     source = pa.BufferReader(data) if data is not None else pa.OSFile(str(path))
     size = source.size()
     reader = pacsv.open_csv(source, read_options=read, parse_options=parse,
@@ -174,7 +172,6 @@ def _parse(path: Path, data: bytes | None, header: list[str], columns: list[str]
         if preview is not None and rows >= PREVIEW_ROWS and source.tell() < size:
             preview(pa.Table.from_batches(batches))
             preview = None
-    del source
     if sink is not None:
         sink.finish()
     if not batches:
@@ -341,8 +338,7 @@ def _parsed_names(columns: list[str], prune: bool) -> list[str]:
 
 
 def _read_table(path: Path, data: bytes | None, header: list[str], names: list[str],
-                cols: list[str], prune: bool, sink: Writer | None,
-                keep: list[str] | None = None,
+                cols: list[str], prune: bool, sink: Writer | None, keep: list[str] | None = None,
                 preview: Callable[[pa.Table], None] | None = None) -> pa.Table:
     """Parse, turning pyarrow's failures into one-line errors naming the line."""
     try:
