@@ -215,7 +215,7 @@ def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, warm,
     or the cached copy's first row group): the same frame as the whole read's first rows; no
     preview without a sink or for a short file."""
     from ttdash.model import cache, loader
-    from ttdash.model.progress import previewing
+    from ttdash.model.progress import previewing, reporting
 
     monkeypatch.setattr(loader, "PREVIEW_ROWS", 300)
     monkeypatch.setattr(loader, "BLOCK", 1 << 16)
@@ -226,9 +226,13 @@ def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, warm,
         monkeypatch.setattr(cache, "ROW_GROUP", 400)
         loader.read_ops_csv(path, columns="all")  # writes the copy: every column
         monkeypatch.setattr(loader, "_parse", None)  # what follows reads the copy alone
-    got = []
-    with previewing(lambda make: got.append(make())):
+    got, phases = [], []
+    with previewing(lambda make: got.append((phases[-1], make()))), \
+            reporting(lambda phase, done, total: phases.append(phase)):
         whole = loader.read_ops_csv(path, columns=columns)
+    before, got = [g[0] for g in got], [g[1] for g in got]  # the phase it came in
+    assert before == ["reading the cached copy" if warm
+                      else f"reading {path.name}: {len(got[0].df):,} rows"]
     assert len(got) == 1 and 300 <= len(got[0].df) < len(whole.df)
     first = got[0].df
     pd.testing.assert_frame_equal(first, whole.df.iloc[:len(first)], check_dtype=False,

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..paths import cache_dir
+from .progress import step
 
 MIN_BYTES = 4 << 20  # smaller files parse in well under a second: not worth a copy
 ROW_GROUP = 1 << 16
@@ -104,6 +105,7 @@ class Slot:
             if not set(columns).union(complete or ()) <= set(names):
                 return None
             wanted = [n for n in names if n in columns]
+            step("reading the cached copy", 0, 1)
             meta = pf.metadata
             if first is not None and meta.num_row_groups > 1 and meta.num_rows > first_after:
                 first(pf.read_row_group(0, columns=wanted))

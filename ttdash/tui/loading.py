@@ -93,7 +93,8 @@ class LoadingScreen(Screen):
             return
         self._previewed = True
         try:
-            view = self._preview(make())
+            with reporting(None):  # its own phases are not the load's
+                view = self._preview(make())
         except LoadCancelled:
             raise
         except Exception:  # whatever is wrong with the rows, the whole load will say
