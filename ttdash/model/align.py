@@ -84,10 +84,11 @@ def _lis(x: np.ndarray) -> np.ndarray:
     n = len(x)
     if n < 2 or bool(np.all(x[1:] > x[:-1])):
         return np.arange(n)
-    before = np.maximum.accumulate(np.concatenate([[x[0]], x[:-1]]))
-    after = np.minimum.accumulate(np.concatenate([x[1:], [x[-1]]])[::-1])[::-1]
-    at = np.arange(n)
-    pivot = ((x > before) | (at == 0)) & ((x < after) | (at == n - 1))
+    above = np.empty(n, dtype=bool)  # above everything before (the first: nothing before)
+    above[0], above[1:] = True, x[1:] > np.maximum.accumulate(x[:-1])
+    below = np.empty(n, dtype=bool)  # below everything after (the last: nothing after)
+    below[-1], below[:-1] = True, x[:-1] < np.minimum.accumulate(x[:0:-1])[::-1]
+    pivot = above & below
     rest = np.flatnonzero(~pivot)
     if len(rest) > n // 2:  # far from order (a low outlier late unpivots all before it)
         return _patience(x)

@@ -80,12 +80,16 @@ class LoadingScreen(Screen):
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         """The model's progress (in the loading thread)."""
-        if self._stop.is_set():
-            raise LoadCancelled
+        self._check_stop(phase, done, total)
         now = time.monotonic()
         if now - self._last >= 1 / REPORTS_PER_S or done >= total:
             self._last = now
             self.app.call_from_thread(self._show, phase, done, total)
+
+    def _check_stop(self, phase: str, done: int, total: int) -> None:
+        """A progress sink that only stops the loading thread once `q` was pressed."""
+        if self._stop.is_set():
+            raise LoadCancelled
 
     def _offered(self, make: Callable[[], Any]) -> None:
         """The read's first rows (in the loading thread, which waits): a view of them."""
@@ -93,7 +97,7 @@ class LoadingScreen(Screen):
             return
         self._previewed = True
         try:
-            with reporting(None):  # its own phases are not the load's
+            with reporting(self._check_stop):  # its own phases are not the load's to show
                 view = self._preview(make())
         except LoadCancelled:
             raise
