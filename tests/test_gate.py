@@ -240,3 +240,57 @@ def test_repeated_signpost_iterations_give_a_spread(tmp_path) -> None:
         assert len(it["baseline_us"]) == len(it["candidate_us"]) == 4
         assert it["within_noise"] is within, it
         assert "per TTBasicBlock forward started iteration (4 vs 4)" in doc["verdict"]
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    from ttdash.cli import main
+
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_a_candidate_that_stops_early_fails_closed(tmp_path, capsys) -> None:
+    """#37.7: the last 10% of ops missing (a full profiler buffer) and the rest 5% slower was
+    "6.25% faster", exit 0 under --fail-above 2. Now: refused (exit 2), the tail named; and
+    the JSON says what was compared."""
+    def change(df):
+        return scale(df.iloc[:int(len(df) * 0.9)].copy(), DUR, 1.05)
+
+    cand = candidate(tmp_path, "cut", change)
+    rc, out, err = _cli(capsys, "diff", str(real_dir() / WH), str(cand), "-f", "json",
+                        "--fail-above", "2")
+    assert rc == 2 and err.count("\n") == 1
+    assert "the candidate stops early: its last 188 ops (10% of the other side's)" in err
+    doc = json.loads(out)
+    assert doc["missing_tail"] == {"baseline": 188, "candidate": 0}
+    assert doc["delta_pct"] < 0 < doc["common"]["delta_pct"]  # totals faster, common slower
+    assert doc["common"]["delta_pct"] == pytest.approx(5.0, abs=0.5)
+    assert doc["only"]["baseline"]["ops"] == 188 and doc["only"]["candidate"]["ops"] == 0
+    # the same cut on the baseline side: refused the same way
+    rc, _, err = _cli(capsys, "diff", str(cand), str(real_dir() / WH), "-f", "json",
+                      "--fail-above", "2")
+    assert rc == 2 and "the baseline stops early" in err
+
+
+def test_ops_gone_from_the_middle_do_not_hide_a_slower_rest(tmp_path, capsys) -> None:
+    """#37.7: the gate compares the ops both sides ran as well as the totals: 10% of the ops
+    removed from the middle and the rest 5% slower is a regression (exit 1), and the verdict
+    gives both numbers."""
+    def change(df):
+        n = len(df)
+        return scale(df.drop(df.index[n // 2:n // 2 + n // 10]).copy(), DUR, 1.05)
+
+    cand = candidate(tmp_path, "middle", change)
+    rc, out, err = _cli(capsys, "diff", str(real_dir() / WH), str(cand), "-f", "json",
+                        "--fail-above", "2")
+    doc = json.loads(out)
+    assert rc == 1, err
+    assert doc["delta_pct"] < 0 and doc["gate_pct"] == doc["common"]["delta_pct"] > 2
+    assert doc["missing_tail"] == {"baseline": 0, "candidate": 0}
+    assert "the 1,685 ops both ran: +" in doc["verdict"] and "187 ops only in the baseline" \
+        in doc["verdict"]
+    # a candidate that only drops one op at the very end is not a cut run
+    rc, out, err = _cli(capsys, "diff", str(real_dir() / WH), str(candidate(
+        tmp_path, "last", lambda df: df.iloc[:-1].copy())), "-f", "json", "--fail-above", "2")
+    assert rc == 0 and json.loads(out)["missing_tail"]["baseline"] == 1, err

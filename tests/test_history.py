@@ -189,6 +189,86 @@ def test_check_without_comparable_runs_fails_closed(real, tmp_path):
     assert res.returncode == 2 and "model=none" in res.stderr
 
 
+def _edited(dst: Path, rows: slice | None = None, factor: float = 1.0, blank: bool = False,
+            drop: slice | None = None) -> Path:
+    """CLIP with only `rows` kept / `drop` rows removed, device durations times `factor`
+    (or blank)."""
+    df = pd.read_csv(CLIP, dtype=str, keep_default_na=False)
+    if rows is not None:
+        df = df.iloc[rows]
+    if drop is not None:
+        df = df.drop(df.index[drop])
+    dur = "DEVICE KERNEL DURATION [ns]"
+    v = pd.to_numeric(df[dur], errors="coerce")
+    if blank:
+        df[dur] = ""
+    else:
+        df.loc[v.notna(), dur] = (v[v.notna()] * factor).round().astype("int64").astype(str)
+    df.to_csv(dst, index=False)
+    return dst
+
+
+def test_check_refuses_what_diff_refuses(real, tmp_path, capsys):
+    """#37.1: history check applies diff's refusals through the same rules (model.gate):
+    these four passed as "90.60% faster", "5% slower" unnoticed, "96.73% faster" and a false
+    "29.5% slower" before."""
+    store, _, _ = make_store(tmp_path, [1.0, 1.02, 0.98, 1.01])
+    n = len(pd.read_csv(CLIP))
+    # no device timings at all: exit 2, not "faster"
+    blank = _edited(tmp_path / "blank.csv", blank=True)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(blank),
+                       "--fail-above", "2")
+    assert (rc, out) == (2, "") and err.count("\n") == 1
+    assert "cannot trust this comparison" in err and "no valid device time" in err
+    # the last 10% missing, the rest 5% slower: the candidate stops early (exit 2)
+    cut = _edited(tmp_path / "cut.csv", rows=slice(0, int(n * 0.9)), factor=1.05)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(cut),
+                       "--fail-above", "2")
+    assert rc == 2 and "the candidate stops early: its last 188 ops" in err
+    # a 19-op program is not this program: every stored run is left out, exit 2
+    tiny = _edited(tmp_path / "tiny.csv", rows=slice(0, 19), factor=0.5)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(tiny),
+                       "--fail-above", "2")
+    assert rc == 2 and "no earlier run of this program: 4 runs match" in err
+    assert "at most 1% of their ops align" in err
+    # 10% of ops gone from the middle, the rest 5% slower: the totals say faster, the ops
+    # both ran say 5% slower: a regression (exit 1), both numbers in the verdict
+    middle = _edited(tmp_path / "middle.csv", drop=slice(n // 2, n // 2 + n // 10),
+                     factor=1.05)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(middle),
+                       "--fail-above", "2", "-f", "json")
+    doc = json.loads(out)
+    assert rc == 1 and doc["regression"] and doc["pct"] < 0
+    assert doc["common_pct"] == pytest.approx(5.0, abs=1.5) and doc["gate_pct"] > 2
+    assert "% faster than the median" in err and "the ops both ran: +" in err
+    # the same run unchanged still passes, with no common-ops clause
+    same = scaled_copy(CLIP, tmp_path / "same.csv", 1.0)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(same),
+                       "--fail-above", "2", "-f", "json")
+    assert rc == 0 and json.loads(out)["common_pct"] is None, err
+
+
+def test_check_keeps_other_programs_out_of_the_baseline(real, tmp_path, capsys):
+    """#37.1: another model of the same arch (no labels to tell them apart) is left out by
+    its op sequence, not gated against: bh_p100_dlv3 against stored CLIP runs was a false
+    "REGRESSION ... 234.54% slower"."""
+    clip = real / "tt-perf-report__bh_64_clip_encoder_1.csv"
+    dlv3 = real / "tt-perf-report__bh_p100_dlv3.csv"
+    store, ids, _ = make_store(tmp_path, [1.0, 1.01], src=clip)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(dlv3),
+                       "--fail-above", "5")
+    assert rc == 2 and out == "" and "no earlier run of this program" in err
+    # with a run of the same program stored as well, only that one is the baseline
+    add_run(store, dlv3, T0 + timedelta(days=9))
+    again = scaled_copy(dlv3, tmp_path / "dlv3_again.csv", 1.001)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(again),
+                       "--fail-above", "5", "-f", "json")
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["baseline_runs"]) == 1 and doc["baseline_runs"][0] not in ids
+    assert sorted(o["run_id"] for o in doc["other_programs"]) == sorted(ids)
+    assert "left out 2 runs of other programs" in err
+
+
 # --------------------------------------------------------------------------- sql
 def test_sql_over_the_store(real, tmp_path, capsys):
     store, ids, _ = make_store(tmp_path, [1.0, 1.1])

@@ -19,17 +19,19 @@ EXIT_OK, EXIT_REGRESSION = 0, 1
 def gate(result, fail_above: float | None, metric: str, err: TextIO | None = None,
          allow_arch_mismatch: bool = False) -> int:
     """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
-    more than `fail_above` percent on `metric`; 2 (a TraceError) when the totals cannot be
-    trusted (fail closed: DiffResult.problems); else 0."""
+    more than `fail_above` percent on `metric` (its totals, or the ops both sides ran:
+    DiffResult.gate_pct); 2 (a TraceError) when the comparison cannot be trusted (fail closed:
+    DiffResult.problems, the rules of ttdash.model.gate); else 0."""
     if fail_above is None:
         return EXIT_OK
     problems = result.problems(metric, allow_arch_mismatch=allow_arch_mismatch)
     if problems:
         raise TraceError(None, "--fail-above cannot trust this comparison: "
                          + "; ".join(problems))
-    pct = result.slower_pct(metric)
+    pct = result.gate_pct(metric)  # the totals' change, or the common ops' when larger
     s = result.spread(metric)
-    if pct > fail_above and s is not None and s.within_noise:
+    if (pct > fail_above and s is not None and s.within_noise
+            and pct == result.slower_pct(metric)):
         (err or sys.stderr).write(f"ttdash: {pct:+.2f}% is within the run-to-run noise "
                                   f"({s.text()}): not a regression\n")
         return EXIT_OK

@@ -153,25 +153,63 @@ def trend(opts: HistoryOptions) -> int:
 
 
 def check(opts: HistoryOptions) -> int:
+    """The gate against the last N comparable runs, under `diff --fail-above`'s rules
+    (ttdash.model.gate): the checked run is aligned op by op with each stored run; runs it
+    matches under MIN_MATCH_RATE are other programs and left out; any other refusal (no valid
+    device time, a side that stops early, more corrupt timings, gaps on one side, a zero
+    baseline) fails closed with exit 2."""
     from ..history import query
+    from ..model.columns import MIN_MATCH_RATE
+    from ..model.signature import signature_text
     from ..report.history import render_check
 
     store = _store(opts)
     rec = record_of(opts.paths[0], opts.window)
     run = {**rec.row, "arch": rec.arch}
     where = _labels(opts.where, "--where")
-    history = _last(opts, query.matching(
+    cond = ", ".join([f"arch {rec.arch}", f"window {run['window']!r}",
+                      "per device" if run["per_device"] else "devices merged",
+                      f"--pause-above {run['pause_above_us']:g}"]
+                     + [f"{k}={v}" for k, v in where.items()])
+    candidates = query.matching(
         _runs(store), arch=rec.arch, window=run["window"], per_device=run["per_device"],
-        pause_above_us=run["pause_above_us"], where=where, exclude=rec.run_id))
-    if not history:
-        cond = ", ".join([f"arch {rec.arch}", f"window {run['window']!r}",
-                          "per device" if run["per_device"] else "devices merged",
-                          f"--pause-above {run['pause_above_us']:g}"]
-                         + [f"{k}={v}" for k, v in where.items()])
+        pause_above_us=run["pause_above_us"], where=where, exclude=rec.run_id)
+    if not candidates:
         raise TraceError(store.uri, f"no earlier run matches ({cond}): nothing to check "
                          "against; add a baseline first (ttdash history add)")
+    signatures = signature_text(rec.view, rec.view.op_rows)
+    history, bases, others = [], [], []
+    for r in reversed(candidates):  # newest first, until --last runs of this program
+        basis = query.compare_to_run(store, r, rec.view, signatures)
+        if basis.match_rate < MIN_MATCH_RATE:
+            others.append((r["run_id"], basis.match_rate))
+            continue
+        history.insert(0, r)
+        bases.insert(0, basis)
+        if opts.last and len(history) == opts.last:
+            break
+    if not history:
+        best = max(m for _, m in others)
+        raise TraceError(store.uri, f"no earlier run of this program: {len(others)} run"
+                         f"{'s' * (len(others) != 1)} match ({cond}) but at most {best:.0%} of "
+                         f"their ops align with this run's (under {MIN_MATCH_RATE:.0%}: other "
+                         "programs); add a baseline of this program first")
     assert opts.fail_above is not None  # required by the parser
-    result = query.check(run, history, opts.fail_above)
+    result = query.check(run, history, opts.fail_above, bases)
+    result.other_programs = others
+    problems: list[str] = []
+    for basis in bases:
+        for p in basis.problems("steady", basis.whole_pct("steady")):
+            if p not in problems:
+                problems.append(p)
+    if problems:
+        raise TraceError(store.uri, "history check cannot trust this comparison: "
+                         + "; ".join(problems))
+    if others:
+        note(f"left out {len(others)} run{'s' * (len(others) != 1)} of other programs "
+             f"(under {MIN_MATCH_RATE:.0%} of ops aligned): "
+             + ", ".join(f"{rid} ({m:.0%})" for rid, m in others[:5])
+             + (", ..." if len(others) > 5 else ""))
     write_output(opts.out, lambda out: render_check(result, opts.format, out))
     if result.failed:
         sys.stderr.write(f"ttdash: {result.verdict()}\n")

@@ -105,34 +105,126 @@ class Check:
     fail_above: float
     median_us: float = 0.0
     pct: float = 0.0
+    #: the median over the baseline runs of the change over the ops both ran (None when every
+    #: op ran on both sides: it is the whole change then)
+    common_pct: float | None = None
+    #: "the 1,684 ops both ran: ..." against the newest baseline run, when some ran on one side
+    common_text: str | None = None
     culprits: list[dict[str, Any]] = field(default_factory=list)
+    #: runs of the same arch and window left out as other programs: (run_id, match rate)
+    other_programs: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def gate_pct(self) -> float:
+        """What the gate holds against its limit (as `diff --fail-above`): the larger of the
+        whole run's change and the common ops' change."""
+        return max(self.pct, self.common_pct) if self.common_pct is not None else self.pct
 
     @property
     def failed(self) -> bool:
-        return self.pct > self.fail_above
+        return self.gate_pct > self.fail_above
 
     def verdict(self) -> str:
         word = "slower" if self.pct > 0 else "faster"
         state = "REGRESSION" if self.failed else "ok"
-        return (f"{state}: steady state {self.run['steady_us']:,.1f} us is {abs(self.pct):.2f}% "
+        text = (f"{state}: steady state {self.run['steady_us']:,.1f} us is {abs(self.pct):.2f}% "
                 f"{word} than the median {self.median_us:,.1f} us of the last "
                 f"{len(self.baseline)} matching run{'s' * (len(self.baseline) != 1)} "
                 f"(limit {self.fail_above:+g}%)")
+        if self.common_pct is not None:
+            text += (f"; the ops both ran: {self.common_pct:+.2f}% (median over those runs; "
+                     f"{self.common_text})")
+        return text
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run["run_id"], "steady_us": self.run["steady_us"],
-                "median_us": self.median_us, "pct": self.pct, "fail_above": self.fail_above,
+                "median_us": self.median_us, "pct": self.pct, "common_pct": self.common_pct,
+                "gate_pct": self.gate_pct, "fail_above": self.fail_above,
                 "regression": self.failed,
                 "baseline_runs": [r["run_id"] for r in self.baseline],
+                "other_programs": [{"run_id": r, "match_rate": m}
+                                   for r, m in self.other_programs],
                 "culprits": self.culprits}
 
 
-def check(run: dict[str, Any], history: list[dict[str, Any]], fail_above: float) -> Check:
+def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) -> Any:
+    """Align `view` (the checked run; `signatures`: its ops' signature texts) with the stored
+    ops of `run` as `diff` aligns two traces (signature, then op code; per device when the runs
+    were analysed per device; signpost regions are not used) and return the gate's
+    ``ttdash.model.gate.Basis``. The stored run's device-time basis is taken to be the
+    checked run's (the store does not keep it)."""
+    import numpy as np
+    import pandas as pd
+
+    from ..model.align import align_sequences
+    from ..model.diff import device_groups
+    from ..model.gate import Basis, SideTotals, joint_pauses, missing_tail, side_totals
+
+    a = store.run_ops(run, ["signature", "op_code", "device", "device_time_us",
+                            "op_to_op_us"]).to_pandas()
+    b = view.op_rows.reset_index(drop=True)
+    na, nb = len(a), len(b)
+    sig = pd.factorize(pd.Series(np.concatenate([a["signature"].to_numpy(dtype=object),
+                                                 np.asarray(signatures, dtype=object)]),
+                                 dtype=object))[0].astype(np.int64)
+    code = pd.factorize(pd.concat([a["op_code"].astype(object), b["op_code"].astype(object)],
+                                  ignore_index=True))[0].astype(np.int64)
+    per_device = bool(run.get("per_device")) and (a["device"].nunique() > 1
+                                                  or b["device"].nunique() > 1)
+    parts_a, parts_b, tail = [], [], np.zeros(2, dtype=np.int64)
+    for _, ia, ib in device_groups(a, b, per_device):
+        al = align_sequences(sig[:na][ia], sig[na:][ib], code[:na][ia], code[na:][ib])
+        parts_a.append(ia[al.a])
+        parts_b.append(ib[al.b])
+        tail += missing_tail(len(ia), len(ib), al.a, al.b)
+    ma = np.concatenate(parts_a) if parts_a else np.zeros(0, np.int64)
+    mb = np.concatenate(parts_b) if parts_b else np.zeros(0, np.int64)
+    rem = np.setdiff1d(np.arange(na), ma)
+    add = np.setdiff1d(np.arange(nb), mb)
+
+    def side(ops: pd.DataFrame, col: str, pos: np.ndarray, n_before: int, n_after: int):
+        v = ops[col].to_numpy(dtype="float64")[pos]
+        return np.concatenate([np.full(n_before, np.nan), v, np.full(n_after, np.nan)])
+
+    nm, nr, nadd = len(ma), len(rem), len(add)
+    pairs = pd.DataFrame({
+        "status": np.repeat(np.array(["matched", "removed", "added"], dtype=object),
+                            [nm, nr, nadd]),
+        "baseline_us": side(a, "device_time_us", np.concatenate([ma, rem]), 0, nadd),
+        "baseline_gap_us": side(a, "op_to_op_us", np.concatenate([ma, rem]), 0, nadd),
+        "candidate_us": np.concatenate([side(b, "device_time_us", mb, 0, nr),
+                                        side(b, "device_time_us", add, 0, 0)]),
+        "candidate_gap_us": np.concatenate([side(b, "op_to_op_us", mb, 0, nr),
+                                            side(b, "op_to_op_us", add, 0, 0)]),
+    })
+    ct = side_totals(view)
+    bt = SideTotals(
+        file=str(run.get("file")), window=str(run.get("window")), arch=str(run.get("arch")),
+        ops=int(run["ops"]), device_time_us=float(run["device_time_us"]),
+        op_to_op_us=float(run["dispatch_us"]) + float(run["pauses_us"]),
+        dispatch_us=float(run["dispatch_us"]), pauses_us=float(run["pauses_us"]),
+        pauses=int(run["pauses"]), steady_us=float(run["steady_us"]),
+        wall_us=float(run["wall_us"]), gaps_known=int(a["op_to_op_us"].notna().sum()),
+        corrupt_rows=int(run["corrupt_rows"]), host_ops=int(run["host_ops"]),
+        timing=ct.timing)
+    bt, ct = joint_pauses(pairs, bt, ct, float(view.pause_above_us))
+    return Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])))
+
+
+def check(run: dict[str, Any], history: list[dict[str, Any]], fail_above: float,
+          bases: list[Any] | None = None) -> Check:
     """`run` (a record row with "arch") against the median steady state of `history`, with
-    the op codes whose steady-state time moved most against their own median."""
+    the op codes whose steady-state time moved most against their own median. `bases`: the
+    gate bases (ttdash.model.gate.Basis) of `run` against each run of `history`, for the
+    change over the ops both ran."""
     median = statistics.median(r["steady_us"] for r in history)
     result = Check(run=run, baseline=history, fail_above=fail_above, median_us=median,
                    pct=(run["steady_us"] / median - 1.0) * 100.0 if median > 0 else 0.0)
+    partial = [b for b in bases or () if b.partial]
+    if partial:
+        common = [p for b in partial if (p := b.common_pct("steady")) is not None]
+        result.common_pct = statistics.median(common) if common else None
+        result.common_text = partial[-1].common_text("steady")
     names = {g["name"] for g in run.get("op_codes") or ()}
     for r in history:
         names |= {g["name"] for g in r.get("op_codes") or ()}

@@ -225,6 +225,24 @@ class Store:
                 r["labels"] = dict(r["labels"] or [])
         return out
 
+    def run_ops(self, run: dict[str, Any], columns: list[str]) -> pa.Table:
+        """The stored ops of one run (report order), `columns` of the `ops/` schema."""
+        directory = self._path("ops", f"arch={run['arch']}", f"run_id={run['run_id']}")
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
+            files = sorted(i.path for i in infos if i.type == pafs.FileType.File
+                           and i.path.endswith(".parquet") and not _hidden(i.base_name))
+            if not files:
+                raise TraceError(self.uri, f"run {run['run_id']} has no stored ops "
+                                 f"({directory}): the store is damaged")
+            tables = []
+            for f in files:
+                with self.fs.open_input_file(f) as fh:
+                    tables.append(pq.read_table(fh, columns=columns))
+        except (OSError, pa.ArrowException) as exc:
+            raise self._error(exc, f"cannot read the ops of run {run['run_id']}") from None
+        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
     def readable(self, table: str) -> list[str]:
         """The Parquet files of "runs" or "ops" whose footer reads (the others named in
         `skipped`): what an engine given the whole list can scan."""

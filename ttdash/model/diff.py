@@ -34,9 +34,11 @@ iterations); the others are *dispatch*. In a diff the split is joint: a matched 
 pause on both sides when it is one on either, so a pause that shrinks under the threshold does
 not move time into the steady state. ``steady`` = device + dispatch is the default gate metric
 (``--metric``): untraced traces spend over 99% of wall time in host pauses, which would hide a
-device regression of several percent. The gate fails closed (:meth:`DiffResult.problems`) when
-archs differ, under ``MIN_MATCH_RATE`` of ops matched, gaps exist on one side only, one side has
-more corrupt timings, or the baseline total is zero.
+device regression of several percent. The gate fails closed (:meth:`DiffResult.problems`, the
+rules of :mod:`ttdash.model.gate`, shared with ``history check``) when archs differ, under
+``MIN_MATCH_RATE`` of ops matched, a side stops early (a missing tail), gaps exist on one side
+only, one side has more corrupt timings, or the baseline total is zero; it judges the larger of
+the totals' change and the change over the ops both sides ran.
 
 Noise rule
 ----------
@@ -64,7 +66,7 @@ growing KV cache) counts as spread.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,7 +76,8 @@ import pandas as pd
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from .errors import TraceError
-from .metrics import split_gaps
+from .gate import Basis, SideTotals, joint_pauses, missing_tail, side_totals
+from .gate import pct as _pct
 from .pairs import (  # noqa: F401  (the pair vocabulary is part of this module's interface)
     GROUP_COLUMNS,
     MATCH_OP_CODE,
@@ -105,73 +108,6 @@ PAUSES_DOMINATE = 0.5
 
 
 # ==================================================================== result
-
-@dataclass(frozen=True)
-class SideTotals:
-    """Totals of one side (device time and gaps in microseconds)."""
-
-    file: str
-    window: str
-    arch: str
-    ops: int
-    device_time_us: float
-    op_to_op_us: float  # every gap
-    dispatch_us: float  # gaps up to the pause threshold
-    pauses_us: float  # longer gaps
-    pauses: int
-    steady_us: float  # device + dispatch
-    wall_us: float  # device + every gap
-    gaps_known: int  # ops with an op-to-op gap
-    corrupt_rows: int
-    host_ops: int
-    timing: str = "kernel"  # Trace.timing
-
-    def as_dict(self) -> dict[str, object]:
-        return {"file": self.file, "window": self.window, "arch": self.arch, "ops": self.ops,
-                "device_time_us": self.device_time_us, "dispatch_us": self.dispatch_us,
-                "pauses_us": self.pauses_us, "pauses": self.pauses, "steady_us": self.steady_us,
-                "op_to_op_us": self.op_to_op_us, "wall_us": self.wall_us,
-                "corrupt_rows": self.corrupt_rows, "host_ops": self.host_ops,
-                "device_time_basis": self.timing}
-
-
-def _side_totals(view: View) -> SideTotals:
-    t = view.totals()
-    return SideTotals(file=str(view.trace.path), window=view.description,
-                      arch=view.trace.arch.name, ops=t["ops"],
-                      device_time_us=t["device_time_us"], op_to_op_us=t["op_to_op_us"],
-                      dispatch_us=t["dispatch_us"], pauses_us=t["pauses_us"],
-                      pauses=t["pauses"], steady_us=t["steady_us"], wall_us=t["wall_us"],
-                      gaps_known=t["gaps_known"], corrupt_rows=t["corrupt_rows"],
-                      host_ops=t["host_ops"], timing=view.trace.timing)
-
-
-def _joint_pauses(pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals, pause_above_us: float
-                  ) -> tuple[SideTotals, SideTotals]:
-    """Split both sides' gaps on the same ops: a matched pair's gap is a host pause on both
-    sides when it is one on either (so a pause that shrinks under the threshold, or grows over
-    it, moves nothing between steady state and pauses); an unmatched op's gap by its own.
-    Sets ``pairs["host_pause"]``."""
-    bg = pairs["baseline_gap_us"].to_numpy(dtype="float64")
-    cg = pairs["candidate_gap_us"].to_numpy(dtype="float64")
-    pause = split_gaps(bg, pause_above_us)[2] | split_gaps(cg, pause_above_us)[2]
-    pairs["host_pause"] = pause
-
-    def split(t: SideTotals, g: np.ndarray) -> SideTotals:
-        dispatch_gaps, pause_gaps, _ = split_gaps(g, pause)
-        dispatch, paused = float(np.nansum(dispatch_gaps)), float(np.nansum(pause_gaps))
-        return replace(t, dispatch_us=dispatch, pauses_us=paused,
-                       pauses=int((pause & ~np.isnan(g)).sum()),
-                       steady_us=t.device_time_us + dispatch)
-
-    return split(bt, bg), split(ct, cg)
-
-
-def _pct(base: float, cand: float) -> float | None:
-    if not np.isfinite(base) or base == 0 or not np.isfinite(cand):
-        return None
-    return (cand - base) / base * 100.0
-
 
 def _ratio(base: float, cand: float) -> float | None:
     if not np.isfinite(base) or not np.isfinite(cand) or cand == 0:
@@ -210,6 +146,8 @@ class DiffResult:
 
     #: (unit, per-iteration totals) of each side that repeats a unit (see runs.iteration_totals)
     iterations: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    #: what a gate decides on (ttdash.model.gate); set by diff_traces
+    basis: Basis = field(default=None)  # type: ignore[assignment]
 
     def spread(self, metric: str = DEFAULT_METRIC) -> Spread | None:
         """Run-to-run spread of `metric` (None without several runs on a side)."""
@@ -378,6 +316,9 @@ class DiffResult:
         if self.match_rate < MIN_MATCH_RATE:
             out.append(f"low match rate: {self.match_rate:.0%} of ops matched; totals compare "
                        "different programs")
+        common = self.basis.common_text(metric)
+        if common is not None:
+            out.append(common)
         if metric in ("wall", "pauses"):
             for side, t in (("baseline", self.baseline_totals),
                             ("candidate", self.candidate_totals)):
@@ -389,48 +330,25 @@ class DiffResult:
 
     def problems(self, metric: str = DEFAULT_METRIC, allow_arch_mismatch: bool = False
                  ) -> list[str]:
-        """Why a gate on `metric` cannot trust these totals (empty when it can): different
-        archs, a low match rate, gaps or valid timings missing on one side only, a zero
-        baseline."""
-        b, c = self.baseline_totals, self.candidate_totals
-        out = []
-        if b.arch != c.arch and not allow_arch_mismatch:
-            out.append(f"the baseline ran on {b.arch} and the candidate on {c.arch} "
-                       "(--allow-arch-mismatch to compare anyway)")
-        if b.timing != c.timing:
-            rt = "baseline" if b.timing == "dispatch" else "candidate"
-            out.append(f"the {rt}'s device times are the realtime profiler's dispatch window, "
-                       "the other's the classic kernel time: every op differs by a few us of "
-                       "dispatch (compare two realtime logs or two classic reports)")
-        if self.match_rate < MIN_MATCH_RATE:
-            out.append(f"only {self.match_rate:.0%} of ops matched (under "
-                       f"{MIN_MATCH_RATE:.0%}): the two sides run different programs")
-        if metric != "device" and bool(b.gaps_known) != bool(c.gaps_known):
-            side = "candidate" if not c.gaps_known else "baseline"
-            out.append(f"the {side} has no op-to-op gaps: {METRIC_NAMES[metric]} cannot be "
-                       "compared (--metric device can)")
-        for side, t, other in (("candidate", c, b), ("baseline", b, c)):
-            if t.ops and not t.device_time_us > 0 and other.device_time_us > 0:
-                out.append(f"the {side} has no valid device time in its {t.ops} ops (blank or "
-                           "corrupt durations, or host fallbacks only)")
-            if t.corrupt_rows > other.corrupt_rows:
-                out.append(f"the {side} has {t.corrupt_rows - other.corrupt_rows} more ops "
-                           "with corrupt timings, left out of its totals")
-        if self.slower_pct(metric) is None:
-            out.append(f"the baseline's {METRIC_NAMES[metric]} total is zero: no percentage "
-                       "can be computed")
-        return out
+        """Why a gate on `metric` cannot trust these totals (empty when it can): the rules of
+        :meth:`ttdash.model.gate.Basis.problems` (other archs, a low match rate, a side that
+        stops early, gaps or valid timings missing on one side only, a zero baseline)."""
+        return self.basis.problems(metric, self.slower_pct(metric), allow_arch_mismatch)
+
+    def gate_pct(self, metric: str = DEFAULT_METRIC) -> float | None:
+        """What `--fail-above` holds against its limit: the larger of the change of the totals
+        (of the runs' mean with several runs) and the change over the ops both sides ran."""
+        return self.basis.gate_pct(metric, self.slower_pct(metric))
 
     @property
     def match_rate(self) -> float:
         """Matched ops / ops of the longer side (1.0 for a trace against itself)."""
-        longest = max(self.baseline_totals.ops, self.candidate_totals.ops)
-        return self.counts["matched"] / longest if longest else 1.0
+        return self.basis.match_rate
 
 
 # ==================================================================== the diff
 
-def _device_groups(a_ops: pd.DataFrame, b_ops: pd.DataFrame, per_device: bool
+def device_groups(a_ops: pd.DataFrame, b_ops: pd.DataFrame, per_device: bool
                    ) -> list[tuple[int | None, np.ndarray, np.ndarray]]:
     if not per_device:
         return [(None, np.arange(len(a_ops)), np.arange(len(b_ops)))]
@@ -467,10 +385,12 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     per_device = (not a.merged or not b.merged) and (
         a_ops["device"].nunique() > 1 or b_ops["device"].nunique() > 1)
     parts_a, parts_b, parts_moved, parts_dev = [], [], [], []
-    for dev, ia, ib in _device_groups(a_ops, b_ops, per_device):
+    tail = np.zeros(2, dtype=np.int64)
+    for dev, ia, ib in device_groups(a_ops, b_ops, per_device):
         al = align_sequences(a_sig[ia], b_sig[ib], a_code[ia], b_code[ib],
                              a_reg[ia] if use_regions else None,
                              b_reg[ib] if use_regions else None)
+        tail += missing_tail(len(ia), len(ib), al.a, al.b)
         parts_a.append(ia[al.a])
         parts_b.append(ib[al.b])
         parts_moved.append(al.moved)
@@ -490,7 +410,7 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
 
     pairs = pairs_frame(a, b, a_ops, b_ops, ma, mb, moved, a_sig, b_sig, sig_a, sig_b,
                          per_device)
-    bt, ct = _joint_pauses(pairs, _side_totals(a), _side_totals(b), a.pause_above_us)
+    bt, ct = joint_pauses(pairs, side_totals(a), side_totals(b), a.pause_above_us)
     delta = {"steady": _pct(bt.steady_us, ct.steady_us),
              "device": _pct(bt.device_time_us, ct.device_time_us),
              "dispatch": _pct(bt.dispatch_us, ct.dispatch_us),
@@ -527,4 +447,5 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     return DiffResult(baseline=a, candidate=b, pairs=pairs, baseline_totals=bt,
                       candidate_totals=ct, delta_pct=delta, speedup=speed, by_op_code=by_code,
                       by_region=by_region, counts=counts, noise=noise_info,
-                      per_device=per_device, seconds=seconds, top=top, iterations=its)
+                      per_device=per_device, seconds=seconds, top=top, iterations=its,
+                      basis=Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1]))))

@@ -150,6 +150,14 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "speedup_by_metric": {k: _clean(v) for k, v in result.speedup.items()},
         "verdict": result.verdict(metric),
         "problems": result.problems(metric),
+        "gate_pct": _clean(result.gate_pct(metric)),  # what --fail-above holds to its limit
+        "common": {"ops": result.basis.matched,
+                   "baseline_us": _clean(result.basis.common[metric][0]),
+                   "candidate_us": _clean(result.basis.common[metric][1]),
+                   "delta_pct": _clean(result.basis.common_pct(metric))},
+        "only": {side: {"ops": n, "device_us": _clean(us)}
+                 for side, (n, us) in result.basis.only.items()},
+        "missing_tail": result.basis.tail,
         "runs": {side: [{k: _clean(v) for k, v in t.items()} for t in runs]
                  for side, runs in result.runs.items()},
         "spread": spread.as_dict() if (spread := result.spread(metric)) else None,

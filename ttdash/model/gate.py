@@ -1,0 +1,257 @@
+"""What a performance gate compares, and when it refuses to: one set of rules for
+`diff --fail-above` and `history check`.
+
+A gate compares two sides (a baseline and a candidate) whose ops were aligned (see
+:mod:`ttdash.model.diff`). :class:`Basis` holds what the rules need: each side's totals, how many
+ops matched, the sums of the *ops both sides ran*, the ops only one side ran, and each side's
+*missing tail*.
+
+Rules (:meth:`Basis.problems`, fail closed: exit 2 rather than a verdict):
+
+* other archs (unless allowed), other device-time bases (realtime dispatch window vs kernel time);
+* under ``MIN_MATCH_RATE`` of the longer side's ops matched: other programs;
+* gaps on one side only (unless the metric is device time);
+* no valid device time on one side, or more corrupt timings on one side;
+* a side that **stops early**: at least ``TAIL_MIN_OPS`` and ``TAIL_SHARE`` of the other side's
+  ops come after that side's last op with nothing after them on it. A missing tail is what a
+  full profiler buffer leaves (the device stops recording), not a speed-up;
+* a zero baseline total.
+
+The verdict of a gate (:meth:`Basis.gate_pct`) is the larger of the change of the whole runs'
+totals and the change over the ops both ran: ops only in the candidate add time to the first, a
+slower common part shows in the second even when the candidate ran fewer ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .columns import METRIC_NAMES, MIN_MATCH_RATE
+from .metrics import split_gaps
+
+#: A side "stops early" when at least this many ops, and this share of the other side's ops,
+#: come after its last op (see the module docstring).
+TAIL_MIN_OPS = 3
+TAIL_SHARE = 0.01
+
+METRICS = ("steady", "device", "dispatch", "pauses", "op_to_op", "wall")
+
+
+@dataclass(frozen=True)
+class SideTotals:
+    """Totals of one side (device time and gaps in microseconds)."""
+
+    file: str
+    window: str
+    arch: str
+    ops: int
+    device_time_us: float
+    op_to_op_us: float  # every gap
+    dispatch_us: float  # gaps up to the pause threshold
+    pauses_us: float  # longer gaps
+    pauses: int
+    steady_us: float  # device + dispatch
+    wall_us: float  # device + every gap
+    gaps_known: int  # ops with an op-to-op gap
+    corrupt_rows: int
+    host_ops: int
+    timing: str = "kernel"  # Trace.timing
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "window": self.window, "arch": self.arch, "ops": self.ops,
+                "device_time_us": self.device_time_us, "dispatch_us": self.dispatch_us,
+                "pauses_us": self.pauses_us, "pauses": self.pauses, "steady_us": self.steady_us,
+                "op_to_op_us": self.op_to_op_us, "wall_us": self.wall_us,
+                "corrupt_rows": self.corrupt_rows, "host_ops": self.host_ops,
+                "device_time_basis": self.timing}
+
+    def metric(self, metric: str) -> float:
+        return {"steady": self.steady_us, "device": self.device_time_us,
+                "dispatch": self.dispatch_us, "pauses": self.pauses_us,
+                "op_to_op": self.op_to_op_us, "wall": self.wall_us}[metric]
+
+
+def side_totals(view: Any) -> SideTotals:
+    """The totals of a `model.View`."""
+    t = view.totals()
+    return SideTotals(file=str(view.trace.path), window=view.description,
+                      arch=view.trace.arch.name, ops=t["ops"],
+                      device_time_us=t["device_time_us"], op_to_op_us=t["op_to_op_us"],
+                      dispatch_us=t["dispatch_us"], pauses_us=t["pauses_us"],
+                      pauses=t["pauses"], steady_us=t["steady_us"], wall_us=t["wall_us"],
+                      gaps_known=t["gaps_known"], corrupt_rows=t["corrupt_rows"],
+                      host_ops=t["host_ops"], timing=view.trace.timing)
+
+
+def pct(base: float, cand: float) -> float | None:
+    """(cand - base) / base in percent (None when the baseline is zero or a value is not
+    finite)."""
+    if not np.isfinite(base) or base == 0 or not np.isfinite(cand):
+        return None
+    return (cand - base) / base * 100.0
+
+
+def joint_pauses(pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals, pause_above_us: float
+                 ) -> tuple[SideTotals, SideTotals]:
+    """Split both sides' gaps on the same ops: a matched pair's gap is a host pause on both
+    sides when it is one on either (so a pause that shrinks under the threshold, or grows over
+    it, moves nothing between steady state and pauses); an unmatched op's gap by its own.
+    Sets ``pairs["host_pause"]``."""
+    bg = pairs["baseline_gap_us"].to_numpy(dtype="float64")
+    cg = pairs["candidate_gap_us"].to_numpy(dtype="float64")
+    pause = split_gaps(bg, pause_above_us)[2] | split_gaps(cg, pause_above_us)[2]
+    pairs["host_pause"] = pause
+
+    def split(t: SideTotals, g: np.ndarray) -> SideTotals:
+        dispatch_gaps, pause_gaps, _ = split_gaps(g, pause)
+        dispatch, paused = float(np.nansum(dispatch_gaps)), float(np.nansum(pause_gaps))
+        return replace(t, dispatch_us=dispatch, pauses_us=paused,
+                       pauses=int((pause & ~np.isnan(g)).sum()),
+                       steady_us=t.device_time_us + dispatch)
+
+    return split(bt, bg), split(ct, cg)
+
+
+def missing_tail(n_a: int, n_b: int, ma: np.ndarray, mb: np.ndarray) -> tuple[int, int]:
+    """(baseline ops after the candidate's end, candidate ops after the baseline's end) of one
+    aligned sequence: the ops after a side's last matched op when the other side has none after
+    its own (both sides ending in ops of their own is a change at the end, not a cut)."""
+    if not len(ma):
+        return 0, 0  # nothing matched: the match rate speaks
+    tail_a = n_a - 1 - int(np.max(ma))
+    tail_b = n_b - 1 - int(np.max(mb))
+    return (tail_a if tail_b == 0 else 0), (tail_b if tail_a == 0 else 0)
+
+
+def _sums(device: np.ndarray, gap: np.ndarray, pause: np.ndarray) -> dict[str, float]:
+    dev = float(np.nansum(device))
+    dispatch, paused, _ = split_gaps(gap, pause)
+    d, p = float(np.nansum(dispatch)), float(np.nansum(paused))
+    return {"steady": dev + d, "device": dev, "dispatch": d, "pauses": p, "op_to_op": d + p,
+            "wall": dev + d + p}
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a gate decides on (see the module docstring)."""
+
+    baseline: SideTotals
+    candidate: SideTotals
+    matched: int
+    #: metric -> (baseline, candidate) sums over the matched pairs
+    common: dict[str, tuple[float, float]]
+    #: side -> (ops, device us) of the ops only that side ran
+    only: dict[str, tuple[int, float]]
+    #: side -> ops after the other side's end (see missing_tail)
+    tail: dict[str, int]
+
+    @classmethod
+    def of(cls, pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals,
+           tail: tuple[int, int]) -> Basis:
+        """From a pairs table (``status``, ``baseline_us``, ``candidate_us``, both gaps and
+        ``host_pause`` as set by :func:`joint_pauses`)."""
+        status = pairs["status"].to_numpy(dtype=object)
+        m = status == "matched"
+        pause = pairs["host_pause"].to_numpy(dtype=bool)
+        b = _sums(pairs["baseline_us"].to_numpy(dtype="float64")[m],
+                  pairs["baseline_gap_us"].to_numpy(dtype="float64")[m], pause[m])
+        c = _sums(pairs["candidate_us"].to_numpy(dtype="float64")[m],
+                  pairs["candidate_gap_us"].to_numpy(dtype="float64")[m], pause[m])
+        only = {}
+        for side, st in (("baseline", "removed"), ("candidate", "added")):
+            sel = status == st
+            only[side] = (int(sel.sum()),
+                          float(np.nansum(pairs[f"{side}_us"].to_numpy(dtype="float64")[sel])))
+        return cls(baseline=bt, candidate=ct, matched=int(m.sum()),
+                   common={k: (b[k], c[k]) for k in METRICS}, only=only,
+                   tail={"baseline": tail[0], "candidate": tail[1]})
+
+    @property
+    def match_rate(self) -> float:
+        """Matched ops / ops of the longer side (1.0 for a trace against itself)."""
+        longest = max(self.baseline.ops, self.candidate.ops)
+        return self.matched / longest if longest else 1.0
+
+    def whole_pct(self, metric: str) -> float | None:
+        return pct(self.baseline.metric(metric), self.candidate.metric(metric))
+
+    def common_pct(self, metric: str) -> float | None:
+        """The change of `metric` over the ops both sides ran."""
+        b, c = self.common[metric]
+        return pct(b, c)
+
+    @property
+    def partial(self) -> bool:
+        """Some ops ran on one side only (the whole and the common change can differ)."""
+        return bool(self.only["baseline"][0] or self.only["candidate"][0])
+
+    def gate_pct(self, metric: str, whole: float | None = None) -> float | None:
+        """What a gate holds against its limit: the larger of the whole runs' change (`whole`,
+        default this pair's) and the common ops' change."""
+        whole = self.whole_pct(metric) if whole is None else whole
+        common = self.common_pct(metric) if self.partial else None
+        vals = [v for v in (whole, common) if v is not None]
+        return max(vals) if vals else None
+
+    def common_text(self, metric: str) -> str | None:
+        """"the 1,684 ops both ran: +5.00% on steady state; 188 only in the baseline
+        (1,234.5 us), ..." when some ops ran on one side only."""
+        if not self.partial:
+            return None
+        p = self.common_pct(metric)
+        text = (f"the {self.matched:,} ops both ran: "
+                + (f"{p:+.2f}%" if p is not None else "no comparison")
+                + f" on {METRIC_NAMES[metric].split(' (')[0]}")
+        for side in ("baseline", "candidate"):
+            n, us = self.only[side]
+            if n:
+                text += f"; {n:,} op{'s' * (n != 1)} only in the {side} ({us:,.1f} us device)"
+        return text
+
+    def tail_problems(self) -> list[str]:
+        out = []
+        for side, other, t in (("candidate", self.baseline, self.tail["baseline"]),
+                               ("baseline", self.candidate, self.tail["candidate"])):
+            if t >= TAIL_MIN_OPS and other.ops and t / other.ops >= TAIL_SHARE:
+                out.append(f"the {side} stops early: its last {t:,} ops "
+                           f"({t / other.ops:.0%} of the other side's) are missing, as a full "
+                           "profiler buffer leaves a run (compare complete runs)")
+        return out
+
+    def problems(self, metric: str, slower_pct: float | None,
+                 allow_arch_mismatch: bool = False) -> list[str]:
+        """Why a gate on `metric` cannot trust this comparison (empty when it can).
+        `slower_pct`: the change the gate would judge (None: no percentage)."""
+        b, c = self.baseline, self.candidate
+        out = []
+        if b.arch != c.arch and not allow_arch_mismatch:
+            out.append(f"the baseline ran on {b.arch} and the candidate on {c.arch} "
+                       "(--allow-arch-mismatch to compare anyway)")
+        if b.timing != c.timing:
+            rt = "baseline" if b.timing == "dispatch" else "candidate"
+            out.append(f"the {rt}'s device times are the realtime profiler's dispatch window, "
+                       "the other's the classic kernel time: every op differs by a few us of "
+                       "dispatch (compare two realtime logs or two classic reports)")
+        if self.match_rate < MIN_MATCH_RATE:
+            out.append(f"only {self.match_rate:.0%} of ops matched (under "
+                       f"{MIN_MATCH_RATE:.0%}): the two sides run different programs")
+        out += self.tail_problems()
+        if metric != "device" and bool(b.gaps_known) != bool(c.gaps_known):
+            side = "candidate" if not c.gaps_known else "baseline"
+            out.append(f"the {side} has no op-to-op gaps: {METRIC_NAMES[metric]} cannot be "
+                       "compared (--metric device can)")
+        for side, t, other in (("candidate", c, b), ("baseline", b, c)):
+            if t.ops and not t.device_time_us > 0 and other.device_time_us > 0:
+                out.append(f"the {side} has no valid device time in its {t.ops} ops (blank or "
+                           "corrupt durations, or host fallbacks only)")
+            if t.corrupt_rows > other.corrupt_rows:
+                out.append(f"the {side} has {t.corrupt_rows - other.corrupt_rows} more ops "
+                           "with corrupt timings, left out of its totals")
+        if slower_pct is None:
+            out.append(f"the baseline's {METRIC_NAMES[metric]} total is zero: no percentage "
+                       "can be computed")
+        return out
