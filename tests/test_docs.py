@@ -1,0 +1,145 @@
+"""The README and the docs site: the README short and starting with the two commands (the second
+what CI runs), its links alive; the generated reference pages current; `mkdocs build --strict`
+clean."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+README = ROOT / "README.md"
+REFERENCE = ROOT / "docs" / "reference"
+README_MAX_BYTES = 10 * 1024
+DEMO_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/ttdash demo"
+
+
+def gen_docs():
+    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def ci_command() -> str:
+    """The command .ci/run's first pass runs (the README's second command, verbatim)."""
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    found = re.findall(r"^(python3 -m venv \.venv && .*?)\s*\|\|\s*newest=\$\?\s*$", text, re.M)
+    assert len(found) == 1, "cannot find the README command in .ci/run"
+    return found[0]
+
+
+def readme_commands() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"^```sh\n(.*?)^```", text, re.M | re.S)
+    assert block, "the README has no ```sh block"
+    # Nothing but the title and the one-paragraph introduction comes before the commands.
+    before = text[:block.start()]
+    assert "```" not in before and before.count("\n#") == 0, before
+    return block.group(1).rstrip("\n").split("\n")
+
+
+def test_readme_is_short():
+    size = README.stat().st_size
+    assert size <= README_MAX_BYTES, f"README.md is {size:,} bytes; move detail into docs/"
+
+
+def test_readme_starts_with_the_two_commands():
+    commands = readme_commands()
+    assert commands == [DEMO_COMMAND, ci_command()]
+
+
+def test_readme_says_how_ttdash_gets_on_path():
+    text = README.read_text(encoding="utf-8")
+    assert ". .venv/bin/activate" in text and 'PATH="$PWD/.venv/bin:$PATH"' in text
+
+
+def test_contributing_has_the_ci_command():
+    assert ci_command() in (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+
+
+def test_readme_links_resolve():
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 10  # the screenshots and the docs pages
+    missing = [link for link in local if not (ROOT / link.split("#")[0]).is_file()]
+    assert not missing, f"README links to missing files: {missing}"
+
+
+def test_generated_reference_is_current(tmp_path):
+    gen = gen_docs()
+    assert gen.main(["--out", str(tmp_path)]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(p.name for p in REFERENCE.glob("*.md"))
+    stale = [name for name in written if (tmp_path / name).read_text(encoding="utf-8")
+             != (REFERENCE / name).read_text(encoding="utf-8")]
+    assert not stale, f"docs/reference/{stale} are stale: run python scripts/gen_docs.py"
+
+
+def test_reference_covers_the_parser_and_columns():
+    from ttdash.cli import build_parser
+    from ttdash.model.columns import COLUMNS
+
+    cli = (REFERENCE / "cli.md").read_text(encoding="utf-8")
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name, parser in sub.choices.items():
+        assert f"`ttdash {name}`" in cli
+        for action in parser._actions:
+            for opt in action.option_strings:
+                assert f"`{opt}`" in cli, opt
+    columns = (REFERENCE / "columns.md").read_text(encoding="utf-8")
+    assert all(f"| `{c.key}` |" in columns for c in COLUMNS)
+
+
+def test_every_screen_with_keys_is_documented():
+    """A new screen or view with ttdash bindings gets a section on the keys page."""
+    import ttdash.tui
+
+    documented = {cls for _, cls, _, _ in gen_docs().documented_screens()}
+    with_keys = set()
+    for info in pkgutil.iter_modules(ttdash.tui.__path__):
+        mod = importlib.import_module(f"ttdash.tui.{info.name}")
+        for cls in vars(mod).values():
+            if inspect.isclass(cls) and cls.__module__ == mod.__name__ \
+                    and cls.__dict__.get("BINDINGS"):
+                with_keys.add(cls)
+    assert len(with_keys) >= 15
+    assert with_keys <= documented, sorted(c.__name__ for c in with_keys - documented)
+
+
+def test_key_names_are_shown_as_keys():
+    """Every bound key reads as the key (`/`, `<`, `←`), not Textual's name for it."""
+    gen = gen_docs()
+    shown = [gen.key_display(k) for _, cls, _, _ in gen.documented_screens()
+             for keys, _ in gen.bindings_of(cls) for k in keys]
+    assert "/" in shown and "<" in shown and "←" in shown
+    assert not [k for k in shown if "_" in k], shown
+
+
+@pytest.mark.parametrize("key, shown", [("slash", "/"), ("question_mark", "?"),
+                                        ("shift+left", "shift+←"), ("full_stop", "."),
+                                        ("G", "G"), ("ctrl+c", "ctrl+c")])
+def test_key_display(key, shown):
+    assert gen_docs().key_display(key) == shown
+
+
+def test_mkdocs_build_strict(tmp_path):
+    site = tmp_path / "site"
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                        "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "--fail-above" in (site / "reference" / "cli.html").read_text(encoding="utf-8")
+    for page in ("index", "benchmarks", "limits", "formats", "contributing", "exit-codes",
+                 "reference/keys", "reference/columns", "commands/report", "commands/history"):
+        assert (site / f"{page}.html").is_file(), page
+    assert (site / "screenshots" / "open-80x24.svg").is_file()
