@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from ..format import fmt_us, signed_pct
 from ..history.query import labels_text
 from ..model.text import clean_text
-from .safe import md_table, neutralise_formula
+from .safe import md_cell, md_table, neutralise_formula
 
 #: (key, title, kind) of `list` and `trend` rows; kind: us, pct, int, text, time, labels
 RUN_FIELDS = (("added_at", "Added (UTC)", "time"), ("run_id", "Run", "text"),
@@ -114,7 +114,8 @@ def render_check(check, fmt: str, out: TextIO) -> None:
     if fmt == "csv":
         rows_table(check.culprits, CULPRIT_FIELDS, out, fmt)
         return
-    out.write(str(clean_text(check.verdict())) + "\n")
+    verdict = check.verdict()
+    out.write((md_cell(verdict) if fmt == "markdown" else str(clean_text(verdict))) + "\n")
     if check.culprits:
         out.write("\nOp codes above their median:\n" if fmt == "table"
                   else "\n**Op codes above their median**\n\n")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
+
+from ..model.text import clean_text
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where used: markdown cells need neither
     import pandas as pd
@@ -30,13 +33,26 @@ def neutralise_series(s: pd.Series) -> pd.Series:
     return pd.Series(fixed.array.take(codes, allow_fill=True), index=s.index)
 
 
+#: What GitHub turns into a ping or a cross-reference in a comment: @user, @org/team, #123,
+#: GH-123 (owner/repo#123 through its "#"). A zero-width space after the "@" or "#" (as an
+#: entity: visible in the raw text) leaves the text as it reads and links nothing.
+MD_MENTION_RE = re.compile(r"(@(?=[A-Za-z0-9])|#(?=[0-9])|\bGH-(?=[0-9]))", re.IGNORECASE)
+ZWSP = "&#8203;"
+
+
 def md_cell(v: object) -> str:
-    """Text for a markdown table cell: pipes, backslashes, HTML and newlines made inert."""
-    s = "" if v is None else str(v)
+    """Untrusted text for markdown (a table cell, a list item, a heading): one line, no control
+    or bidi characters, nothing live. Pipes, backslashes, HTML tags, autolinks, entities and
+    code spans escaped; the "]" of a link or image (`[x](y)`, `![x](y)`, `[x][y]`) escaped;
+    mentions and issue references broken; a leading formula character neutralised."""
+    s = "" if v is None else str(clean_text(str(v).replace("\n", " ").replace("\r", " ")))
     # Backslash escapes (not entities): "BF16 => BF16" stays readable in the raw text, and an
-    # escaped "<" can never open an HTML tag.
+    # escaped "<" can never open an HTML tag nor an autolink, an escaped "&" an entity.
     s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
-    s = s.replace("`", "\\`").replace("\n", " ").replace("\r", " ")
+    s = s.replace("`", "\\`").replace("&", "\\&")
+    # A link's text ends at a "]" followed by "(" or "["; "[bold]x[/]" stays as it reads.
+    s = s.replace("](", "\\](").replace("][", "\\][")
+    s = MD_MENTION_RE.sub(lambda m: m.group(1) + ZWSP, s)
     return str(neutralise_formula(s)) if s[:1] in "=+@" else s
 
 
