@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import TextIO
 
 from ..memory import trim
+from ..model.text import clean_text
 from .options import OutputOptions, WindowOptions
 
 
@@ -90,16 +92,31 @@ def color_wanted(fmt: str, out: OutputOptions) -> bool:
             and not out.output)
 
 
+LINE_BREAKS_RE = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def inert_line(text: object) -> str:
+    """Text for one line on the terminal: line breaks made spaces, control characters (escape
+    sequences start with one), C1 controls and bidi marks removed (model.text.clean_text)."""
+    return str(clean_text(LINE_BREAKS_RE.sub(" ", str(text))))
+
+
+def stderr_line(text: object) -> None:
+    """`ttdash: TEXT` on stderr, one inert line: every line ttdash writes there goes through
+    here, as file names, op codes and store paths are untrusted."""
+    sys.stderr.write(f"ttdash: {inert_line(text)}\n")
+
+
 def note(message: str) -> None:
     """A remark for the user on stderr (stdout stays machine-readable)."""
-    sys.stderr.write(f"ttdash: note: {message}\n")
+    stderr_line(f"note: {message}")
 
 
 def warn_data(view) -> None:  # view: model.View
     """The view's data-trust warnings on stderr, for outputs with no place for them (CSV,
     Perfetto): one line each, naming the file."""
     for w in view.warnings():
-        sys.stderr.write(f"ttdash: warning: {view.trace.path}: {w.message}\n")
+        stderr_line(f"warning: {view.trace.path}: {w.message}")
 
 
 def drop_stdout() -> None:
