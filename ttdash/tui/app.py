@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, Footer, OptionList, Static
 
@@ -26,6 +27,7 @@ from ..model import View, Window
 from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
 from ..model.query import FILTER_KEYS, Filter, group_ops
+from ..model.text import clean_text
 from ..report.perfetto import to_perfetto
 from ..report.single import groups_csv, groups_markdown, to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
@@ -517,6 +519,13 @@ class TTDashApp(App):
 
     def on_mount(self) -> None:
         self.push_screen(self._screen_factory())
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast (a screen's or widget's notify calls this): no control or bidi character
+        reaches the terminal. Markup stays the caller's: untrusted text goes with markup=False."""
+        super().notify(str(clean_text(message.replace("\n", " "))), title=str(clean_text(title)),
+                       severity=severity, timeout=timeout, markup=markup)
 
     def panic(self, *renderables) -> None:
         """Textual's exit on an error it shows itself (e.g. a stylesheet error in a user's

@@ -26,6 +26,7 @@ from ..history.query import labels_text, trend
 from ..history.record import file_sha256, stored_view
 from ..model.diff import diff_traces
 from ..model.errors import TraceError
+from ..model.text import clean_text
 from .app import TraceScreen, TTDashApp
 from .diffview import DiffScreen
 from .historytrend import ID_CHARS, TrendScreen, _text
@@ -99,12 +100,15 @@ def history_rows(runs: list[dict[str, Any]]) -> list[RunRow]:
 def check_source(run: dict[str, Any]) -> Path:
     """The run's CSV, when it is still there with the content stored (else SourceChanged)."""
     path = Path(str(run.get("file") or ""))
+    # The stored path is untrusted text (a file name can hold escape sequences): inert here
+    # (and again, as every toast, in TTDashApp.notify)
+    changed = f"source file moved or changed: {clean_text(str(path))}"
     try:
         digest, _ = file_sha256(path)
     except OSError:
-        raise SourceChanged(f"source file moved or changed: {path}") from None
+        raise SourceChanged(changed) from None
     if run.get("sha256") and digest != run["sha256"]:
-        raise SourceChanged(f"source file moved or changed: {path}")
+        raise SourceChanged(changed)
     return path
 
 
