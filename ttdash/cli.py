@@ -22,6 +22,7 @@ from .model.columns import (
     SUMMARY_GROUP_BY,
 )
 from .model.errors import TraceError
+from .model.text import clean_text
 
 if TYPE_CHECKING:
     from .commands.options import OutputOptions, WindowOptions
@@ -33,6 +34,8 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2)."""
 
     def error(self, message: str) -> NoReturn:  # type: ignore[name-defined]  # noqa: F821
+        # `message` echoes what was typed (an unknown argument): one inert line
+        message = " ".join(str(clean_text(message.replace("\n", " "))).split())
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
