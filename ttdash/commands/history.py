@@ -218,7 +218,10 @@ def check(opts: HistoryOptions) -> int:
 
 
 def sql(opts: HistoryOptions) -> int:
-    """Run a DuckDB query with views `runs` and `ops` over the store (local stores)."""
+    """Run a DuckDB query with views `runs` and `ops` over the store (local stores): the views
+    of Store.sql_view, on which every reader agrees even after an add that was killed. A query
+    with no result (only a comment, a SET) prints nothing (json: no columns, no rows); columns
+    of one name are told apart (a, a_2) so that each keeps its own value."""
     from ..report.history import render_sql
 
     try:
@@ -231,19 +234,31 @@ def sql(opts: HistoryOptions) -> int:
         raise TraceError(store.uri, "`history sql` reads local stores; for object stores use "
                          "DuckDB's httpfs with the README's queries")
     con = duckdb.connect()
+    runs_view = False
     try:
         for table in ("runs", "ops"):
             files = store.readable(table)  # a corrupt file is named and left out
             for line in store.skipped:
                 note(line)
-            if files:
-                listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-                con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], "
-                            "hive_partitioning=true, union_by_name=true)")
+            if files and (table == "runs" or runs_view):
+                cur = con.execute(f"SELECT * FROM {store.sql_source(files)} LIMIT 0")
+                con.execute(store.sql_view(table, files, [d[0] for d in cur.description]))
+            runs_view = bool(files)  # ops only beside the runs they belong to
         cur = con.execute(opts.query or "")
-        columns = [d[0] for d in cur.description or []]
-        rows = cur.fetchall() if columns else []
+        names = [d[0] for d in (cur.description or [])] if cur is not None else []
+        rows = cur.fetchall() if names else []
     except duckdb.Error as exc:
         raise TraceError(None, f"SQL: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
+    if not names and opts.format != "json":
+        return EXIT_OK
+    columns: list[str] = []
+    for name in names:  # `SELECT 1 AS a, 2 AS a` or a self-join: a, a_2
+        n, unique = 1, name
+        while unique in columns or (unique != name and unique in names):
+            n += 1
+            unique = f"{name}_{n}"
+        columns.append(unique)
     write_output(opts.out, lambda out: render_sql(columns, rows, opts.format, out))
     return EXIT_OK

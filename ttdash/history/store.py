@@ -4,8 +4,9 @@
     STORE/runs/arch=ARCH/runs-UUID.parquet             many runs, merged by `compact`
     STORE/ops/arch=ARCH/run_id=RUN_ID/ops.parquet      one row per op (record.op_schema())
 
-`arch` and `run_id` are hive partitions (in the path, not in the files):
-``read_parquet('STORE/ops/**/*.parquet', hive_partitioning=true)`` in DuckDB reads them back.
+`arch` and `run_id` are hive partitions (in the path, not in the files); only the folders below
+STORE are partitions (a `run_id=...` folder above it labels nothing: `runs`, `run_ops` and the
+views of `history sql`, `sql_view`, read the partitions from the path below the root).
 
 Safety: every file is written under a temporary name starting with "." (which pyarrow, DuckDB's
 `*.parquet` glob and Spark all skip) and renamed into place, so no reader sees half a file. Names
@@ -15,6 +16,19 @@ a name. The ops file is written before the run's row (and removed if the row can
 listed has its ops. Merging run rows (`compact`, local stores, under a lock) writes the merged
 file before removing the ones it replaces; a reader that sees both keeps each run once (rows are
 deduplicated by run_id), one that finds a listed file gone reads again.
+
+An add killed between its writes can leave ops without their run row (until a compaction removes
+them, STALE_S later) and, killed in a compaction, a run's row twice. Every ttdash reader (list,
+trend, check, sql, the TUI) agrees at every instant: a run is listed once, and ops count only
+when their run row exists. DuckDB reading the files directly agrees with these views (STORE's own
+path without `key=value` folders, which DuckDB would read as partitions too):
+
+    CREATE VIEW runs AS SELECT * FROM read_parquet('STORE/runs/*/*.parquet',
+        hive_partitioning=true, hive_types={'arch': VARCHAR}, union_by_name=true)
+      QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY added_at) = 1;
+    CREATE VIEW ops AS SELECT * FROM read_parquet('STORE/ops/*/*/*.parquet',
+        hive_partitioning=true, hive_types={'arch': VARCHAR, 'run_id': VARCHAR}) o
+      WHERE EXISTS (SELECT 1 FROM runs r WHERE r.arch = o.arch AND r.run_id = o.run_id);
 """
 
 from __future__ import annotations
@@ -50,6 +64,8 @@ STALE_S = 3600.0
 REQUIRED = ("run_id", "added_at", "ops", "device_time_us", "steady_us")
 _VANISHED = object()  # a file removed between listing and reading (a compaction)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: The column naming each row's file in `sql_source` (not in the views).
+FILE_COLUMN = "__ttdash_file"
 
 
 def default_store() -> str:
@@ -265,6 +281,39 @@ class Store:
         with ThreadPoolExecutor(max_workers=8) as pool:
             return [f for f, good in zip(files, pool.map(ok, files)) if good]
 
+    def sql_source(self, files: list[str]) -> str:
+        """DuckDB's read of `files` (of one table) with each row's file in FILE_COLUMN and no
+        hive partitioning (it would read every `k=v` folder of the path, above the store too)."""
+        listed = ", ".join(_sql_text(f) for f in files)
+        return (f"read_parquet([{listed}], filename={_sql_text(FILE_COLUMN)}, "
+                "hive_partitioning=false, union_by_name=true)")
+
+    def sql_view(self, table: str, files: list[str], columns: list[str]) -> str:
+        """The DuckDB view "runs" or "ops" over `files` (`columns`: the names sql_source reads)
+        on which every reader agrees: partitions from the path below the root (a table of one
+        row per file, as `runs` reads them), each run once and only with REQUIRED fields (as
+        `runs`), ops only of a listed run (view "runs" made first)."""
+        keys = ("arch",) if table == "runs" else ("arch", "run_id")
+        name = _sql_name(FILE_COLUMN)
+        values = ", ".join("(" + ", ".join(_sql_text(v) for v in (
+            f, *(self._partitions(f).get(k, "") for k in keys))) + ")" for f in files)
+        parts = f"(VALUES {values}) p({name}, {', '.join(keys)})"
+        own = [c for c in columns if c != FILE_COLUMN]
+        select = ", ".join([f"p.{c}" if c in keys else f"src.{_sql_name(c)}" for c in own]
+                           + [f"p.{k}" for k in keys if k not in own])
+        source = self.sql_source(files)
+        if table == "ops":
+            return (f"CREATE VIEW ops AS SELECT {select} FROM {source} src JOIN (SELECT * FROM "
+                    f"{parts} WHERE EXISTS (SELECT 1 FROM runs r WHERE r.arch = p.arch AND "
+                    f"r.run_id = p.run_id)) p USING ({name})")
+        if not all(c in own for c in REQUIRED):
+            return f"CREATE VIEW runs AS SELECT {select} FROM {source} src, {parts} WHERE false"
+        rank = _sql_name(FILE_COLUMN + "_n")
+        whole = " AND ".join(f"{_sql_name(c)} IS NOT NULL" for c in REQUIRED)
+        return (f"CREATE VIEW runs AS SELECT {select} FROM (SELECT *, row_number() OVER "
+                f"(PARTITION BY run_id ORDER BY added_at, {name}) AS {rank} FROM {source} "
+                f"WHERE {whole}) src JOIN {parts} USING ({name}) WHERE {rank} = 1")
+
     # ------------------------------------------------------------ writing
     def _write(self, directory: str, name: str, write: Callable[[Any], None]) -> None:
         """Write a file through `write(sink)` under a hidden temporary name, then rename it."""
@@ -380,6 +429,14 @@ def _first_line(exc: BaseException, limit: int = 200) -> str:
     text = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
     return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _sql_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _utc(us: int | None) -> datetime | None:
