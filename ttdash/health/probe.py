@@ -12,8 +12,11 @@ Paths (tt-kmd docs/sysfs-attributes.md, hwmon.c and the Linux PCI sysfs ABI):
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import stat
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,12 +51,58 @@ class Roots:
                    Path(env.get("TTDASH_DEV_ROOT", "/dev")))
 
 
+#: At most this much of a sysfs/procfs file is read (an attribute is a line; /proc/meminfo
+#: about 1.5 KiB): a file that streams forever must not fill the memory.
+READ_MAX = 8 << 10
+#: A read that has not returned after this long is given up (a hung device's attribute, a
+#: stalled FUSE file): its thread is left blocked and the path is not read again.
+READ_TIMEOUT_S = 2.0
+_hung: set[str] = set()
+
+
 def read(path: Path) -> str | None:
-    """A sysfs file's text, stripped; None when it is missing or unreadable."""
+    """A sysfs file's text, stripped; None when it is missing, unreadable, not a regular file
+    (a FIFO, a device: never waited on) or does not answer within READ_TIMEOUT_S. At most
+    READ_MAX bytes are read."""
+    key = str(path)
+    if key in _hung:
+        return None
+    box: list[bytes | None] = []
+    reader = threading.Thread(target=lambda: box.append(_read_bounded(key)), daemon=True,
+                              name="ttdash-sysfs-read")
+    reader.start()
+    reader.join(READ_TIMEOUT_S)
+    if reader.is_alive():
+        _hung.add(key)
+        return None
+    data = box[0] if box else None
+    return None if data is None else data.decode("utf-8", errors="replace").strip()
+
+
+def _read_bounded(path: str) -> bytes | None:
+    """At most READ_MAX bytes of a regular file, opened without blocking (O_NONBLOCK: a FIFO's
+    open returns at once, and fstat then turns it away before any read)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a device file is not even opened
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat
+            return None
+        chunks, left = [], READ_MAX
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def number(text: str | None) -> float | None:
@@ -61,7 +110,8 @@ def number(text: str | None) -> float | None:
     if text is None:
         return None
     m = re.match(r"\s*(-?\d+(?:\.\d+)?)", text)
-    return float(m.group(1)) if m else None
+    v = float(m.group(1)) if m else None
+    return v if v is not None and math.isfinite(v) else None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -79,7 +80,8 @@ def record_path(root: Path, env: Mapping[str, str] | None = None) -> Path | None
         state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     except RuntimeError:  # no $HOME and no passwd entry
         return None
-    key = hashlib.sha1(str(Path(root).expanduser().resolve()).encode()).hexdigest()[:16]
+    name = str(Path(root).expanduser().resolve()).encode("utf-8", "surrogateescape")
+    key = hashlib.sha1(name).hexdigest()[:16]
     return state / "ttdash" / "telemetry" / f"{key}.jsonl"
 
 
@@ -96,12 +98,26 @@ def append_record(root: Path, readings: list[Reading]) -> None:
             for r in readings:
                 fh.write(json.dumps({**r.as_dict(), "root": str(root)}) + "\n")
         if path.stat().st_size > MAX_RECORD_BYTES:
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            lines = _read_record(path).splitlines(keepends=True)
             tmp = path.with_suffix(".tmp")
             tmp.write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
             os.replace(tmp, path)
     except OSError:
         pass
+
+
+def _read_record(path: Path) -> str:
+    """The record's text: a regular file only (a FIFO put there is not waited on), at most
+    twice MAX_RECORD_BYTES of it, bytes that are not UTF-8 replaced. OSError when unreadable."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(2 * MAX_RECORD_BYTES)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
 
 
 def run_root(report: Path) -> Path | None:
@@ -127,7 +143,7 @@ def readings_for_report(report: Path, devices: list[int] | None = None) -> list[
         return []
     try:
         end = Path(report).stat().st_mtime
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = _read_record(path).splitlines()
     except OSError:
         return []
     start = end - MAX_RUN_S
@@ -143,8 +159,10 @@ def readings_for_report(report: Path, devices: list[int] | None = None) -> list[
         try:
             r = json.loads(line)
             t = float(r["time"])
-        except (ValueError, KeyError, TypeError):
-            continue  # a torn last line from a killed process
+            if not isinstance(r.get("device"), (int, type(None))):
+                continue
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            continue  # a torn last line from a killed process; not a reading
         if start < t <= end:
             out.append(r)
     if devices:
