@@ -56,6 +56,10 @@ def _load_snapshot(path: str) -> dict:
             from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceError(path, getattr(exc, "strerror", None) or str(exc)) from None
+    except RecursionError:
+        raise TraceError(path, "not a tt-smi snapshot: JSON nested too deep") from None
+    except ValueError as exc:  # an integer past Python's digit limit (4,300)
+        raise TraceError(path, f"not a tt-smi snapshot: {str(exc).split(';')[0]}") from None
     if not isinstance(doc, dict):
         raise TraceError(path, "not a tt-smi snapshot (a JSON object with device_info)")
     return doc

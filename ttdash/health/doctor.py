@@ -42,8 +42,27 @@ class Check:
     detail: str
     idle_only: bool = False  # a warning an idle device gives anyway (not for run's start line)
 
+    def __post_init__(self) -> None:  # env, sysfs and snapshot text: printable, UTF-8
+        object.__setattr__(self, "name", utf8(self.name))
+        object.__setattr__(self, "detail", utf8(self.detail))
+
     def as_dict(self) -> dict[str, str]:
         return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+def utf8(text: str) -> str:
+    """`text` encodable as UTF-8: a lone surrogate (an environment variable's bytes that are not
+    UTF-8, a \\udXXX escape in a snapshot's JSON) shown as \\xNN or \\udXXX."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def run_checks(env: Mapping[str, str] | None = None, roots: Roots | None = None) -> list[Check]:
