@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .argtypes import NOT_UTF8, output_path, path_arg, shown, text_error
 from .memory import return_freed_memory
 from .model.columns import (
     DEFAULT_METRIC,
@@ -138,7 +139,7 @@ def _window_args(p: argparse.ArgumentParser) -> None:
 
 def _output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of "
-                   "stdout; refuses to replace an existing file without --force")
+                   "stdout; refuses to replace an existing file without --force", type=output_path)
     p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
 
 
@@ -167,9 +168,10 @@ def build_parser() -> Parser:
                        description="Print the per-op analysis of one trace, with tt-perf-report "
                        "1.4.1's numbers. PATH is an ops_perf_results CSV or a profiler directory "
                        "(its newest report).")
-    r.add_argument("path", metavar="PATH", nargs="+", help="CSV file or profiler/report "
-                   "directory; several CSVs: the reports of one multi-host run, merged as "
-                   "tt-perf-report merges them (device ids offset per file, IDs numbered through)")
+    r.add_argument("path", metavar="PATH", nargs="+", type=path_arg, help="CSV file or "
+                   "profiler/report directory; several CSVs: the reports of one multi-host run, "
+                   "merged as tt-perf-report merges them (device ids offset per file, IDs "
+                   "numbered through)")
     r.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown", "perfetto"),
                    default="table", help="output format (default: table; plain when stdout is "
                    "not a terminal or NO_COLOR is set). perfetto: Chrome trace-event JSON for "
@@ -207,7 +209,8 @@ def build_parser() -> Parser:
                        description="Open one trace (a CSV, or a profiler directory's newest "
                        "report) in the interactive dashboard. Shows the whole trace unless a "
                        "window option is given.")
-    o.add_argument("path", metavar="PATH", help="CSV file or profiler/report directory")
+    o.add_argument("path", metavar="PATH", type=path_arg,
+                   help="CSV file or profiler/report directory")
     o.add_argument("--theme", help="theme name (ttdash-dark, ttdash-light, ttdash-ansi, any "
                    "Textual theme, or yours in ~/.config/ttdash/themes/)")
     _window_args(o)
@@ -215,8 +218,8 @@ def build_parser() -> Parser:
     w = sub.add_parser("watch", help="follow a profiler directory live",
                        description="Follow a profiler directory while a run writes it: the live "
                        ".logs op table, then the full report when it appears.")
-    w.add_argument("dir", nargs="?", metavar="DIR", help="profiler directory (default: "
-                   "$TT_METAL_PROFILER_DIR, $TT_METAL_HOME/generated/profiler, "
+    w.add_argument("dir", nargs="?", metavar="DIR", type=path_arg, help="profiler directory "
+                   "(default: $TT_METAL_PROFILER_DIR, $TT_METAL_HOME/generated/profiler, "
                    "./generated/profiler)")
     w.add_argument("--poll", type=positive_float, metavar="SECONDS",
                    help="use polling every SECONDS instead of inotify (NFS and other filesystems "
@@ -238,7 +241,8 @@ def build_parser() -> Parser:
                    help="ops in the run (default 2000)")
     d.add_argument("--speed", type=non_negative_float, default=1.0, metavar="X",
                    help="speed-up factor (default 1.0; 0 = as fast as possible)")
-    d.add_argument("--dir", metavar="DIR", help="write the run here instead of a temp directory")
+    d.add_argument("--dir", metavar="DIR", type=path_arg,
+                   help="write the run here instead of a temp directory")
     d.add_argument("--arch", default="wormhole_b0", help="simulated arch (default wormhole_b0)")
     d.add_argument("--devices", type=device_count, default=1, help="simulated devices (default 1)")
     d.add_argument("--once", action="store_true", help="run the simulation without the UI and "
@@ -248,13 +252,15 @@ def build_parser() -> Parser:
     df = sub.add_parser("diff", help="compare a baseline and a candidate trace",
                         description="Compare two traces: ops aligned, per-op, per-op-code and "
                         "per-signpost deltas. A CI gate with --fail-above.")
-    df.add_argument("baseline", metavar="A", nargs="?", help="baseline CSV or directory")
-    df.add_argument("candidate", metavar="B", nargs="?", help="candidate CSV or directory")
-    df.add_argument("--baseline", dest="baseline_runs", nargs="+", metavar="A",
+    df.add_argument("baseline", metavar="A", nargs="?", type=path_arg,
+                    help="baseline CSV or directory")
+    df.add_argument("candidate", metavar="B", nargs="?", type=path_arg,
+                    help="candidate CSV or directory")
+    df.add_argument("--baseline", dest="baseline_runs", nargs="+", metavar="A", type=path_arg,
                     help="several runs of the baseline (instead of A): the gate compares the "
                     "mean total against the run-to-run spread (bootstrap 95%% CI); the first run "
                     "is aligned op by op")
-    df.add_argument("--candidate", dest="candidate_runs", nargs="+", metavar="B",
+    df.add_argument("--candidate", dest="candidate_runs", nargs="+", metavar="B", type=path_arg,
                     help="several runs of the candidate (instead of B)")
     df.add_argument("--format", "-f", choices=("tui", "table", "csv", "json", "markdown"),
                     default=None, help="output (default: the interactive view on a terminal, "
@@ -287,7 +293,7 @@ def build_parser() -> Parser:
                         "also streams ttnn's real-time profiler (no device profiler dump needed).",
                         epilog="Exit status: the workload's (128+N if killed by signal N); 2 for "
                         "usage errors. Example: ttdash run -- python model.py --batch 8")
-    rn.add_argument("--dir", metavar="DIR", help="profiler directory (default: "
+    rn.add_argument("--dir", metavar="DIR", type=path_arg, help="profiler directory (default: "
                     "$TT_METAL_PROFILER_DIR, $TT_METAL_HOME/generated/profiler, "
                     "./generated/profiler)")
     rn.add_argument("--mid-run-dump", action="store_true", help="also set "
@@ -318,9 +324,9 @@ def build_parser() -> Parser:
                         "status 1 when a check fails, else 0.")
     dr.add_argument("--format", "-f", choices=("table", "json", "markdown"), default="table",
                     help="output format (default table)")
-    dr.add_argument("--smi-snapshot", metavar="FILE", help="also check the boards in a tt-smi "
-                    "snapshot (`tt-smi -s` JSON: sensors read through the device, which doctor "
-                    "itself never opens)")
+    dr.add_argument("--smi-snapshot", metavar="FILE", type=path_arg, help="also check the "
+                    "boards in a tt-smi snapshot (`tt-smi -s` JSON: sensors read through the "
+                    "device, which doctor itself never opens)")
     _output_args(dr)
     _history_parser(sub)
     return p
@@ -329,7 +335,7 @@ def build_parser() -> Parser:
 def store_uri(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty store path (give a directory or a URI)")
-    return text
+    return path_arg(text)
 
 
 def non_empty(text: str) -> str:
@@ -369,8 +375,8 @@ def _history_parser(sub) -> None:
     a = hs.add_parser("add", parents=[store], help="add reports (CSV files or profiler dirs)",
                       description="Add each PATH's analysis (whole file unless a window option "
                       "is given) as one run; the same file content is kept once.")
-    a.add_argument("path", nargs="+", metavar="PATH", help="CSV file or profiler/report "
-                   "directory (its newest report)")
+    a.add_argument("path", nargs="+", metavar="PATH", type=path_arg, help="CSV file or "
+                   "profiler/report directory (its newest report)")
     a.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                    help="a label of the run (commit, branch, model, batch, ...); repeatable. "
                    "machine and user are added, commit and branch from CI variables")
@@ -392,7 +398,8 @@ def _history_parser(sub) -> None:
                       "diff gate's default) with the median of the last N stored runs of the "
                       "same arch and window (and --where labels), with the op codes that grew "
                       "most. PATH itself is left out of the history if it was added.")
-    c.add_argument("path", metavar="PATH", help="the run to check: CSV or profiler directory")
+    c.add_argument("path", metavar="PATH", type=path_arg,
+                   help="the run to check: CSV or profiler directory")
     c.add_argument("--fail-above", type=finite_float, required=True, metavar="PCT",
                    help="exit 1 when PATH is more than PCT percent above the median")
     _window_args(c)
@@ -495,6 +502,9 @@ def parse(argv: list[str] | None = None):
     a = parser.parse_args(argv)
     if not a.command:
         return None, None
+    bad = text_error(a)
+    if bad:
+        Parser(prog=f"ttdash {a.command}").error(bad)
     if getattr(a, "no_cache", False):  # read by the model's cache wherever a trace is loaded
         os.environ["TTDASH_NO_CACHE"] = "1"
     return a.command, options(a)
@@ -525,6 +535,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+    except UnicodeEncodeError as exc:  # a name found on disk with bytes that are not UTF-8
+        text = exc.object if isinstance(exc.object, str) else ""
+        what = shown(text[max(exc.start - 200, 0):exc.end + 200]) or "output"
+        sys.stderr.write(f"ttdash: {TraceError(what, NOT_UTF8).oneline()}\n")
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         # `ttdash report ... | head`: the reader went away; not an error of ours.
         from .commands.common import drop_stdout
