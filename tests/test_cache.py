@@ -4,12 +4,18 @@ written beside the trace, the size bound holds, `--no-cache` keeps nothing."""
 from __future__ import annotations
 
 import os
+import random
+import shutil
+import stat
 import sys
+import threading
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import REPORT_FIXTURES, real_dir, run_ttdash
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ttdash.model import cache, loader
 from ttdash.model.errors import TraceError
@@ -112,8 +118,8 @@ def test_the_size_bound_evicts_the_least_recently_used(cached, tmp_path):
     size = {f: f.stat().st_size for f in copies}
     cache.evict(size[copies[0]] + size[copies[2]])
     assert sorted(cached.glob("*")) == sorted([copies[0], copies[2]])
-    stale = cached / "x.parquet.1.tmp"  # a killed read's temporary file
-    stale.write_bytes(b"x")
+    stale = cached / f"{'a' * 40}.parquet.k1_x.tmp"  # a killed read's temporary file
+    stale.write_bytes(b"PAR1x")
     os.utime(stale, (1, 1))
     cache.evict(1 << 40)
     assert not stale.exists()
@@ -232,3 +238,226 @@ def test_no_stderr_progress_unless_stderr_is_the_process_own_terminal(monkeypatc
     assert seen == [None]
     with on_stderr():  # the main thread on its own terminal: shown
         assert progress._SINK.get() is not None
+
+
+# What is read back is this source's, as it is now: a same-size change with its mtime restored,
+# another trace's copy, a flipped bit or a FIFO is a miss (parsed again), never wrong numbers.
+
+SMALL = REPORT_FIXTURES[4]  # 40 KB: quick to parse many times
+
+
+def _fresh(path: Path, columns: str = "all"):
+    """A parse with the cache off (what any read must return), or the TraceError it raises."""
+    os.environ["TTDASH_NO_CACHE"] = "1"
+    try:
+        return loader.read_ops_csv(path, columns=columns).df
+    except TraceError as exc:
+        return exc
+    finally:
+        del os.environ["TTDASH_NO_CACHE"]
+
+
+def _read(path: Path, columns: str = "all"):
+    try:
+        return loader.read_ops_csv(path, columns=columns).df
+    except TraceError as exc:
+        return exc
+
+
+def _same(got, want) -> None:
+    if isinstance(want, TraceError):
+        assert isinstance(got, TraceError) and str(got) == str(want)
+    else:
+        assert not isinstance(got, TraceError), got
+        pd.testing.assert_frame_equal(got, want)
+
+
+def _parses(monkeypatch) -> list[int]:
+    """Counts the CSV parses from now on (`_fresh` parses too: call it before)."""
+    parsed: list[int] = []
+    real_parse = loader._parse
+    monkeypatch.setattr(loader, "_parse", lambda *a, **k: parsed.append(1) or real_parse(*a, **k))
+    return parsed
+
+
+def _rewrite(path: Path, data: bytes, mtime_ns: int) -> None:
+    """Rewrite in place (same inode), then put the mtime back, as tar, rsync -t or touch -d."""
+    with open(path, "r+b") as f:
+        f.write(data)
+        f.truncate()
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+@pytest.fixture
+def settled(cached, monkeypatch):
+    """Every source looks long unchanged: its copy is trusted on its stamp and fingerprint
+    alone, without hashing the whole file (the path a large trace takes)."""
+    monkeypatch.setattr(cache, "RACY_NS", -(10**30))
+    return cached
+
+
+_ORIGINAL = (real_dir() / SMALL).read_bytes()
+_DIGITS = [i for i in range(_ORIGINAL.index(b"\n") + 1, len(_ORIGINAL))
+           if 48 <= _ORIGINAL[i] <= 57]
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pos=st.sampled_from(_DIGITS), digit=st.integers(0, 9))
+def test_any_change_of_the_bytes_changes_what_the_cache_returns(cached, tmp_path, monkeypatch,
+                                                                pos, digit):
+    """A digit of a data row changed in place, the size and the mtime kept: the read returns
+    what a parse of the new bytes does; the unchanged file before it was served from the copy."""
+    new = bytearray(_ORIGINAL)
+    new[pos] = 48 + (_ORIGINAL[pos] - 48 + 1 + digit % 9) % 10  # always another digit
+    path = tmp_path / "ops.csv"
+    if not path.exists():
+        path.write_bytes(_ORIGINAL)
+    mtime = 1_700_000_000 * 10**9
+    _rewrite(path, _ORIGINAL, mtime)
+    want_old, want_new = _fresh(path), None
+    _same(_read(path), want_old)  # cold (or a stale copy of the last example's bytes refused)
+    with monkeypatch.context() as m:
+        parsed = _parses(m)
+        _same(_read(path), want_old)
+        assert not parsed  # the copy was used
+        _rewrite(path, bytes(new), mtime)
+        assert os.stat(path).st_size == len(_ORIGINAL)
+        want_new = _fresh(path)
+        _same(_read(path), want_new)
+    assert isinstance(want_new, TraceError) or not want_new.equals(want_old)
+
+
+def _middle_changed(src: bytes) -> bytes:
+    """`src` with one digit past the fingerprinted first and last 64 KiB changed."""
+    k = next(i for i in range(len(src) // 2, len(src)) if 49 <= src[i] <= 56)
+    return src[:k] + bytes([src[k] + 1]) + src[k + 1:]
+
+
+def test_a_same_size_rewrite_with_the_mtime_restored_is_a_miss(settled, tmp_path, monkeypatch):
+    path = _copy(real_dir() / REPORT_FIXTURES[7], tmp_path / "ops.csv")
+    data = path.read_bytes()
+    mtime = os.stat(path).st_mtime_ns
+    _same(_read(path), _fresh(path))
+    _rewrite(path, _middle_changed(data), mtime)
+    want = _fresh(path)
+    parsed = _parses(monkeypatch)
+    _same(_read(path), want)
+    assert parsed
+
+
+def test_a_recent_change_the_stamp_cannot_see_is_caught_by_the_whole_file_hash(
+        cached, tmp_path, monkeypatch):
+    """Within one tick of a coarse filesystem clock a rewrite keeps even the ctime (simulated:
+    the stamp blind to it): a copy made of a recently changed file holds a hash of all of it."""
+    monkeypatch.setattr(cache, "_stamp", lambda s: (s.st_size, s.st_mtime_ns, 0, s.st_ino, 0))
+    path = _copy(real_dir() / REPORT_FIXTURES[7], tmp_path / "ops.csv")
+    mtime = os.stat(path).st_mtime_ns
+    _same(_read(path), _fresh(path))
+    assert cache.Slot.of(path).racy
+    _rewrite(path, _middle_changed(path.read_bytes()), mtime)
+    want = _fresh(path)
+    parsed = _parses(monkeypatch)
+    _same(_read(path), want)
+    assert parsed
+
+
+def test_a_copy_put_in_place_of_a_removed_file_is_a_miss(settled, tmp_path, monkeypatch):
+    """`rm A; cp -p B A`: the same size and mtime, perhaps the freed inode."""
+    a = _copy(real_dir() / REPORT_FIXTURES[7], tmp_path / "a.csv")
+    b = tmp_path / "b.csv"
+    b.write_bytes(_middle_changed(a.read_bytes()))
+    was = os.stat(a)
+    os.utime(b, ns=(was.st_atime_ns, was.st_mtime_ns))
+    _same(_read(a), _fresh(a))
+    a.unlink()
+    shutil.copy2(b, a)
+    assert os.stat(a).st_mtime_ns == was.st_mtime_ns and os.stat(a).st_size == was.st_size
+    want = _fresh(b)
+    parsed = _parses(monkeypatch)
+    _same(_read(a), want)
+    assert parsed
+
+
+def test_another_traces_copy_put_in_place_is_refused_and_replaced(settled, tmp_path,
+                                                                   monkeypatch):
+    a = _copy(real_dir() / SMALL, tmp_path / "a.csv")
+    b = tmp_path / "b.csv"  # another run of the same model: the same columns
+    b.write_bytes(_middle_changed(a.read_bytes()))
+    for p in (a, b):
+        loader.read_ops_csv(p, columns="all")
+    mine, theirs = cache.Slot.of(a).file, cache.Slot.of(b).file
+    shutil.copy2(theirs, mine)
+    want = _fresh(a)
+    parsed = _parses(monkeypatch)
+    _same(_read(a), want)
+    assert parsed
+    assert mine.read_bytes() != theirs.read_bytes()  # the bad copy was replaced
+    parsed.clear()
+    _same(_read(a), want)
+    assert not parsed
+
+
+def test_flipped_bits_in_a_copy_are_never_read_as_numbers(settled, tmp_path):
+    """Without page checksums 15 of these 25 flips gave wrong numbers."""
+    path = _copy(real_dir() / REPORT_FIXTURES[7], tmp_path / "ops.csv")
+    want = _fresh(path)
+    loader.read_ops_csv(path, columns="all")
+    entry = cache.Slot.of(path).file
+    good = entry.read_bytes()
+    footer = len(good) - 8 - int.from_bytes(good[-8:-4], "little")
+    rng = random.Random(1)
+    for _ in range(25):
+        bad = bytearray(good)
+        bad[rng.randrange(4, footer)] ^= 1 << rng.randrange(8)  # in the pages
+        entry.write_bytes(bytes(bad))
+        _same(_read(path), want)
+
+
+def test_a_fifo_at_the_copys_name_is_not_waited_on(settled, tmp_path):
+    path = _copy(real_dir() / SMALL, tmp_path / "ops.csv")
+    entry = cache.Slot.of(path).file
+    entry.parent.mkdir(parents=True)
+    os.mkfifo(entry)
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(_read(path)), daemon=True)
+    reader.start()
+    reader.join(30)
+    hung = reader.is_alive()
+    if hung:  # let the blocked open return, so the test ends
+        os.close(os.open(entry, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(30)
+    assert not hung, "the read waited on a FIFO in the cache folder"
+    _same(got[0], _fresh(path))
+    assert stat.S_ISREG(os.lstat(entry).st_mode)  # replaced by a real copy
+
+
+def test_eviction_deletes_only_its_own_copies(tmp_path, monkeypatch):
+    """traces/ a symlink to a folder of other files, a directory, a FIFO, a symlink, files
+    named like copies that it did not write: none is deleted, and eviction still works."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TTDASH_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    other = tmp_path / "other"
+    other.mkdir()
+    (tmp_path / "cache" / "ttdash").mkdir(parents=True)
+    (tmp_path / "cache" / "ttdash" / "traces").symlink_to(other)
+    foreign_parquet = other / f"{'b' * 40}.parquet"
+    pd.DataFrame({"x": [1, 2]}).to_parquet(foreign_parquet)
+    (other / f"{'c' * 40}.parquet.k1_x.tmp").write_bytes(b"not ours")
+    (other / "notes.txt").write_text("keep me")
+    (other / f"{'d' * 40}.parquet").mkdir()
+    os.mkfifo(other / f"{'e' * 40}.parquet")
+    (other / f"{'f' * 40}.parquet").symlink_to(other / "notes.txt")
+    for name in ("notes.txt", f"{'b' * 40}.parquet", f"{'c' * 40}.parquet.k1_x.tmp"):
+        os.utime(other / name, (1, 1))  # the oldest, and long stale
+    foreign = sorted(os.listdir(other))
+    paths = [_copy(real_dir() / name, tmp_path / f"{k}.csv")
+             for k, name in enumerate((SMALL, REPORT_FIXTURES[1]))]
+    for p in paths:
+        loader.read_ops_csv(p)
+    copies = [cache.Slot.of(p).file.name for p in paths]
+    assert sorted(os.listdir(other)) == sorted(foreign + copies)
+    cache.evict(0)
+    assert sorted(os.listdir(other)) == foreign
+    assert (other / "notes.txt").read_text() == "keep me"

@@ -1,13 +1,28 @@
 """A columnar copy of each large trace read, so an unchanged file is not parsed twice.
 
 One Parquet file per source file under `$XDG_CACHE_HOME/ttdash/traces/` (never beside the trace:
-a profiler directory is only read), named by a hash of the source's resolved path, size,
-modification time and inode and of ttdash's model code (a new ttdash, or any edit to how a file
-is read, is a miss). The copy holds the parsed Arrow batches exactly as the loader made them
-(text dictionary-encoded, the attribute facts added), written while the CSV is parsed; it is
-kept only when the whole read succeeded and the source did not change meanwhile (written to a
-temporary name, renamed). The oldest copies (by last use) are deleted past a size bound
+a profiler directory is only read), named by a hash of what identifies the source as it is now:
+its resolved path, size, modification and change times (ns), inode and device, a fingerprint of
+its first and last 64 KiB, and ttdash's model code (a new ttdash, or any edit to how a file is
+read, is a miss). The copy holds the parsed Arrow batches exactly as the loader made them (text
+dictionary-encoded, the attribute facts added), written while the CSV is parsed; it is kept only
+when the whole read succeeded and the source did not change meanwhile (written to a temporary
+name, renamed). The oldest copies (by last use) are deleted past a size bound
 (`TTDASH_CACHE_MAX_MB`, default 4096). `--no-cache` or `TTDASH_NO_CACHE=1` turn it off.
+
+What is read back is checked, and any doubt is a miss (the file is parsed again and the copy
+replaced), never an error:
+- the copy records, in its Parquet key-value metadata, the identity above; a copy whose record
+  is not this source's (another trace's copy put in its place) is not used;
+- its pages carry CRC checksums, verified on every read (a flipped bit is a miss);
+- only a regular file is opened (a FIFO or a symlink at a copy's name is not);
+- a change of the source keeps its size and its restored mtime only by changing its ctime (set
+  by the kernel, not by `touch`, tar, `cp -p` or rsync): a file changed within `RACY_NS` of the
+  read could be changed again within one tick of a coarse filesystem clock without its ctime
+  moving, so its copy also records a hash of the whole source, taken before and after the parse,
+  and a read of that copy hashes the source again (git's "racy clean" entries, the same cure).
+Only files with the cache's own names that hold its record (or, for a temporary file, the
+Parquet magic) are ever deleted.
 """
 
 from __future__ import annotations
@@ -16,11 +31,16 @@ import hashlib
 import json
 import math
 import os
+import re
+import stat
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,7 +51,16 @@ from .progress import step
 
 MIN_BYTES = 4 << 20  # smaller files parse in well under a second: not worth a copy
 ROW_GROUP = 1 << 16
+RACY_NS = 2 * 10**9  # a source changed this recently may change again with the same ctime
+LOOK_BYTES = 1 << 16  # the source's first and last blocks in its fingerprint
+RECORD = b"ttdash.cache"  # the copy's key-value metadata: whose copy it is
+VERSION = 2
+_ENTRY = re.compile(r"[0-9a-f]{40}\.parquet")
+_TEMP = re.compile(r"[0-9a-f]{40}\.parquet\.[a-z0-9_]+\.tmp")
 _FINGERPRINT: list[str] = []
+_BAD = (OSError, ValueError, MemoryError, pa.ArrowException)  # anything a bad copy can raise
+
+Stamp = tuple[int, int, int, int, int]
 
 
 def enabled() -> bool:
@@ -64,8 +93,60 @@ def _fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_size, st.st_mtime_ns, st.st_ino
+def _now_ns() -> int:
+    return time.time_ns()
+
+
+def _stamp(st: os.stat_result) -> Stamp:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
+def _open_regular(path: Path, follow: bool = True) -> tuple[BinaryIO, os.stat_result] | None:
+    """`path` opened for reading with its status, or None unless it is a regular file (opening
+    never waits: a FIFO is refused, not read; a symlink is refused unless `follow`)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb"), st
+
+
+def _look(f: BinaryIO, size: int) -> str:
+    """A fingerprint of the size and the first and last blocks (a few reads, not the file)."""
+    h = hashlib.sha256(str(size).encode() + b"\0" + f.read(LOOK_BYTES))
+    if size > LOOK_BYTES:
+        f.seek(max(size - LOOK_BYTES, LOOK_BYTES))
+        h.update(f.read(LOOK_BYTES))
+    return h.hexdigest()
+
+
+@contextmanager
+def open_copy(path: Path) -> Iterator[pq.ParquetFile]:
+    """A copy opened for reading with its page checksums verified; OSError unless it is a
+    regular file."""
+    opened = _open_regular(path, follow=False)
+    if opened is None:
+        raise OSError(f"{path}: not a regular file")
+    with opened[0] as f:
+        yield pq.ParquetFile(f, page_checksum_verification=True)
+
+
+def _bare(table: pa.Table) -> pa.Table:
+    """`table` without the copy's record (a fresh parse has none)."""
+    meta = dict(table.schema.metadata or {})
+    meta.pop(RECORD, None)
+    return table.replace_schema_metadata(meta or None)
 
 
 @dataclass
@@ -73,7 +154,10 @@ class Slot:
     """Where the copy of one source file (as it is now) lives."""
 
     source: Path
-    stamp: tuple[int, int, int]
+    real: str
+    stamp: Stamp
+    look: str
+    racy: bool  # changed within RACY_NS of this look at it: its copy holds a whole-file hash
     file: Path
 
     @classmethod
@@ -81,54 +165,113 @@ class Slot:
         """The slot of a regular file worth caching, or None (cache off, small, unreadable)."""
         if not enabled():
             return None
-        try:
-            st = os.stat(source)
-        except OSError:
+        start = _now_ns()
+        opened = _open_regular(source)
+        if opened is None:
             return None
-        if st.st_size < MIN_BYTES:
-            return None
+        f, st = opened
+        with f:
+            if st.st_size < MIN_BYTES:
+                return None
+            try:
+                look = _look(f, st.st_size)
+            except OSError:
+                return None
         real = os.path.realpath(source)
-        key = hashlib.sha256(json.dumps([real, *_stamp(st), _fingerprint()]).encode())
-        return cls(Path(source), _stamp(st), traces_dir() / f"{key.hexdigest()[:40]}.parquet")
+        racy = max(st.st_mtime_ns, st.st_ctime_ns) >= start - RACY_NS
+        key = hashlib.sha256(json.dumps([real, *_stamp(st), look, _fingerprint()]).encode())
+        return cls(Path(source), real, _stamp(st), look, racy,
+                   traces_dir() / f"{key.hexdigest()[:40]}.parquet")
+
+    def record(self, digest: str | None) -> dict[str, Any]:
+        """What a copy of this source says of itself (`digest`: the whole source's hash)."""
+        return {"v": VERSION, "source": self.real, "stamp": list(self.stamp), "look": self.look,
+                "code": _fingerprint(), "digest": digest}
+
+    def unchanged(self) -> bool:
+        """The source is still the file this slot was made of (stamp and fingerprint)."""
+        opened = _open_regular(self.source)
+        if opened is None:
+            return False
+        f, st = opened
+        with f:
+            try:
+                return _stamp(st) == self.stamp and _look(f, st.st_size) == self.look
+            except OSError:
+                return False
+
+    def digest(self) -> str | None:
+        """A hash of the whole source, or None when it is not this slot's file any more."""
+        opened = _open_regular(self.source)
+        if opened is None:
+            return None
+        f, st = opened
+        with f:
+            try:
+                h = hashlib.sha1(usedforsecurity=False)
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+                after = os.fstat(f.fileno())
+            except OSError:
+                return None
+        return h.hexdigest() if _stamp(st) == self.stamp == _stamp(after) else None
+
+    def _trusts(self, pf: pq.ParquetFile) -> bool:
+        """The copy says it is this source's, as it is now."""
+        try:
+            record = json.loads((pf.metadata.metadata or {})[RECORD])
+        except (KeyError, ValueError):
+            return False
+        if not isinstance(record, dict) or record != self.record(record.get("digest")):
+            return False
+        return record["digest"] is None or record["digest"] == self.digest()
 
     def read(self, columns: list[str], complete: list[str] | None = None,
              first: Callable[[pa.Table], None] | None = None, first_after: int = 0
              ) -> pa.Table | None:
         """The cached columns named in `columns` (in the copy's order), or None when there is no
-        copy or it lacks one of them or of `complete` (an earlier read asked for fewer).
-        `first`, when given and the copy has more than one row group and more than
-        `first_after` rows, is given the first row group (the same columns) before the whole
-        is read."""
+        copy, it is not this source's or fails a check, or it lacks one of them or of
+        `complete` (an earlier read asked for fewer). `first`, when given and the copy has more
+        than one row group and more than `first_after` rows, is given the first row group (the
+        same columns) before the whole is read."""
         try:
-            pf = pq.ParquetFile(self.file)
-            names = pf.schema_arrow.names
-            if not set(columns).union(complete or ()) <= set(names):
-                return None
-            wanted = [n for n in names if n in columns]
-            step("reading the cached copy", 0, 1)
-            meta = pf.metadata
-            if first is not None and meta.num_row_groups > 1 and meta.num_rows > first_after:
-                first(pf.read_row_group(0, columns=wanted))
-            table = pq.read_table(self.file, columns=wanted)
-            os.utime(self.file)  # last use, for eviction
-        except (OSError, pa.ArrowException):
+            with open_copy(self.file) as pf:
+                names = pf.schema_arrow.names
+                if not set(columns).union(complete or ()) <= set(names):
+                    return None
+                step("reading the cached copy", 0, 1)
+                if not self._trusts(pf):
+                    return None
+                wanted = [n for n in names if n in columns]
+                meta = pf.metadata
+                if first is not None and meta.num_row_groups > 1 and meta.num_rows > first_after:
+                    first(_bare(pf.read_row_group(0, columns=wanted)))
+                table = pf.read(columns=wanted)
+                os.utime(self.file, follow_symlinks=False)  # last use, for eviction
+        except _BAD:
             return None
-        return table
+        return _bare(table)
 
     def writer(self) -> Writer | None:
+        digest = None
+        if self.racy:  # hashed before the parse and again after it (commit)
+            digest = self.digest()
+            if digest is None:
+                return None
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
             return None
-        return Writer(self)
+        return Writer(self, digest)
 
 
 class Writer:
     """Takes the batches of one parse; `commit()` keeps them, `abort()` (or no commit) drops."""
 
-    def __init__(self, slot: Slot) -> None:
+    def __init__(self, slot: Slot, digest: str | None = None) -> None:
         self.slot = slot
-        self.tmp = slot.file.with_name(f"{slot.file.name}.{os.getpid()}.tmp")
+        self.digest = digest
+        self.tmp: Path | None = None
         self.pq: pq.ParquetWriter | None = None
         self.pending: list[pa.RecordBatch] = []
         self.rows = 0
@@ -142,15 +285,24 @@ class Writer:
         if self.rows >= ROW_GROUP:
             self._flush()
 
+    def _open(self, schema: pa.Schema) -> pq.ParquetWriter:
+        fd, name = tempfile.mkstemp(suffix=".tmp", prefix=f"{self.slot.file.name}.",
+                                    dir=self.slot.file.parent)
+        os.close(fd)
+        self.tmp = Path(name)
+        record = json.dumps(self.slot.record(self.digest)).encode()
+        schema = schema.with_metadata({**(schema.metadata or {}), RECORD: record})
+        ints = [f.name for f in schema if pa.types.is_integer(f.type)]  # see WideRows
+        return pq.ParquetWriter(self.tmp, schema, compression="lz4",
+                                write_statistics=ints or False, write_page_checksum=True)
+
     def _flush(self) -> None:
         if not self.pending or self.failed:
             return
         try:
             table = pa.Table.from_batches(self.pending)
-            if self.pq is None:  # null counts of integer columns: see WideRows
-                ints = [f.name for f in table.schema if pa.types.is_integer(f.type)]
-                self.pq = pq.ParquetWriter(self.tmp, table.schema, compression="lz4",
-                                           write_statistics=ints or False)
+            if self.pq is None:
+                self.pq = self._open(table.schema)
             self.pq.write_table(table, row_group_size=len(table))
         except (OSError, pa.ArrowException):
             self.failed = True  # a full disk or a schema surprise: the read goes on uncached
@@ -168,11 +320,9 @@ class Writer:
     def commit(self) -> bool:
         """Keep the finished copy if the source is still what was read (the whole read
         succeeded); then evict past the bound. True when the copy was kept."""
-        try:
-            same = _stamp(os.stat(self.slot.source)) == self.slot.stamp
-        except OSError:
-            same = False
-        if self.failed or self.pq is None or not same:
+        same = self.slot.unchanged() and (self.digest is None
+                                          or self.slot.digest() == self.digest)
+        if self.failed or self.pq is None or self.tmp is None or not same:
             self.abort()
             return False
         try:
@@ -186,30 +336,61 @@ class Writer:
     def abort(self) -> None:
         self.failed = True
         self.finish()
-        self.tmp.unlink(missing_ok=True)
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
+
+
+def _mine(path: Path, temporary: bool) -> bool:
+    """`path` is a regular file this cache wrote: a copy holding its record, or a temporary
+    file (a read that was killed) empty or starting with the Parquet magic."""
+    opened = _open_regular(path, follow=False)
+    if opened is None:
+        return False
+    with opened[0] as f:
+        try:
+            if temporary:
+                return f.read(4) in (b"", b"PAR1")
+            record = json.loads((pq.ParquetFile(f).metadata.metadata or {})[RECORD])
+        except (KeyError, *_BAD):
+            return False
+    return isinstance(record, dict) and isinstance(record.get("v"), int) and "source" in record
 
 
 def evict(limit: int, stale_after: float = 3600.0, keep: Path | None = None) -> None:
     """Delete the least recently used copies until they fit in `limit` bytes (and temporary
     files older than `stale_after` seconds: a read that was killed); never `keep` (the copy
-    just made, which the caller may read rows from)."""
+    just made, which the caller may read rows from). Only files with the cache's names that
+    it can tell it wrote are counted or deleted: nothing else in the folder is touched."""
     now = time.time()
     entries = []
-    for f in traces_dir().glob("*"):
+    try:
+        listing = list(os.scandir(traces_dir()))
+    except OSError:
+        return
+    for e in listing:
+        temporary = _TEMP.fullmatch(e.name) is not None
+        if not temporary and _ENTRY.fullmatch(e.name) is None:
+            continue
         try:
-            st = f.stat()
+            if not e.is_file(follow_symlinks=False):
+                continue
+            st = e.stat(follow_symlinks=False)
         except OSError:
             continue
-        if f.suffix == ".tmp":
-            if now - st.st_mtime > stale_after:
-                f.unlink(missing_ok=True)
-            continue
-        entries.append((st.st_mtime, st.st_size, f))
+        path = Path(e.path)
+        if temporary:
+            if now - st.st_mtime > stale_after and _mine(path, temporary=True):
+                path.unlink(missing_ok=True)
+        elif _mine(path, temporary=False):
+            entries.append((st.st_mtime, st.st_size, path))
     total = sum(e[1] for e in entries)
     for _, size, f in sorted(entries):
         if total <= limit:
             break
         if f == keep:
             continue
-        f.unlink(missing_ok=True)
+        try:
+            f.unlink(missing_ok=True)
+        except OSError:
+            continue
         total -= size

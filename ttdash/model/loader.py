@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .badcsv import locate_bad_line, locate_binary, numeric_error
-from .cache import Slot, Writer
+from .cache import Slot, Writer, open_copy
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .counters import counter_columns, is_counter
 from .discover import is_live_header, rank_of
@@ -287,22 +287,20 @@ class WideRows:
     def frame(self, index: int) -> pd.DataFrame | None:
         """Row `index` (0 = the first data row) as a one-row frame; None when the copy is gone
         (evicted by another ttdash) or has no such row."""
-        import pyarrow.parquet as pq
-
         try:
-            pf = pq.ParquetFile(self.copy)
-            meta = pf.metadata
-            if self.nullable_ints is None:
-                self.nullable_ints = _nullable_ints(pf)
-            start = 0
-            for k in range(meta.num_row_groups):
-                n = meta.row_group(k).num_rows
-                if index < start + n:
-                    one = pf.read_row_group(k).slice(index - start, 1)
-                    break
-                start += n
-            else:
-                return None
+            with open_copy(self.copy) as pf:  # a regular file, its page checksums verified
+                meta = pf.metadata
+                if self.nullable_ints is None:
+                    self.nullable_ints = _nullable_ints(pf)
+                start = 0
+                for k in range(meta.num_row_groups):
+                    n = meta.row_group(k).num_rows
+                    if index < start + n:
+                        one = pf.read_row_group(k).slice(index - start, 1)
+                        break
+                    start += n
+                else:
+                    return None
         except (OSError, pa.ArrowException):
             return None
         for name in self.nullable_ints:
