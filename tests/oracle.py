@@ -1,10 +1,31 @@
-"""Run tt-perf-report 1.4.1 (the reference) and line its rows up with ttdash's, by ID."""
+"""Run tt-perf-report 1.4.1 (the reference) and line its rows up with ttdash's, by ID.
+
+Every tt-perf-report run goes through :func:`tt_perf_report`, which by default does not run it:
+it replays the run's recorded output from ``tests/golden/tt-perf-report/`` (one gzipped JSON
+per run: its argv with the inputs and outputs as placeholders, the inputs' sha256, the exit
+code, stdout and the files it wrote), keyed by the argv and the inputs' contents. So a changed
+input, option or tt-perf-report release has no golden file and fails, never compares against
+stale output. ``TTDASH_ORACLE``:
+
+* unset or ``golden``: replay (a missing golden file fails, naming the script that makes it);
+* ``record``: run tt-perf-report and write the golden file (``scripts/make_oracle_golden.py``);
+* ``live``: run tt-perf-report and fail unless its output equals the golden file.
+
+``test_oracle_golden.py`` re-runs every recorded run whose inputs are the real fixtures or
+files of the repo, and compares (the newest-dependency CI pass; marker ``oracle``).
+"""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -12,14 +33,130 @@ import pandas as pd
 
 from ttdash.model import Trace, Window
 
+GOLDEN = Path(__file__).resolve().parent / "golden" / "tt-perf-report"
+ROOT = Path(__file__).resolve().parent.parent
+MODULE = ["-m", "tt_perf_report.perf_report"]
+
+
+class Run:
+    """What one tt-perf-report run gave: exit code and stdout (its files are written where it
+    was told to write them)."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def input_ref(path: Path) -> str | None:
+    """How a golden file names an input it can be re-run from: `shared:NAME` (a real
+    fixture) or `repo:RELPATH`; None for a file made by the test (only its hash is kept)."""
+    from conftest import SHARED_REAL
+
+    p = Path(path).resolve()
+    for prefix, base in (("shared:", SHARED_REAL.resolve()), ("repo:", ROOT)):
+        try:
+            rel = p.relative_to(base)
+        except ValueError:
+            continue
+        return prefix + rel.as_posix()
+    return None
+
+
+def resolve_ref(ref: str) -> Path:
+    from conftest import SHARED_REAL
+
+    kind, _, rel = ref.partition(":")
+    return (SHARED_REAL if kind == "shared" else ROOT) / rel
+
+
+def placeholders(inputs: list[Path], outputs: list[tuple[str, Path]]) -> dict[str, str]:
+    """{path as given: placeholder} for the inputs ({in0}, ...) and output tokens ({out0})."""
+    subst = {str(p): f"{{in{i}}}" for i, p in enumerate(inputs)}
+    subst.update({tok: f"{{out{i}}}" for i, (tok, _) in enumerate(outputs)})
+    return subst
+
+
+def shaped(text: str, subst: dict[str, str]) -> str:
+    """`text` (what tt-perf-report printed) with the run's paths as placeholders, longest
+    first (it prints the file it writes)."""
+    for path in sorted(subst, key=len, reverse=True):
+        text = text.replace(path, subst[path])
+    return text
+
+
+def unshaped(text: str, subst: dict[str, str]) -> str:
+    for path, ph in subst.items():
+        text = text.replace(ph, path)
+    return text
+
+
+def golden_key(argv: list[str], inputs: list[Path], outputs: list[tuple[str, Path]]) -> tuple[
+        str, list[str], list[str]]:
+    """(key, argv with placeholders, input hashes)."""
+    subst = placeholders(inputs, outputs)
+    shape = [subst.get(a, a) for a in argv]
+    hashes = [_sha(Path(p)) for p in inputs]
+    key = hashlib.sha256(json.dumps([version("tt-perf-report"), shape, hashes]).encode()
+                         ).hexdigest()[:24]
+    return key, shape, hashes
+
+
+def execute(argv: list[str]) -> Run:
+    """`python ARGV` in a scratch working directory (nothing it might drop lands in the repo)."""
+    with tempfile.TemporaryDirectory(prefix="tt-perf-report-") as cwd:
+        res = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                             timeout=300, cwd=cwd, stdin=subprocess.DEVNULL)
+    return Run(res.returncode, res.stdout, res.stderr)
+
+
+def tt_perf_report(argv: list[str], inputs: list[Path], outputs: list[tuple[str, Path]]
+                   ) -> Run:
+    """Run `python ARGV` (tt-perf-report) or replay it (see the module docstring). `inputs`:
+    the files it reads (as they appear in argv); `outputs`: (the argv token naming an output,
+    the file it writes)."""
+    mode = os.environ.get("TTDASH_ORACLE", "golden")
+    key, shape, hashes = golden_key(argv, inputs, outputs)
+    path = GOLDEN / f"{key}.json.gz"
+    if mode == "golden":
+        if not path.exists():
+            raise AssertionError(f"no recorded tt-perf-report output for {shape} (inputs "
+                                 f"{hashes}): run `python scripts/make_oracle_golden.py`")
+        doc = json.loads(gzip.decompress(path.read_bytes()))
+        for (_, file), text in zip(outputs, doc["files"]):
+            if text is not None:
+                Path(file).write_text(text)
+        subst = placeholders(inputs, outputs)
+        return Run(doc["returncode"], unshaped(doc["stdout"], subst),
+                   unshaped(doc["stderr"], subst))
+    run = execute(argv)
+    subst = placeholders(inputs, outputs)
+    doc = {"tt_perf_report": version("tt-perf-report"), "argv": shape,
+           "inputs": [{"ref": input_ref(p), "sha256": h} for p, h in zip(inputs, hashes)],
+           "outputs": [f.name for _, f in outputs], "returncode": run.returncode,
+           "stdout": shaped(run.stdout, subst), "stderr": shaped(run.stderr, subst),
+           "files": [Path(f).read_text() if Path(f).exists() else None for _, f in outputs]}
+    if mode == "record":
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(json.dumps(doc, indent=0).encode(), mtime=0))
+    elif mode == "live":
+        assert path.exists(), f"no golden file for {shape}: run scripts/make_oracle_golden.py"
+        old = json.loads(gzip.decompress(path.read_bytes()))
+        assert {k: old[k] for k in ("returncode", "stdout", "files")} == \
+            {k: doc[k] for k in ("returncode", "stdout", "files")}, \
+            f"tt-perf-report's output changed for {shape}: re-record the golden files"
+    return run
+
 _ROOFLINE = re.compile(r"Overall DRAM roofline \(modeled ops\): ([\d.]+)% \(([\d.]+) GB/s\)")
 
 
 def perf_report_csv(path: Path | list[Path], out: Path, arch: str | None, tracing: bool,
                     ignore_signposts: bool, merge: bool = True,
                     flags: tuple[str, ...] = ()) -> pd.DataFrame:
-    paths = [str(p) for p in (path if isinstance(path, list) else [path])]
-    cmd = [sys.executable, "-m", "tt_perf_report.perf_report", *paths, "--csv", str(out),
+    inputs = [Path(p) for p in (path if isinstance(path, list) else [path])]
+    cmd = [*MODULE, *map(str, inputs), "--csv", str(out),
            "--no-advice", "--no-summary", *flags] + (["--arch", arch] if arch else [])
     if tracing:
         cmd.append("--tracing-mode")
@@ -27,7 +164,7 @@ def perf_report_csv(path: Path | list[Path], out: Path, arch: str | None, tracin
         cmd.append("--ignore-signposts")
     if not merge:
         cmd.append("--no-merge-devices")
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    res = tt_perf_report(cmd, inputs, [(str(out), out)])
     if res.returncode != 0:
         raise RuntimeError(f"tt-perf-report failed: {res.stderr[-2000:]}")
     if not out.exists():  # nothing to report in that window
@@ -96,11 +233,11 @@ def perf_report_printed(path: Path, arch: str | None, tracing: bool) -> dict:
     """tt-perf-report's terminal report of the whole file (--ignore-signposts), parsed: the
     footer counts, the tracing saving, and per advice section the IDs it lists (for matmuls, the
     number of bullets under each; 0 for "Optimized")."""
-    cmd = [sys.executable, "-m", "tt_perf_report.perf_report", str(path), "--ignore-signposts",
+    cmd = [*MODULE, str(path), "--ignore-signposts",
            "--no-summary", "--no-color"] + (["--arch", arch] if arch else [])
     if tracing:
         cmd.append("--tracing-mode")
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    res = tt_perf_report(cmd, [Path(path)], [])
     if res.returncode != 0:
         raise RuntimeError(f"tt-perf-report failed: {res.stderr[-2000:]}")
     out: dict = {"host": [], "gap": [], "matmul": {}, "saving": None, "footer": None}
@@ -140,10 +277,10 @@ m.main()
 def perf_report_summary(path: Path, out: Path, arch: str | None, tracing: bool,
                         group_by: str) -> pd.DataFrame:
     """tt-perf-report's --summary-file CSV of the whole file for `group_by`."""
-    cmd = [sys.executable, "-c", _SUMMARY, "tt-perf-report", str(path), "--ignore-signposts",
+    cmd = ["-c", _SUMMARY, "tt-perf-report", str(path), "--ignore-signposts",
            "--no-advice", "--no-color", "--group-by", group_by, "--summary-file", str(out)] \
         + (["--arch", arch] if arch else []) + (["--tracing-mode"] if tracing else [])
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    res = tt_perf_report(cmd, [Path(path)], [(str(out), Path(f"{out}.csv"))])
     if res.returncode != 0:
         raise RuntimeError(f"tt-perf-report failed: {res.stderr[-2000:]}")
     return pd.read_csv(f"{out}.csv", keep_default_na=False, na_values=[""])

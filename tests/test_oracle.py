@@ -7,7 +7,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
-from oracle import compare
+from oracle import MODULE, compare, tt_perf_report
 
 METRICS = ("device_time_us", "op_to_op_us", "dram_pct", "flops_pct", "total_pct", "bound",
            "op_text", "fidelity_desc")
@@ -80,8 +80,6 @@ def test_difference_no_device_arch_column(tmp_path):
 def test_difference_blank_math_fidelity(tmp_path):
     """tt-perf-report raises on a matmul with a blank MATH FIDELITY; ttdash reports the op with
     its DRAM figures and leaves FLOPs % (which needs the fidelity) blank."""
-    import subprocess
-    import sys
 
     import pandas as pd
 
@@ -93,9 +91,9 @@ def test_difference_blank_math_fidelity(tmp_path):
     df.loc[first_mm, "MATH FIDELITY"] = ""
     path = tmp_path / "blank_fidelity.csv"
     df.to_csv(path, index=False)
-    res = subprocess.run([sys.executable, "-m", "tt_perf_report.perf_report", str(path), "--csv",
-                          str(tmp_path / "o.csv"), "--arch", "wormhole", "--no-summary"],
-                         capture_output=True, text=True, timeout=300)
+    out = tmp_path / "o.csv"
+    res = tt_perf_report([*MODULE, str(path), "--csv", str(out), "--arch", "wormhole",
+                          "--no-summary"], [path], [(str(out), out)])
     assert res.returncode != 0 and "Unknown math fidelity" in res.stderr
     op = Trace.load(path).view(Window("all")).op_rows.set_index("id").loc[first_mm + 2]
     assert op["dram_pct"] > 0 and pd.isna(op["flops_pct"]) and op["bound"] == ""

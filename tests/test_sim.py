@@ -251,15 +251,10 @@ def test_trace_replay(tmp_path: Path) -> None:
 
 
 def _tt_perf_report(csv: Path, out: Path, *extra: str) -> pd.DataFrame:
-    exe = Path(sys.executable).with_name("tt-perf-report")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tt_perf_report.perf_report"]
-    r = subprocess.run(
-        [*cmd, str(csv), "--csv", str(out), "--no-advice", "--no-summary", *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=out.parent,
-    )
+    from oracle import MODULE, tt_perf_report
+
+    r = tt_perf_report([*MODULE, str(csv), "--csv", str(out), "--no-advice", "--no-summary",
+                        *extra], [csv], [(str(out), out)])
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "Traceback" not in r.stderr
     return pd.read_csv(out)
