@@ -21,6 +21,45 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ttdash-test-cache-")
 SHARED_REAL = ROOT.parent / "shared" / "fixtures" / "real"
 
 
+#: Test tiers (markers). `slow` is the union of the others plus tests marked slow by hand:
+#: `pytest -m "not slow"` is the fast tier for day-to-day work; CI's newest-dependency pass
+#: runs everything, the lowest-dependency pass everything but `terminal` (one `smoke` terminal
+#: test still runs there), `oracle` and `wheel` (see .ci/run).
+MARKERS = {
+    "terminal": "drives the installed ttdash in a real terminal (tmux): set automatically for "
+                "tests in test_tmux_*.py and tests that start a Tmux",
+    "smoke": "the one real-terminal test the lowest-dependency pass keeps",
+    "wheel": "builds and installs the wheel",
+    "oracle": "runs tt-perf-report itself (the recorded outputs are replayed elsewhere)",
+    "slow": "left out of the fast tier (set for terminal, wheel and oracle tests too)",
+}
+SLOW_TIERS = ("terminal", "wheel", "oracle")
+
+
+def pytest_configure(config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def _starts_tmux(item) -> bool:
+    import inspect
+
+    if item.module.__name__.startswith("test_tmux_") or "term_env" in item.fixturenames:
+        return True
+    try:
+        return "Tmux(" in inspect.getsource(item.function)
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if _starts_tmux(item):
+            item.add_marker(pytest.mark.terminal)
+        if any(item.get_closest_marker(m) for m in SLOW_TIERS):
+            item.add_marker(pytest.mark.slow)
+
+
 def real_dir() -> Path:
     """../shared/fixtures/real; skip only when it is absent and CI is unset (fail in CI)."""
     if not SHARED_REAL.is_dir():

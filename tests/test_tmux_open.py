@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import ROOT
 from tmux import Tmux, ttdash_bin
 
 
+@pytest.mark.smoke  # the real-terminal test the lowest-dependency CI pass keeps
 def test_open_in_a_real_terminal():
     report = str(ROOT / "fixtures" / "generated" / "wh_small_report.csv")
     with Tmux([ttdash_bin(), "open", report], width=100, height=30) as t:

@@ -17,6 +17,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, real_dir
 
 try:
@@ -58,6 +59,7 @@ def _json(r, problems: list[str], what: str):
         return None
 
 
+@pytest.mark.wheel
 def test_wheel_installs_and_runs(tmp_path):
     fixture = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
     src = tmp_path / "src"
