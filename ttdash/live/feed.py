@@ -12,9 +12,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.discover import find_ranks
 from ..model.live import LiveModel, LiveSources, is_live_header
+from ..model.live_ranks import RankedLiveModel
 from .tailer import CsvTailer
-from .watcher import _read_header
+from .watcher import (
+    ROOT_DELETED,
+    ProfilerWatcher,
+    RowsAppended,
+    SourceReset,
+    Status,
+    _read_header,
+)
 
 
 @dataclass
@@ -63,29 +72,54 @@ def read_live(root: Path, arch: str | None = None, snapshot=None) -> LiveSnapsho
     return LiveSnapshot(model, sources, paths, skipped, where)
 
 
+@dataclass(frozen=True)
+class RanksChanged:
+    """The ranks of a multi-host run followed now changed: rank folders appeared (followed from
+    then on) or went (their rows dropped, the other ranks' kept). `message` says so."""
+
+    ranks: tuple[tuple[int, Path], ...]  # (rank, its profiler dir) followed now, by rank
+    added: tuple[int, ...]
+    removed: tuple[int, ...]
+    message: str
+
+
+def ranks_text(ranks) -> str:
+    """"ranks 0, 1", "rank 0" or "no rank"."""
+    nums = [str(r) for r, _ in ranks]
+    if not nums:
+        return "no rank"
+    return f"rank{'s' if len(nums) > 1 else ''} {', '.join(nums)}"
+
+
 class LiveFeed:
     """The live pipeline of a watched profiler directory, off the UI thread.
 
-    The watcher's thread reads the files; this feed's thread applies its events: rows through
+    The watchers' threads read the files; this feed's thread applies their events: rows through
     the one source rule (`LiveSources`) into the live model, resets, and the other events kept
     as notes. At most every `refresh` seconds (at once when the last update is older) it
     analyses the new rows and calls `notify()`; the UI then `take()`s the latest view and the
-    notes. `notify` must be thread-safe and cheap (a coalescing UI message)."""
+    notes. `notify` must be thread-safe and cheap (a coalescing UI message).
+
+    A multi-host run (tt-run's `ttrun/rank<N>/`, `find_ranks`): one watcher per rank's folder
+    into the one table. With `follow_ranks` the root is looked at again every `rank_scan`
+    seconds (two directory listings; whatever the observer, so the polling fallback too): a rank
+    folder that appears is followed from then on (also when the watch began before the launcher
+    made any), one that goes is no longer followed and only its rows are dropped; each change is
+    a `RanksChanged` note."""
 
     def __init__(self, root: Path, *, arch: str | None = None, refresh: float = 0.5,
                  poll: float | None = None, sources: LiveSources | None = None,
-                 ranks: list[tuple[int, Path]] | None = None) -> None:
-        """`ranks`: a multi-host run's (rank, profiler dir): every rank's `.logs` is watched
-        into the one table (rows in arrival order with their rank; each rank has its own
-        one-source rule); `root` is then the run's root."""
-        from .watcher import ProfilerWatcher
-
+                 ranks: list[tuple[int, Path]] | None = None, follow_ranks: bool = False,
+                 rank_scan: float | None = None) -> None:
+        """`ranks`: a multi-host run's (rank, profiler dir) (default with `follow_ranks`: the
+        ones under `root` now): every rank's `.logs` is watched into the one table (rows in
+        arrival order with their rank; each rank has its own one-source rule); `root` is then
+        the run's root. Without ranks, `root` itself is watched as one profiler dir."""
         self.root = root
-        rank_of_dir = {Path(d).absolute(): r for r, d in ranks or ()}
-        self.model = LiveModel(root, arch, ranks=rank_of_dir)
-        self.sources = sources if sources is not None else LiveSources(
-            group=(lambda p: rank_of_dir.get(Path(p).absolute().parent.parent))
-            if rank_of_dir else None)
+        self.poll = poll
+        self.follow_ranks = follow_ranks
+        self.rank_scan = rank_scan if rank_scan is not None else (
+            max(0.05, poll) if poll else RANK_SCAN_S)
         self.refresh = max(0.05, refresh)
         self._in: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -94,29 +128,87 @@ class LiveFeed:
         self._added = 0
         self._dirty = False
         self._last_flush = 0.0
+        self._next_scan = 0.0
+        self._scan_error: str | None = None
         self.rate = 0.0  # rows/s at the last update
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._notify = lambda: None
-        self.watchers = [ProfilerWatcher(d, self._in.put, poll_interval=poll)
-                         for d in ([d for _, d in ranks] if ranks else [root])]
+        self._wlock = threading.Lock()  # the watchers: added and removed by the feed's thread
+        self._started = False
+        #: watched dir -> (its token, its watcher); events of a watcher no longer here are
+        #: dropped (a rank that went may still have some queued)
+        self._watchers: dict[Path, tuple[object, ProfilerWatcher]] = {}
+        if ranks is None and follow_ranks:
+            ranks = self._find_ranks() or []
+        self.model = RankedLiveModel(root, arch, ranks={d: r for r, d in ranks or ()})
+        self.sources = sources if sources is not None else LiveSources()
+        # a rank's sources are a group of their own; the others (the root's) one together
+        self.sources.group = self.model.rank_of_source
+        for d in [d for _, d in ranks] if ranks else [root]:
+            self._add_watcher(Path(d))
+
+    @property
+    def ranks(self) -> list[tuple[int, Path]]:
+        """The ranks followed now, (rank, profiler dir) by rank ([] for one profiler dir)."""
+        return sorted((r, d) for d, r in self.model.ranks.items())
+
+    @property
+    def watchers(self) -> list[ProfilerWatcher]:
+        with self._wlock:
+            return [w for _, w in self._watchers.values()]
+
+    def _find_ranks(self) -> list[tuple[int, Path]] | None:
+        """The rank folders under the root now; None when it cannot be listed."""
+        try:
+            found = find_ranks(self.root, strict=True)
+        except OSError as exc:
+            message = f"cannot list {self.root}: {exc.strerror or exc}"
+            if message != self._scan_error:
+                self._scan_error = message
+                self._note(Status("error", message))
+            return None
+        self._scan_error = None
+        return [(r, Path(d).absolute()) for r, d in found]
+
+    def _add_watcher(self, path: Path) -> None:
+        token = object()
+        watcher = ProfilerWatcher(path, lambda e, t=token: self._in.put((t, e)),
+                                  poll_interval=self.poll)
+        with self._wlock:
+            if self._stop.is_set():
+                return
+            self._watchers[Path(path).absolute()] = (token, watcher)
+            if self._started:
+                watcher.start()
+
+    def _remove_watcher(self, path: Path) -> None:
+        with self._wlock:
+            entry = self._watchers.pop(Path(path).absolute(), None)
+        if entry is not None:
+            entry[1].stop()
 
     # ------------------------------------------------------------ lifecycle
     def start(self, notify) -> LiveFeed:
         self._notify = notify
         self._thread = threading.Thread(target=self._run, name="ttdash-live-feed", daemon=True)
         self._thread.start()
-        for w in self.watchers:
-            w.start()
+        with self._wlock:
+            self._started = True
+            for _, w in self._watchers.values():
+                w.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
+        with self._wlock:
+            self._stop.set()  # no watcher added from now on
+        self._in.put(None)  # wake the loop
         for w in self.watchers:
             w.stop()
-        self._in.put(None)  # wake the loop
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+        for w in self.watchers:  # one the feed's thread added meanwhile
+            w.stop()
 
     # ------------------------------------------------------------ the UI's side
     def take(self):
@@ -129,9 +221,12 @@ class LiveFeed:
     # ------------------------------------------------------------ the feed's thread
     def _run(self) -> None:
         while not self._stop.is_set():
-            due = self._last_flush + self.refresh - time.monotonic()
+            now = time.monotonic()
+            wait = max(0.01, self._last_flush + self.refresh - now) if self._dirty else 0.5
+            if self.follow_ranks:
+                wait = max(0.01, min(wait, self._next_scan - now))
             try:
-                event = self._in.get(timeout=max(0.01, due) if self._dirty else 0.5)
+                event = self._in.get(timeout=wait)
             except queue.Empty:
                 event = None
             if event is not None:
@@ -144,6 +239,10 @@ class LiveFeed:
                         break
                     if nxt is not None:
                         self._apply(nxt)
+            if self.follow_ranks and time.monotonic() >= self._next_scan \
+                    and not self._stop.is_set():
+                self._next_scan = time.monotonic() + self.rank_scan
+                self._scan_ranks()
             lagging = self._in.qsize() > QUEUE_HIGH_WATER  # analysis lags the files: back off
             for w in self.watchers:
                 if lagging:
@@ -153,9 +252,55 @@ class LiveFeed:
             if self._dirty and time.monotonic() >= self._last_flush + self.refresh:
                 self._flush()
 
-    def _apply(self, event) -> None:
-        from .watcher import RowsAppended, SourceReset
+    def _scan_ranks(self) -> None:
+        """Follow the rank folders that appeared, stop following the ones that went."""
+        found = self._find_ranks()
+        if found is None:
+            return
+        now = {d: r for r, d in found}
+        added = [(r, d) for d, r in now.items() if d not in self.model.ranks]
+        removed = [(r, d) for d, r in self.model.ranks.items() if now.get(d) != r]
+        if not added and not removed:
+            return
+        for r, d in removed:
+            self._drop_rank(r, d)
+        for r, d in added:  # a watch of the root itself (begun before any rank) stays
+            self.model.ranks[d] = r
+            self._add_watcher(d)
+        self._ranks_note([r for r, _ in added], removed)
 
+    def _drop_rank(self, rank: int, folder: Path) -> None:
+        """Stop following a rank: its watcher stopped, its rows dropped, the others kept."""
+        self._remove_watcher(folder)
+        self.model.drop_rank(rank)
+        self.sources.chosen_by_group.pop(rank, None)
+        for path in [p for p in self.sources.ignored if self.model.rank_of_source(p) == rank]:
+            del self.sources.ignored[path]
+        self.model.ranks.pop(folder, None)
+        self._dirty = True
+
+    def _ranks_note(self, added: list[int], removed: list[tuple[int, Path]]) -> None:
+        bits = []
+        if removed:
+            gone = ", ".join(f"rank {r} ({d})" for r, d in removed)
+            bits.append(f"{gone} {'were' if len(removed) > 1 else 'was'} deleted: "
+                        f"{'their' if len(removed) > 1 else 'its'} rows dropped")
+        if added:
+            bits.append(f"{ranks_text([(r, None) for r in added])} appeared")
+        ranks = tuple(self.ranks)
+        message = "; ".join(bits) + f"; following {ranks_text(ranks)} of {self.root}"
+        self._note(RanksChanged(ranks, tuple(added), tuple(r for r, _ in removed), message))
+
+    def _note(self, event) -> None:
+        with self._lock:
+            self._notes.append(event)
+        self._notify_soon()
+
+    def _apply(self, item) -> None:
+        token, event = item
+        with self._wlock:
+            if token not in {t for t, _ in self._watchers.values()}:
+                return  # a watcher stopped since (a rank that went): nothing of it counts
         if isinstance(event, RowsAppended):
             lines = event.lines or list(range(event.first_line,
                                               event.first_line + len(event.rows)))
@@ -166,13 +311,22 @@ class LiveFeed:
                 self._dirty = True
             return
         if isinstance(event, SourceReset):
+            rank = self.model.rank_of_source(event.source)
+            if rank is not None and event.reason == ROOT_DELETED:
+                # a rank's folder went: that rank only, whichever noticed first (its watcher
+                # or the scan); a folder made again is followed again by the next scan
+                folder = Path(event.source).absolute().parent.parent
+                self._drop_rank(rank, folder)
+                self._ranks_note([], [(rank, folder)])
+                return
             if not self.sources.reset(event.source):
                 return  # a source the table does not show restarted: nothing changes
-            self.model.reset(event.source)
+            if self.model.ranks:
+                self.model.drop_rank(rank)  # that rank's rows (or the root's) start over
+            else:
+                self.model.reset(event.source)
             self._dirty = True
-        with self._lock:
-            self._notes.append(event)
-        self._notify_soon()
+        self._note(event)
 
     def _notify_soon(self) -> None:
         if not self._dirty:
@@ -191,3 +345,5 @@ class LiveFeed:
 #: Events applied before an analysis; above the high-water mark the watcher stops reading.
 QUEUE_BATCH = 2000
 QUEUE_HIGH_WATER = 4000
+#: Seconds between two looks for rank folders that appeared or went (`--poll` when given).
+RANK_SCAN_S = 0.5

@@ -227,16 +227,21 @@ RANK_DIR_RE = re.compile(r"^rank(\d+)$")
 TTRUN_DIR = "ttrun"
 
 
-def find_ranks(root: str | os.PathLike[str]) -> list[tuple[int, Path]]:
+def find_ranks(root: str | os.PathLike[str], strict: bool = False) -> list[tuple[int, Path]]:
     """The ranks of a multi-host run, (rank, its profiler dir) by rank: `root/rank<N>/` or
     `root/ttrun/rank<N>/` (tt-run gives each rank its own TT_METAL_PROFILER_DIR there); [] for
-    a one-host profiler dir."""
+    a one-host profiler dir. `strict`: a folder that exists but cannot be listed (permissions,
+    I/O) raises its OSError instead of counting as no rank."""
     for base in (Path(root), Path(root) / TTRUN_DIR):
         try:
             with os.scandir(base) as it:
                 found = [(int(m.group(1)), Path(e.path)) for e in it
                          if (m := RANK_DIR_RE.match(e.name)) and e.is_dir()]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
         except OSError:
+            if strict:
+                raise
             continue
         if found:
             return sorted(found)
@@ -245,8 +250,12 @@ def find_ranks(root: str | os.PathLike[str]) -> list[tuple[int, Path]]:
 
 def rank_of(path: Path) -> int | None:
     """The rank a report belongs to: `rank<N>/reports/.../ops_perf_results*.csv` (a rank's
-    own profiler dir); None for any other path, whatever its folders are called."""
+    own profiler dir), or a live log: `rank<N>/.logs/<file>`; None for any other path,
+    whatever its folders are called."""
     parts = Path(path).parts[:-1]
+    if len(parts) >= 2 and parts[-1] == ".logs":
+        m = RANK_DIR_RE.match(parts[-2])
+        return int(m.group(1)) if m else None
     if "reports" not in parts:
         return None
     k = len(parts) - 1 - parts[::-1].index("reports")

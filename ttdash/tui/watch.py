@@ -15,10 +15,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
-from ..live.feed import LiveFeed
+from ..live.feed import LiveFeed, RanksChanged
 from ..model import Trace, Window
 from ..model.discover import (
-    find_ranks,
     find_reports,
     rank_of,
     report_is_complete,
@@ -136,9 +135,12 @@ class WatchScreen(TraceScreen):
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
                  arch: str | None = None, sources: LiveSources | None = None,
                  record: Callable[[Path], str] | None = None) -> None:
-        #: a multi-host run (tt-run ranks under `root`): one live table of every rank, then
-        #: the ranks' reports merged; `root` (runs list, telemetry) is then the first rank's
-        self.top, self.ranks = root, find_ranks(root)
+        #: a multi-host run (tt-run ranks under `root`, followed as they appear and go): one
+        #: live table of every rank, then the ranks' reports merged; `root` (runs list,
+        #: telemetry) is then the first rank's at the start
+        self.feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, sources=sources,
+                             follow_ranks=True)
+        self.top, self.ranks = root, self.feed.ranks
         if self.ranks:
             root = self.ranks[0][1]
         self.root = root
@@ -148,8 +150,6 @@ class WatchScreen(TraceScreen):
         self._record_lines: dict[Path, str] = {}  # what recording said, per report
         self._started = time.time()
         self.arch = arch
-        self.feed = LiveFeed(self.top, arch=arch, refresh=refresh, poll=poll, sources=sources,
-                             ranks=self.ranks or None)
         self._merged: tuple[Path, ...] = ()  # the rank reports shown merged
         super().__init__(self.feed.model.view(), protected=(self.top, root))
         self.mode = "live"
@@ -201,10 +201,20 @@ class WatchScreen(TraceScreen):
 
     def _note(self, event) -> None:
         """A watcher event other than rows (the feed already applied rows and resets)."""
+        if isinstance(event, RanksChanged):  # rank folders appeared or went
+            self.ranks = list(event.ranks)
+            self.watch_status = ("warning" if event.removed else "info", event.message)
+            return
         if isinstance(event, SourceReset):
+            rank = rank_of(event.source) if self.ranks else None
             if event.reason == ROOT_DELETED:  # the watcher said so just before: keep saying it
-                self.watch_status = ("warning", f"{self.root} was deleted: live table cleared; "
+                folder = event.source.parent.parent  # the folder its watcher watched
+                self.watch_status = ("warning", f"{folder} was deleted: live table cleared; "
                                      "waiting for it to appear")
+            elif rank is not None:
+                self.watch_status = ("warning", f"rank {rank}: {event.source.name} "
+                                     f"{event.reason}: rank {rank}'s live rows restarted "
+                                     "(device re-opened?)")
             else:
                 self.watch_status = ("warning", f"{event.source.name} {event.reason}: live "
                                      "table restarted (device re-opened?)")
@@ -285,8 +295,8 @@ class WatchScreen(TraceScreen):
             bits.append(f"{self.pending_new:,} new ops")
         bits.append(message)
         if self.ranks and self.mode == "live":
-            bits.append(f"{len(self.ranks)} ranks live; their reports merged once every rank "
-                        "has one")
+            bits.append(f"{len(self.ranks)} rank{'s' if len(self.ranks) > 1 else ''} live; "
+                        "their reports merged once every rank has one")
         elif self.ranks and self.report_path == self.top:
             bits.append(f"{len(self._merged)} ranks' reports merged")
         if self.mode == "live" and not len(self.view.ops):
@@ -333,7 +343,9 @@ class WatchScreen(TraceScreen):
         self.update_status()
 
     def action_runs(self) -> None:
-        self.app.push_screen(RunsScreen(self.root, self))
+        # a multi-host run's reports are its ranks': the first rank's (as the watch began with)
+        root = self.root if self.root != self.top or not self.ranks else self.ranks[0][1]
+        self.app.push_screen(RunsScreen(root, self))
 
     def action_live(self) -> None:
         self.mode, self.report_manual = "live", False

@@ -1,0 +1,44 @@
+"""The live table of a multi-host run whose ranks come and go: one rank's rows dropped, the
+other ranks' rows kept (a rank's folder deleted, or its device re-opened, must not clear the
+table of every rank)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .live import LiveModel
+
+
+class RankedLiveModel(LiveModel):
+    """`LiveModel` whose rows can be dropped one rank at a time (`drop_rank`)."""
+
+    def rank_of_source(self, source: Path) -> int | None:
+        """The rank of a live source (`<rank dir>/.logs/<file>.csv`); None outside a rank."""
+        return self.ranks.get(Path(source).absolute().parent.parent)
+
+    def drop_rank(self, rank: int | None) -> int:
+        """Drop every row of `rank` (None: the rows of no rank, the root's own `.logs`); the
+        others are kept in their order and analysed again as if the rank had never sent any
+        (totals, device numbering, shares). Returns the rows dropped."""
+        self._analyse_pending()
+        dropped = 0
+        if len(self._raw):
+            raw = self._raw.frame()
+            ranks = (raw["_rank"].to_numpy(dtype="float64") if "_rank" in raw.columns
+                     else np.full(len(raw), np.nan))
+            gone = np.isnan(ranks) if rank is None else ranks == float(rank)
+            dropped = int(gone.sum())
+            if dropped:
+                kept = raw.loc[~gone].reset_index(drop=True).copy()
+                arrivals = self._arrivals.copy()
+                self.reset(Path())  # every count and store back to empty; arch and clock stay
+                self._arrivals = arrivals
+                if len(kept):
+                    self._converted = [kept]
+                    self.total_rows = len(kept)
+                    self._analyse_pending()
+        self.sources = {s for s in self.sources if self.rank_of_source(s) != rank}
+        self._cache = None
+        return dropped
