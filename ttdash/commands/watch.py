@@ -18,8 +18,10 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
     """The `watch --once` snapshot: runs found and the live rows so far (read-only); for a
     multi-host run's root (tt-run ranks), each rank's."""
     from ..health.telemetry import Telemetry
-    from ..model.discover import find_ranks
+    from ..model.discover import TTRUN_DIR, find_ranks
 
+    _listable(root, root)
+    _listable(root / TTRUN_DIR)
     ranks = find_ranks(root)
     if not ranks:
         return {**_one_state(root, arch),
@@ -34,11 +36,29 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
             "telemetry": [r.as_dict() for r in Telemetry().read()]}
 
 
+def _listable(path: Path, root: Path | None = None) -> None:
+    """TraceError naming `path` when it exists but cannot be listed (permissions, I/O): `--once`
+    must not answer "empty" for what it could not read. A `root` that is missing may appear
+    later (its state says so); one under a file never will."""
+    try:
+        with os.scandir(path):
+            pass
+    except FileNotFoundError:
+        pass
+    except NotADirectoryError:
+        if root is not None:
+            raise TraceError(path, "not a directory") from None
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+
+
 def _one_state(root: Path, arch: str | None) -> dict:
     """One profiler dir's runs and live rows."""
     from ..live.feed import read_live
     from ..model.discover import find_reports, report_is_complete
 
+    for sub in (".logs", "reports"):
+        _listable(root / sub)
     snap = read_live(root, arch)
     view = snap.model.view()
     tot = view.totals()
