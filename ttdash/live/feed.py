@@ -143,8 +143,6 @@ class LiveFeed:
             ranks = self._find_ranks() or []
         self.model = RankedLiveModel(root, arch, ranks={d: r for r, d in ranks or ()})
         self.sources = sources if sources is not None else LiveSources()
-        # a rank's sources are a group of their own; the others (the root's) one together
-        self.sources.group = self.model.rank_of_source
         for d in [d for _, d in ranks] if ranks else [root]:
             self._add_watcher(Path(d))
 
@@ -152,6 +150,17 @@ class LiveFeed:
     def ranks(self) -> list[tuple[int, Path]]:
         """The ranks followed now, (rank, profiler dir) by rank ([] for one profiler dir)."""
         return sorted((r, d) for d, r in self.model.ranks.items())
+
+    @property
+    def sources(self) -> LiveSources:
+        """The one source rule of the table (`run` sets its own before the start)."""
+        return self._sources
+
+    @sources.setter
+    def sources(self, value: LiveSources) -> None:
+        # a rank's sources are a group of their own; the others (the root's) one together
+        value.group = self.model.rank_of_source
+        self._sources = value
 
     @property
     def watchers(self) -> list[ProfilerWatcher]:
