@@ -7,6 +7,11 @@ traceback, never a hang (60 s), never more than 1.5 GiB of memory.
 
 Also: untrusted text (Rich markup, terminal escapes, bidi controls, 10k-char strings,
 spreadsheet formulas) stays inert in every output, and exports are written safely.
+
+The commands run in this process (`cli_inproc.run_main`: `ttdash.cli.main` with stdout and
+stderr captured as a child's would be), except what only a real process shows
+(`hostile_corpus.run_cli`): the 2 GiB files (their memory peak), the FIFOs (a blocked open
+would hang the test process, not a child that can be killed), the console script, a terminal.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 
 import hostile_corpus as hc
 import pytest
+from cli_inproc import run_main
 from conftest import screen_text
 from hostile_corpus import CASES, RSS_LIMIT, Case, Run, run_cli, strict_json
 
@@ -51,7 +57,7 @@ def valid(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def base_report(valid) -> dict:
-    r = run_cli("report", str(valid), "--format", "json")
+    r = run_main("report", str(valid), "--format", "json")
     assert r.returncode == 0, r.describe()
     return strict_json(r.stdout)
 
@@ -63,18 +69,26 @@ def base_watch(tmp_path_factory, valid) -> dict:
         root = tmp_path_factory.mktemp(f"watch_base_{placement}")
         target = place(root, placement)
         shutil.copyfile(valid, target)
-        r = run_cli("watch", str(root), "--once")
+        r = run_main("watch", str(root), "--once")
         assert r.returncode == 0, r.describe()
         out[placement] = strict_json(r.stdout)
     return out
 
 
+def in_a_process(case: Case) -> bool:
+    """The cases only a child process can run: a 2 GiB file (its memory peak is the check) and
+    a FIFO (an open that blocks would hang the test process itself)."""
+    return case.big or case.name == "fifo"
+
+
 @pytest.fixture(scope="module")
-def ran(corpus, valid, tmp_path_factory) -> dict[tuple[str, str, str], tuple[Run, Path]]:
+def ran(corpus, valid, tmp_path_factory, open_pool) -> dict[tuple[str, str, str],
+                                                            tuple[Run, Path]]:
     """Every case through `report`, `diff` (both ways) and `watch --once` (in .logs and as a
-    report), two commands at a time (each is a CPU-bound `python -m ttdash`; CI has two
-    cores): {(command, case, variant): (the run, the damaged file)}. Each stays a test of its
-    own below."""
+    report): {(command, case, variant): (the run, the damaged file)}. Each stays a test of its
+    own below. In this process one after the other (`run_main`), but the `in_a_process` cases
+    as children, in a thread meanwhile (the headless `open` sessions run in `open_pool`'s
+    workers at the same time)."""
     from concurrent.futures import ThreadPoolExecutor
 
     jobs: dict[tuple[str, str, str], tuple[tuple[str, ...], Path]] = {}
@@ -89,9 +103,13 @@ def ran(corpus, valid, tmp_path_factory) -> dict[tuple[str, str, str], tuple[Run
             target = place(root, placement)
             CASES[name].make(target)
             jobs[("watch", name, placement)] = (("watch", str(root), "--once"), target)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {k: pool.submit(run_cli, *args) for k, (args, _) in jobs.items()}
-        return {k: (f.result(), jobs[k][1]) for k, f in futures.items()}
+    children = [k for k in jobs if in_a_process(CASES[k[1]])]
+    assert len(children) == 15, children  # 2 big cases and the FIFO, 5 runs each
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        futures = {k: pool.submit(run_cli, *jobs[k][0]) for k in children}
+        runs = {k: run_main(*args) for k, (args, _) in jobs.items() if k not in futures}
+        runs.update((k, f.result()) for k, f in futures.items())
+    return {k: (runs[k], jobs[k][1]) for k in jobs}
 
 
 def place(root: Path, placement: str) -> Path:
@@ -162,14 +180,25 @@ def test_report(name, ran, base_report):
 
 
 def test_report_installed_binary(corpus, valid):
-    """The console script, not `python -m`: a good file, a cut file, a FIFO, a 2 GiB file."""
+    """The console script, not `python -m`: a good file, a cut file, a FIFO, a 2 GiB file.
+    The good and the cut file also in this process: `run_main` gives what the process gave."""
     exe = shutil.which("ttdash", path=str(Path(sys.executable).parent)) or shutil.which("ttdash")
     assert exe, "the ttdash console script is not installed next to the interpreter"
     r = run_cli("report", str(valid), "--format", "json", exe=exe)
     assert r.returncode == 0 and strict_json(r.stdout)["totals"]["ops"] > 0, r.describe()
+    same_in_process(r, "report", str(valid), "--format", "json")
     for name in ("cut_last_line", "fifo", "sparse_2gb_after_header"):
         r = run_cli("report", str(corpus[name]), "--format", "json", exe=exe)
         check_outcome(r, CASES[name], corpus[name], f"installed {exe} report")
+        if name == "cut_last_line":
+            same_in_process(r, "report", str(corpus[name]), "--format", "json")
+
+
+def same_in_process(process: Run, *args: str) -> None:
+    inproc = run_main(*args)
+    assert (inproc.returncode, inproc.stdout, inproc.stderr) == (
+        process.returncode, process.stdout, process.stderr), (
+        f"in this process:\n{inproc.describe()}\nas a process:\n{process.describe()}")
 
 
 # --------------------------------------------------------------------------- diff
@@ -191,17 +220,23 @@ def test_diff(name, direction, ran):
 
 
 @pytest.fixture(scope="module")
-def opened(corpus) -> dict[str, tuple[str, str | None]]:
-    """Every small case driven headless (`drive_open`), two worker processes at a time: each
-    case is a whole Textual session, CPU-bound, and CI has two cores. The cases stay separate
-    tests below; a crash comes back as its traceback."""
+def open_pool(corpus):
+    """Every small case driven headless (`drive_open`), in two worker processes: each case is
+    a whole Textual session, CPU-bound, and CI has two cores. Started before the CLI runs
+    (`ran` asks for it) so that they go on meanwhile: {name: future of `open_outcome`}."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     small = [n for n in CASE_NAMES if not CASES[n].big]
     with ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn")) as pool:
-        futures = {n: pool.submit(hc.open_outcome, str(corpus[n])) for n in small}
-        return {n: f.result() for n, f in futures.items()}
+        yield {n: pool.submit(hc.open_outcome, str(corpus[n])) for n in small}
+
+
+@pytest.fixture(scope="module")
+def opened(open_pool) -> dict[str, tuple[str, str | None]]:
+    """The sessions' outcomes; the cases stay separate tests below; a crash comes back as its
+    traceback."""
+    return {n: f.result() for n, f in open_pool.items()}
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)
@@ -285,11 +320,11 @@ def test_symlink_loops_in_watched_dir(tmp_path, valid):
     logs.mkdir()
     os.symlink("cpp_device_perf_report.csv", logs / "cpp_device_perf_report.csv")
     os.symlink(".", logs / "again.csv")  # a directory named like a CSV, looping
-    r = run_cli("watch", str(root), "--once")
+    r = run_main("watch", str(root), "--once")
     assert r.returncode == 0 and not r.hung and "Traceback" not in r.stderr, r.describe()
     doc = strict_json(r.stdout)
     assert [Path(x["path"]).resolve() for x in doc["runs"]] == [good.resolve()], doc["runs"]
-    r = run_cli("report", str(root), "--format", "json")
+    r = run_main("report", str(root), "--format", "json")
     assert r.returncode == 0, r.describe()
     assert Path(strict_json(r.stdout)["file"]).resolve() == good.resolve()
 
@@ -347,7 +382,7 @@ def evil(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
 def test_untrusted_text_report(evil, fmt):
-    r = run_cli("report", str(evil), "--format", fmt, "--ignore-signposts",
+    r = run_main("report", str(evil), "--format", fmt, "--ignore-signposts",
                 env={"NO_COLOR": "1"})
     assert r.returncode == 0 and r.stderr == "", r.describe()
     out = r.stdout
@@ -413,7 +448,7 @@ NUMERIC_REPORT_FIELDS = ("id", "device", "device_time_us", "op_to_op_us", "total
 
 
 def test_formulas_neutralised_in_report_csv(evil):
-    r = run_cli("report", str(evil), "--format", "csv", "--ignore-signposts")
+    r = run_main("report", str(evil), "--format", "csv", "--ignore-signposts")
     assert r.returncode == 0, r.describe()
     rows = _csv_rows(r.stdout)
     codes = [row["op_code"] for row in rows]
@@ -436,7 +471,7 @@ def test_negative_numbers_stay_numbers_in_csv(tmp_path, valid):
         if r[j]:
             r[j] = str(max(1, int(r[j]) // 2))
     faster.write_text(hc.to_csv_text(header, rows))
-    r = run_cli("diff", str(valid), str(faster), "--format", "csv")
+    r = run_main("diff", str(valid), str(faster), "--format", "csv")
     assert r.returncode == 0, r.describe()
     rows = _csv_rows(r.stdout)
     deltas = [row["delta_us"] for row in rows if row["delta_us"]]
@@ -449,7 +484,7 @@ def test_negative_numbers_stay_numbers_in_csv(tmp_path, valid):
 @pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
 def test_untrusted_text_diff(evil, valid, fmt, direction):
     a, b = (evil, valid) if direction == "evil_vs_valid" else (valid, evil)
-    r = run_cli("diff", str(a), str(b), "--format", fmt, "--ignore-signposts", "--top", "50",
+    r = run_main("diff", str(a), str(b), "--format", fmt, "--ignore-signposts", "--top", "50",
                 env={"NO_COLOR": "1"})
     assert r.returncode == 0 and r.stderr == "", r.describe()
     assert_inert(r.stdout, f"diff --format {fmt} ({direction})")
@@ -477,7 +512,7 @@ def test_untrusted_text_diff(evil, valid, fmt, direction):
 
 
 def test_formulas_neutralised_in_report_markdown(evil):
-    r = run_cli("report", str(evil), "--format", "markdown", "--ignore-signposts")
+    r = run_main("report", str(evil), "--format", "markdown", "--ignore-signposts")
     assert r.returncode == 0, r.describe()
     for f in ('=HYPERLINK("http://x")', "@SUM(1)", "+1+2"):
         assert f"| '{f}" in r.stdout, f"{f!r} not neutralised in report markdown"
@@ -496,7 +531,7 @@ def test_untrusted_text_in_other_columns(tmp_path, column):
     p = tmp_path / "ops_perf_results_cols.csv"
     p.write_text(hc.to_csv_text(header, rows))
     for fmt in ("table", "csv", "json", "markdown"):
-        r = run_cli("report", str(p), "--format", fmt, "--ignore-signposts",
+        r = run_main("report", str(p), "--format", fmt, "--ignore-signposts",
                     env={"NO_COLOR": "1"})
         if r.returncode == 2 and column == "DEVICE ARCH":
             # An unknown arch may be refused, but cleanly and without echoing the escapes.
@@ -781,12 +816,12 @@ def test_untrusted_text_history(evil, fmt, tmp_path):
     from history_fixture import scaled_copy
 
     store = str(tmp_path / "store")
-    r = run_cli("history", "add", "--store", store, str(evil), "--label",
+    r = run_main("history", "add", "--store", store, str(evil), "--label",
                 "note=[bold]x[/] \x1b]0;title\x07")
     assert r.returncode == 0, r.describe()
     slower = scaled_copy(evil, tmp_path / "ops_perf_results_slower.csv", 3.0)
     for args in (("list",), ("trend",), ("check", str(slower), "--fail-above", "1")):
-        r = run_cli("history", *args, "--store", store, "--format", fmt,
+        r = run_main("history", *args, "--store", store, "--format", fmt,
                     env={"NO_COLOR": "1"})
         assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.describe()
         assert_inert(r.stdout, f"history {args[0]} --format {fmt}")
