@@ -508,14 +508,20 @@ def test_untrusted_text_diff(evil, valid, fmt, direction):
                 assert row[col] == "" or _is_number(row[col]), (col, row[col])
     if fmt == "markdown":
         for f in ('=HYPERLINK("http://x")', "@SUM(1)", "+1+2"):
-            assert f"'{f}" in r.stdout, f"{f!r} not neutralised in diff markdown"
+            assert f"'{_md(f)}" in r.stdout, f"{f!r} not neutralised in diff markdown"
+
+
+def _md(formula: str) -> str:
+    """A formula as markdown shows it after its apostrophe: an "@" is also a mention, broken by
+    a zero-width space entity (#37.2)."""
+    return formula.replace("@", "@&#8203;")
 
 
 def test_formulas_neutralised_in_report_markdown(evil):
     r = run_main("report", str(evil), "--format", "markdown", "--ignore-signposts")
     assert r.returncode == 0, r.describe()
     for f in ('=HYPERLINK("http://x")', "@SUM(1)", "+1+2"):
-        assert f"| '{f}" in r.stdout, f"{f!r} not neutralised in report markdown"
+        assert f"| '{_md(f)}" in r.stdout, f"{f!r} not neutralised in report markdown"
 
 
 @pytest.mark.parametrize("column", ["MATH FIDELITY", "INPUT_0_DATATYPE", "DEVICE ARCH",
