@@ -37,8 +37,25 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # type: ignore[name-defined]  # noqa: F821
         # `message` echoes what was typed (an unknown argument): one inert line
         message = " ".join(str(clean_text(message.replace("\n", " "))).split())
+        message += _did_you_mean(message)
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _did_you_mean(message: str) -> str:
+    """"; did you mean 'report'?" for argparse's invalid choice (a typo'd command, action or
+    --format), by difflib ("" when nothing is close, or argparse already suggests one)."""
+    import difflib
+    import re
+
+    m = re.search(r"invalid choice: (.+?) \(choose from (.+)\)$", message)
+    if not m or "maybe you meant" in message:
+        return ""
+    typed = m.group(1).strip("'\"")
+    choices = [c.strip().strip("'\"") for c in m.group(2).split(",")]
+    close = difflib.get_close_matches(typed, choices, n=1, cutoff=0.6) or [
+        c for c in choices if typed and c.startswith(typed)][:1]
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 # ------------------------------------------------------------------ argument types
