@@ -84,7 +84,7 @@ def test_csv_and_markdown_and_plain_table():
     rows = list(csv.DictReader(io.StringIO(run_ttdash("report", f, "-f", "csv").stdout)))
     assert len(rows) == 1872 and rows[0]["id"] == "2"
     md = run_ttdash("report", f, "-f", "markdown", "--top", "3").stdout
-    assert md.count("\n| ") == 4 and "| ID | Total % |" in md
+    assert md.count("\n| ") == 4 and "| ID | Total % (wall) |" in md
     table = run_ttdash("report", f, "--top", "3", env={"NO_COLOR": "1"}).stdout
     assert "\x1b[" not in table and "Device time" in table and "wormhole_b0" in table
 
@@ -310,7 +310,7 @@ def test_summary_in_every_format():
     table = run_ttdash("report", f, "--summary").stdout
     assert "Summary by memory: 15 groups" in table and "54.13%" in table
     md = run_ttdash("report", f, "--summary", "-f", "markdown").stdout
-    assert "| Group | Ops | Device time | Total % |" in md
+    assert "| Group | Ops | Device time | Total % (device) |" in md
 
 
 def test_json_numbers_do_not_depend_on_their_neighbours():

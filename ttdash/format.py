@@ -67,6 +67,23 @@ def fmt_pct(v: object, digits: int = 1) -> str:
     return str(v) if x is None else f"{x:.{digits}f}%"
 
 
+def fmt_share(v: object) -> str:
+    """A share in a header or a legend: whole percent from 10%, one decimal under it (0.2% is
+    not "0%"), "<0.1%" for a tiny one, "0%" for none."""
+    if is_missing(v):
+        return ""
+    x = _float(v)
+    if x is None:
+        return str(v)
+    if x == 0:
+        return "0%"
+    if abs(x) < 0.05:
+        return "<0.1%"
+    if 99.5 <= abs(x) < 99.95:  # not "100%" while something else has a share
+        return f"{x:.1f}%"
+    return f"{x:.0f}%" if abs(x) >= 9.95 else f"{x:.1f}%"
+
+
 def fmt_num(v: object, digits: int = 0) -> str:
     if is_missing(v):
         return ""

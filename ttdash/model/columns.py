@@ -44,6 +44,11 @@ DEFAULT_METRIC = "steady"
 MIN_MATCH_RATE = 0.8
 
 
+#: What the shares are shares of.
+WALL_BASIS = "the window's wall time (device time + every op-to-op gap)"
+DEVICE_BASIS = "the window's device time"
+
+
 class Severity(str, Enum):
     GOOD = "good"
     WARN = "warn"
@@ -96,6 +101,7 @@ class Column:
     meaning: str
     unit: str = ""
     digits: int = 1
+    basis: str = ""  # a share: what it is a share *of* (said in its title and glossary line)
 
     def fmt(self, v: object) -> str:
         return FORMATTERS[self.kind](v, self.digits)
@@ -139,17 +145,20 @@ COLUMNS: tuple[Column, ...] = (
            "DEVICE KERNEL DURATION: time the op's kernels ran", "us"),
     Column("op_to_op_us", "Op-to-op gap", "Gap", "us",
            f"idle time before the op started (red above {GAP_LIMIT_US:g} us: host-bound)", "us"),
-    Column("total_pct", "Total %", "Total", "pct",
-           "share of the window's device time + gaps", "%"),
+    Column("total_pct", "Total % (wall)", "Total", "pct",
+           "share of the window's wall time: device time + every op-to-op gap, host pauses "
+           "included (tt-perf-report's Total %); the grouped view's Share and --summary's "
+           "Total % (device) are shares of device time", "%", basis=WALL_BASIS),
     Column("cores", "Cores", "Cores", "int",
            f"cores the op ran on (red under {LOW_CORES})"),
     Column("dram_gbps", "DRAM GB/s", "DRAM", "num", "matmul/conv DRAM bandwidth achieved",
            "GB/s", 0),
     Column("dram_pct", "DRAM %", "DRAM%", "pct", "DRAM GB/s as a share of the arch's peak",
-           "%", 1),
+           "%", 1, basis="the arch's DRAM bandwidth peak"),
     Column("flops", "TFLOP/s", "TFLOP/s", "num", "math throughput achieved", "TFLOP/s", 1),
     Column("flops_pct", "FLOPs %", "FLOP%", "pct",
-           "TFLOP/s as a share of the peak at the op's math fidelity", "%", 1),
+           "TFLOP/s as a share of the peak at the op's math fidelity", "%", 1,
+           basis="the math peak at the op's fidelity"),
     Column("bound", "Bound", "Bound", "bound",
            "DRAM / FLOP / BOTH / SLOW / HOST; blank: not modelled"),
     Column("math_fidelity", "Math fidelity", "Fid", "text", "LoFi, HiFi2, HiFi3 or HiFi4"),
@@ -164,7 +173,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("io_dram_gbps", "DRAM traffic GB/s", "IO GB/s", "num",
            "ttdash's estimate: bytes of the op's DRAM tensors over its device time", "GB/s", 1),
     Column("io_dram_pct", "DRAM traffic %", "IO%", "pct",
-           "the DRAM traffic estimate as a share of the DRAM peak", "%", 1),
+           "the DRAM traffic estimate as a share of the DRAM peak", "%", 1,
+           basis="the arch's DRAM bandwidth peak"),
     Column("corrupt", "Corrupt timing", "Corrupt", "text",
            "the profiler's timing for this row is impossible; left out of totals"),
     Column("overlap_us", "Overlap", "Overlap", "us",
@@ -253,6 +263,8 @@ def legend() -> list[tuple[str, str]]:
     rows = [(b.value, b.meaning) for b in Bound]
     rows += [("blank bound", f"{UNMODELLED}: tt-perf-report models only matmuls and "
               "convolutions; other ops get device time and gap, no DRAM/FLOP figures"),
+             ("Total", f"share of {WALL_BASIS}: host pauses make it small"),
+             ("Share (grouped)", f"share of {DEVICE_BASIS} (as --summary's Total % (device))"),
              ("bars", "DRAM% and FLOP% as a share of the peak (8 steps per cell)"),
              ("red gap", f"op-to-op gap above {GAP_LIMIT_US:g} us: the device waited for "
               "the host"),

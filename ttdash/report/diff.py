@@ -11,7 +11,7 @@ import pandas as pd
 from ..format import fmt_int, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
-from .safe import md_cell, md_table, records_json, write_csv
+from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
                   "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
@@ -171,7 +171,8 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "telemetry": result.telemetry or None,
     }
     fields = JSON_OP_FIELDS + (("device",) if result.per_device else ())
-    text = json.dumps(head, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    text = json.dumps(json_clean(head), separators=(",", ":"), allow_nan=False,
+                      ensure_ascii=False)
     out.write(text[:-1] + ',"ops":[')
     pairs = result.pairs
     for start in range(0, len(pairs), CHUNK):  # bounded memory for 100k+ ops

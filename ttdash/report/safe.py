@@ -109,17 +109,59 @@ def write_csv(frame: pd.DataFrame, text_columns: tuple[str, ...], out: TextIO,
         binary.flush()
 
 
-def records_json(frame: pd.DataFrame, double_precision: int, lines: bool = False) -> str:
-    """`frame` as JSON records (pandas' encoder: its number format, null for missing). A whole
-    number column with a missing cell goes through as Python ints and None: pandas < 3 writes
-    a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's form
-    would depend on its neighbours (a streamed chunk with no gap printed "51778")."""
+#: JSON numbers (docs/formats.md): floats have 6 decimals; shares (`*_pct` of a total, which can
+#: be 1e-6 % of a long run) keep 6 significant digits instead.
+JSON_DECIMALS = 6
+SIGNIFICANT_FIELDS = ("total_pct", "share_pct")
+
+
+def json_number(v: object, key: str = "") -> object:
+    """One float as the JSON outputs write it: 6 decimals, or 6 significant digits for a share
+    (`key` in SIGNIFICANT_FIELDS); other values as they are."""
+    if isinstance(v, float) and v == v and v not in (float("inf"), float("-inf")):
+        return float(f"{v:.6g}") if key in SIGNIFICANT_FIELDS else round(v, JSON_DECIMALS)
+    return v
+
+
+def json_clean(obj: object, key: str = "") -> object:
+    """A JSON document (dicts, lists, numbers) with every float written as json_number says:
+    no 121.55499999999999."""
+    if isinstance(obj, dict):
+        return {k: json_clean(v, k) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_clean(v, key) for v in obj]
+    return json_number(obj, key)
+
+
+def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
+                 lines: bool = False) -> str:
+    """`frame` as JSON records (pandas' encoder: its number format, null for missing), floats
+    with `double_precision` decimals, a share (SIGNIFICANT_FIELDS) with 6 significant digits.
+    A whole number column with a missing cell goes through as Python ints and None: pandas < 3
+    writes a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's
+    form would depend on its neighbours (a streamed chunk with no gap printed "51778")."""
+    import numpy as np
+
     out = frame
+    shares = []
     for name in frame.columns:
         s = frame[name]
         if str(s.dtype) == "Int64" and s.hasnans:
             if out is frame:
                 out = frame.copy(deep=False)
             out[name] = s.astype(object).where(s.notna(), None)
-    return out.to_json(orient="records", lines=lines, double_precision=double_precision,
+        elif name in SIGNIFICANT_FIELDS and s.dtype.kind == "f":
+            # written as text, then unquoted below: pandas has one precision for every column
+            if out is frame:
+                out = frame.copy(deep=False)
+            v = s.to_numpy(dtype="float64")
+            ok = np.isfinite(v)
+            text = np.full(len(v), None, dtype=object)
+            text[ok] = np.char.mod("%.6g", v[ok])
+            out[name] = text
+            shares.append(name)
+    text = out.to_json(orient="records", lines=lines, double_precision=double_precision,
                        force_ascii=False)
+    for name in shares:
+        text = re.sub(f'("{name}":)"([^"]*)"', r"\1\2", text)
+    return text

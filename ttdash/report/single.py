@@ -30,7 +30,8 @@ from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
 from ..model.runs import replay_sessions
 from ..model.text import clean_text
-from .safe import md_cell, records_json, write_csv
+from .layout import fit_columns, wrap
+from .safe import json_clean, md_cell, records_json, write_csv
 
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
@@ -105,12 +106,13 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     doc = summary_dict(view)
     if shown.telemetry:
         doc["telemetry"] = shown.telemetry
-    head = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
     if shown.advice:  # streamed: a million-op trace has hundreds of thousands of entries
         out.write(',"advice":[')
         for k, a in enumerate(iter_advice(view.ops)):
-            out.write(("," if k else "") + json.dumps(a.as_dict(), separators=(",", ":"),
+            out.write(("," if k else "") + json.dumps(json_clean(a.as_dict()),
+                                                      separators=(",", ":"),
                                                       allow_nan=False))
         out.write("]")
     ops = select(view, shown, rows)
@@ -119,8 +121,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     for start in range(0, len(ops), CHUNK):
         step("writing json", start, len(ops))
         chunk = export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
-        # 15 decimals (the most pandas writes): other floats are rounded to 6 already
-        text = records_json(chunk, double_precision=15)
+        text = records_json(chunk)  # 6 decimals; total_pct 6 significant digits
         out.write(("," if start else "") + text[1:-1])
     out.write("]}\n")
 
@@ -179,7 +180,7 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
            "device ids offset per rank" if view.trace.ranks else ""),
         f"Window: {sm.window}; {sm.ops} ops, device time {fmt_us(sm.device_time_us)}"
         f", dispatch gaps {fmt_us(sm.dispatch_us)}, host pauses {fmt_us(sm.pauses_us)} "
-        f"({sm.pauses} gaps above {sm.pause_above_us:g} us)",
+        f"({sm.pauses} gaps above {sm.pause_above_us:g} us){summed_note(view)}",
     ]
     if sm.timing == "dispatch":
         lines.append(f"Timing: {DISPATCH_TIMING}")
@@ -200,6 +201,13 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
         lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(show)}"
                      + (f", +{more} more (--print-signposts lists them)" if more > 0 else ""))
     return [str(clean_text(line)) for line in lines]
+
+
+def summed_note(view: View) -> str:
+    """Per-device rows: the time totals add every device's ops (8 devices' pauses are not a
+    run's wall time), and say so."""
+    n = len(view.trace.devices)
+    return f" (times summed over {n} devices)" if not view.merged and n > 1 else ""
 
 
 def replay_line(sessions: list[dict]) -> str:
@@ -232,6 +240,8 @@ def totals_line(view: View) -> str:
     if tot["overlap_us"] > 0:
         parts.append(f"busy {fmt_us(tot['busy_us'])} (overlap {fmt_us(tot['overlap_us'])}: ops "
                      "on disjoint sub-devices ran concurrently)")
+    if summed_note(view):
+        parts[-1] += summed_note(view)
     if tot["dram_roofline_pct"] is not None:
         parts.append(f"overall DRAM roofline (modelled ops) {tot['dram_roofline_pct']:.1f}% "
                      f"({tot['dram_roofline_gbps']:,.0f} GB/s)")
@@ -317,13 +327,23 @@ def advice_lines(view: View) -> Iterator[str]:
                 yield f"    - {b}"
 
 
+def shown_fields(view: View, ops: pd.DataFrame) -> list[str]:
+    """The human tables' columns (TABLE_FIELDS and what these ops add) less those empty in every
+    row (a trace with no conv has no Config, one without sub-devices no Overlap) and the device
+    of a one-device trace; the op code and device time always."""
+    return [f for f in op_fields(TABLE_FIELDS, ops)
+            if f in ("op_code", "device_time_us") or ops[f].notna().any()
+            and (f != "device" or len(view.trace.devices) > 1)
+            and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]
+
+
 def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write("## ttdash report\n\n")
     for line in summary_lines(view, shown.all_signposts):
         key, _, rest = line.partition(": ")
         out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
     ops = select(view, shown, rows)
-    fields = op_fields(TABLE_FIELDS, ops)
+    fields = tuple(shown_fields(view, ops))
     out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
     out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
     for start in range(0, len(ops), CHUNK):
@@ -348,11 +368,6 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 
 SGR = {Severity.GOOD: "\x1b[32m", Severity.WARN: "\x1b[33m", Severity.BAD: "\x1b[31m"}
 BOLD, RESET = "\x1b[1m", "\x1b[0m"
-#: Dropped first when a terminal is too narrow for every column.
-DROP_ORDER = ("config", "fidelity_desc", "dram_gbps", "flops", "device", "cores", "flops_pct", "id",
-              "dram_pct", "op_to_op_us")
-
-
 def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
              width: int | None = None) -> None:
     """A plain-text table streamed row by row (no layout pass over the whole table): columns
@@ -360,12 +375,9 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
     it. `color`: bound, gap and core-count colours (ANSI)."""
     for line in summary_lines(view, shown.all_signposts):
-        out.write(line + "\n")
+        out.write("\n".join(wrap(line, width)) + "\n")
     ops = select(view, shown)
-    fields = [f for f in op_fields(TABLE_FIELDS, ops)
-              if f in ("op_code", "device_time_us") or ops[f].notna().any()
-              and (f != "device" or len(view.trace.devices) > 1)
-              and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]
+    fields = shown_fields(view, ops)
     n = len(ops)
 
     def chunk_cells(start: int) -> dict[str, list[str]]:
@@ -373,24 +385,20 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
     # Column widths from every cell, a chunk at a time; the cells are kept for the rows pass
     # only when there is one chunk (a million rows of text would not fit in bounded memory).
-    widths = {f: len(BY_KEY[f].title) for f in fields}
+    titles = {f: BY_KEY[f].title for f in fields}
+    cell_w = {f: 0 for f in fields}
     kept: dict[int, dict[str, list[str]]] = {}
     for start in range(0, n, CHUNK):
         step("measuring columns", start, n)
         cells = chunk_cells(start)
         for f in fields:
-            widths[f] = max([widths[f]] + [len(c) for c in cells[f]])
+            cell_w[f] = max([cell_w[f]] + [len(c) for c in cells[f]])
         if n <= CHUNK:
             kept[start] = cells
+    widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
-        for f in DROP_ORDER:
-            if sum(widths[k] for k in fields) + 2 * (len(fields) - 1) <= width:
-                break
-            if f in fields:
-                fields.remove(f)
-        spare = width - (sum(widths[k] for k in fields) + 2 * (len(fields) - 1))
-        if spare < 0 and "op_code" in fields:
-            widths["op_code"] = max(12, widths["op_code"] + spare)
+        widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
+        fit_columns(fields, widths, width, titles)
     severity = {f: BY_KEY[f].severity for f in fields if f in ("bound", "op_to_op_us", "cores")}
     raw = {f: ops[f].to_numpy() for f in severity}
     host = ops["is_host"].to_numpy(dtype=bool) if "is_host" in ops else None
@@ -401,7 +409,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
             text = text[:w - 1] + "…"
         return text.ljust(w) if f in LEFT else text.rjust(w)
 
-    head = "  ".join(cell(f, BY_KEY[f].title) for f in fields).rstrip()
+    head = "  ".join(cell(f, titles[f]) for f in fields).rstrip()
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
@@ -423,12 +431,12 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
                 parts.append(text)
             lines.append("  ".join(parts).rstrip())
         out.write("\n".join(lines) + "\n")
-    out.write("\n" + totals_line(view) + "\n")
+    out.write("\n" + "\n".join(wrap(totals_line(view), width)) + "\n")
     if shown.telemetry:
-        out.write(summary_line(shown.telemetry) + "\n")
+        out.write("\n".join(wrap(summary_line(shown.telemetry), width)) + "\n")
     if shown.advice:
         for line in advice_lines(view):
-            out.write(str(clean_text(line)) + "\n")
+            out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
 
 
 def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = False,
@@ -478,7 +486,7 @@ def groups_markdown(groups: pd.DataFrame, by: str, out: TextIO) -> None:
 # ------------------------------------------------------------------ the grouped summary
 SUMMARY_COLUMNS = {  # field -> (title, left-aligned)
     "name": ("Group", True), "device": ("Device", False), "op_count": ("Ops", False),
-    "device_time_us": ("Device time", False), "total_pct": ("Total %", False),
+    "device_time_us": ("Device time", False), "total_pct": ("Total % (device)", False),
     "category": ("Category", True), "flops_pct_min": ("FLOPs% min", False),
     "flops_pct_max": ("max", False), "flops_pct_mean": ("mean", False),
     "flops_pct_std": ("std", False), "flops_pct_weighted_mean": ("weighted", False),
@@ -515,7 +523,7 @@ def render_summary(view: View, fmt: str, out: TextIO, shown: Shown) -> None:
         doc["group_by"] = by
         frame = groups.astype(object).where(groups.notna(), None)
         doc["groups"] = frame.to_dict("records")
-        out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")
+        out.write(json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False) + "\n")
         return
     if fmt == "csv":
         write_csv(groups, ("name", "category"), out)

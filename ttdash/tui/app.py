@@ -28,6 +28,7 @@ from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
 from ..model.query import FILTER_KEYS, Filter, group_ops
 from ..model.text import clean_text
+from ..report.header import timing_facts
 from ..report.perfetto import to_perfetto
 from ..report.single import groups_csv, groups_markdown, to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
@@ -39,6 +40,7 @@ from .widgets import (
     AdviceView,
     DetailScreen,
     GroupedView,
+    HeaderText,
     HelpScreen,
     OpPicked,
     PromptScreen,
@@ -53,8 +55,8 @@ FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 rank:1 sp
                "empty clears")
 
 
-def summary_text(view: View, extra: str = "") -> Text:
-    """Two lines, each kept to one line (the widget crops them)."""
+def summary_text(view: View, extra: str = "") -> HeaderText:
+    """Two lines, each kept to one line (cropped, or facts dropped, at the header's width)."""
     sm = view.summary()
     devices = f"{len(sm.devices)} dev" if sm.devices else "no dev"
     if view.trace.ranks:  # a multi-host run
@@ -68,22 +70,9 @@ def summary_text(view: View, extra: str = "") -> Text:
         line1.append(" · ")
     line1.append_text(Text.assemble((f"{arch}{clock}", "bold"), f" · {devices} · ",
                                     plain(view.trace.path.name)))
-    line2 = Text()
-    if extra:  # what is live (rows, rate) first: it must survive the crop at 80 columns
-        line2.append_text(plain(extra))
-        line2.append(" · ")
-    device = "device (rt window) " if sm.timing == "dispatch" else "device "
-    line2.append_text(Text.assemble(device, (fmt_us(sm.device_time_us), "bold"),
-                                    " · dispatch ", (fmt_us(sm.dispatch_us), "bold"),
-                                    " · pauses ", (fmt_us(sm.pauses_us), "bold")))
-    if sm.bound_shares:
-        line2.append(" · " + " ".join(f"{k} {v:.0f}%"
-                                      for k, v in list(sm.bound_shares.items())[:5]))
-    line2.append(" · ")
-    line2.append_text(plain(sm.window))
-    for line in (line1, line2):
-        line.no_wrap, line.overflow = True, "ellipsis"
-    return Text("\n", no_wrap=True).join([line1, line2])
+    line1.no_wrap, line1.overflow = True, "ellipsis"
+    # the second line is laid out at the header's width (report.header's facts)
+    return HeaderText(line1, timing_facts(view), extra)
 
 
 class TraceScreen(TableViewMixin, Screen):

@@ -61,18 +61,47 @@ COLUMNS = (
     _col("signpost", 18, 9, "text", "left", pref=28),
 )
 SORTABLE = tuple(c for c in COLUMNS)
+#: Whole numbers that are never cut (ids, calls, counts): their column widens to the widest value.
+NEVER_CUT = frozenset({"id", "global_call_count", "device", "rank", "cores"})
 SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
                   Severity.BAD: "optable--bad"}
 OP_MAX = 72
 BAR_CELLS = 5
 
 
+def fit(text: str, width: int, left: bool) -> str:
+    """`text` in exactly `width` cells: padded, or cut with a visible "…" (never silently)."""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…" if width > 1 else "…"[:width]
+    return set_cell_size(text, width) if left else text.rjust(width)
+
+
+def int_widths(data: dict[str, np.ndarray], keys=NEVER_CUT) -> dict[str, int]:
+    """The cells the widest value of each never-cut whole-number column takes (vectorised)."""
+    out = {}
+    for k in keys:
+        v = data.get(k)
+        if v is None or not len(v) or v.dtype.kind not in "iuf":
+            continue
+        if v.dtype.kind == "f" and np.isnan(v).all():
+            continue
+        lo, hi = np.nanmin(v), np.nanmax(v)
+        if np.isfinite(lo) and np.isfinite(hi):
+            out[k] = max(len(str(int(lo))), len(str(int(hi))))
+    return out
+
+
 def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS,
-           empty: frozenset[str] = frozenset()) -> list[tuple[Col, int]]:
+           empty: frozenset[str] = frozenset(),
+           need: dict[str, int] | None = None) -> list[tuple[Col, int]]:
     """Columns that fit `width` (1-cell gaps): drop the columns with no data, then by priority
     until the minimum widths fit, then give the spare cells to the op code (up to its
     preferred width), then to the other columns' preferred widths (bars appear), then to the
-    op code again."""
+    op code again. `need`: the widths never-cut columns (ids, calls) need for their values."""
+    need = need or {}
+    columns = tuple(Col(c.key, c.title, max(c.width, need.get(c.key, 0)), c.priority, c.kind,
+                        c.align, max(c.pref, need.get(c.key, 0)) if c.pref else 0)
+                    for c in columns)
     cols = [c for c in columns if (multi_device or c.key != "device")
             and (c.priority == 0 or c.key not in empty)]
     while len(cols) > 2:
@@ -123,8 +152,10 @@ class OpTable(ScrollView, can_focus=True):
     OpTable { height: 1fr; scrollbar-size-vertical: 1; overflow-x: hidden; }
     OpTable > .optable--header { text-style: bold; background: $panel; }
     OpTable > .optable--sorted { text-style: bold underline; background: $panel; }
-    OpTable > .optable--cursor { background: $primary 35%; }
-    OpTable:focus > .optable--cursor { background: $primary 60%; }
+    OpTable > .optable--cursor { background: $block-cursor-blurred-background;
+                                 color: $block-cursor-blurred-foreground; }
+    OpTable:focus > .optable--cursor { background: $block-cursor-background;
+                                       color: $block-cursor-foreground; }
     OpTable > .optable--good { color: $success; }
     OpTable > .optable--warn { color: $warning; }
     OpTable > .optable--bad { color: $error; }
@@ -156,6 +187,7 @@ class OpTable(ScrollView, can_focus=True):
         self._empty: frozenset[str] = frozenset()
         self._hidden: frozenset[str] = frozenset()
         self._extra: tuple[Col, ...] = ()
+        self._need: dict[str, int] = {}
 
     @property
     def all_columns(self) -> tuple[Col, ...]:
@@ -204,6 +236,7 @@ class OpTable(ScrollView, can_focus=True):
             # re-sort or re-filter of the same frame costs nothing here.
             self._data = {c: ops[c].to_numpy() for c in ops.columns}
             self._note_empty_columns()
+            self._note_widths()
         self.ops = ops
         self.rows = rows
         self.multi_device = multi_device
@@ -225,6 +258,7 @@ class OpTable(ScrollView, can_focus=True):
         self.ops, self.rows = ops, rows
         self._data = {c: ops[c].to_numpy() for c in ops.columns}
         self._note_empty_columns(since=old)
+        self._note_widths()
         self.virtual_size = Size(self.size.width, len(rows) + 1)
         self._refresh_scrollbars()
         if follow and len(rows):
@@ -234,6 +268,14 @@ class OpTable(ScrollView, can_focus=True):
         first_line = old - top + 1  # screen line of the first new row
         if 0 < first_line < self.size.height:
             self.refresh_lines(first_line, self.size.height - first_line)
+
+    def _note_widths(self) -> None:
+        """Never-cut columns widen to their widest value (a 1,000,011-op trace's ID)."""
+        need = int_widths(self._data)
+        if need != self._need:
+            self._need = need
+            self._columns = []  # re-layout
+            self._cache.clear()
 
     def _note_empty_columns(self, since: int = 0) -> None:
         """Columns with no value at all (e.g. DRAM % in a live log without shapes) are hidden.
@@ -336,7 +378,7 @@ class OpTable(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
             self._columns = layout(width, self.multi_device, self.all_columns,
-                                   self._empty | self._hidden)
+                                   self._empty | self._hidden, self._need)
             self._cols_width = width
         return self._columns
 
@@ -364,8 +406,7 @@ class OpTable(ScrollView, can_focus=True):
             title = c.title
             if c.key == self.sort_key:
                 title += "↓" if self.sort_desc else "↑"
-            text = title.ljust(w) if c.align == "left" else title.rjust(w)
-            segs.append(Segment(set_cell_size(text, w),
+            segs.append(Segment(fit(title, w, c.align == "left"),
                                 sorted_style if c.key == self.sort_key else base))
             if i < len(cols) - 1:
                 segs.append(Segment(" ", base))
@@ -378,21 +419,23 @@ class OpTable(ScrollView, can_focus=True):
         r = int(self.rows[pos])
         d = self._data
         base = self.rich_style
-        if pos == self.cursor:
-            base = base + self._style("optable--cursor")
+        # the cursor row's style wins over cell colours (a bar's colour on the cursor's
+        # background was unreadable): cell styles go under it
+        cursor = self._style("optable--cursor") if pos == self.cursor else None
+        if cursor is not None:
+            base = base + cursor
         if "is_signpost" in d and d["is_signpost"][r]:
             label = f"── ◆ {d['signpost'][r] or d['op_code'][r]} "
             text = set_cell_size(label + "─" * max(0, width - cell_len(label)), width)
-            return Strip([Segment(text, base + self._style("optable--signpost"))], width)
+            sp = base + self._style("optable--signpost")
+            return Strip([Segment(text, sp + cursor if cursor else sp)], width)
         segs: list[Segment] = []
         for i, (c, w) in enumerate(cols):
             text, style = self._cell(c, w, r)
-            if c.align == "left":
-                text = set_cell_size(text, w)
-            else:
-                text = set_cell_size(text.rjust(w), w) if cell_len(text) <= w else \
-                    set_cell_size(text, w)
-            segs.append(Segment(text, base + style if style else base))
+            text = fit(text, w, c.align == "left")
+            if style:
+                style = base + style + cursor if cursor else base + style
+            segs.append(Segment(text, style or base))
             if i < len(cols) - 1:
                 segs.append(Segment(" ", base))
         used = sum(w for _, w in cols) + len(cols) - 1

@@ -12,8 +12,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.visual import Visual
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
@@ -25,6 +27,49 @@ from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
 from ..report.export import check_target, write_atomic
+
+
+class HeaderText(Visual):
+    """A header of two lines laid out at the width it is drawn in: the first line as given
+    (cropped with "…"), the second the facts that fit (report.header.fit_facts: whole facts
+    dropped least important first, the window and a host-op share kept), after `extra` (what
+    is live, or loading)."""
+
+    def __init__(self, line1: Text, facts: list, extra: str = "") -> None:
+        self.line1, self.facts, self.extra = line1, facts, extra
+
+    def line2(self, width: int) -> Text:
+        from ..report.header import fit_facts
+
+        lead = f"{clean_text(self.extra)} · " if self.extra else ""
+        line = Text(lead)
+        for k, f in enumerate(fit_facts(self.facts, max(0, width - len(lead)))):
+            if k:
+                line.append(" · ")
+            line.append_text(Text.assemble(plain(f.label), (str(clean_text(f.value)), "bold")))
+        return line
+
+    def content(self, width: int) -> Content:
+        lines = []
+        for line in (self.line1.copy(), self.line2(width)):
+            line.truncate(width, overflow="ellipsis")
+            lines.append(Content.from_rich_text(line))
+        return Content("\n").join(lines)
+
+    def render_strips(self, width, height, style, options):
+        return self.content(width).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules, container_width: int) -> int:
+        return container_width
+
+    def get_minimal_width(self, rules) -> int:
+        return 1
+
+    def get_height(self, rules, width: int) -> int:
+        return 2
+
+    def __str__(self) -> str:  # every fact, as on a wide screen
+        return f"{self.line1.plain}\n{self.line2(10_000).plain}"
 
 
 def rows_key(rows: np.ndarray) -> tuple[int, int]:
@@ -229,7 +274,7 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
          f"{fmt_us(op['gap_signed_us'])} (negative: left out of totals)"),
         *([("Overlap (sub-devices)", f"{fmt_us(op['overlap_us'])} of it ran concurrently")]
           if not is_missing(op.get("overlap_us")) else []),
-        ("Share of total", fmt_pct(op["total_pct"], 2)),
+        ("Total % (of wall: device + gaps)", fmt_pct(op["total_pct"], 2)),
         ("Bound", op["bound"] or "-"),
         ("Cores", f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
         ("DRAM", f"{fmt_num(op['dram_gbps'], 1)} GB/s  {fmt_pct(op['dram_pct'])}"
@@ -313,7 +358,7 @@ def _tensors(raw: pd.Series) -> Table:
                 for key in (f"{name}_{d}_PAD[LOGICAL]", f"{name}_{d}"):
                     if key in raw.index and not is_missing(raw[key]):
                         v = raw[key]
-                        dims.append(str(int(v)) if isinstance(v, float) else str(v))
+                        dims.append(cell_text(v))  # float32 4096.0 is "4096"
                         break
             t.add_row(plain(name), plain("×".join(dims)), plain(raw.get(f"{name}_LAYOUT")),
                       plain(raw.get(f"{name}_DATATYPE")), plain(raw.get(f"{name}_MEMORY")))

@@ -1,0 +1,52 @@
+"""The facts a trace's header states (the TUI header; the report header words the same numbers),
+each with a priority: a narrow screen drops the least important whole facts, never the window,
+the device time or a host-op share, and never cuts a number."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..format import fmt_share, fmt_us
+from ..model import View
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    label: str  # plain words before the value ("device ")
+    value: str  # the number (shown bold)
+    priority: int = 0  # 0: always kept; larger numbers are dropped first at narrow widths
+
+
+def timing_facts(view: View) -> list[Fact]:
+    """The header's second line: device time, dispatch, pauses, device time by bound, window."""
+    sm = view.summary()
+    device = "device (rt window) " if sm.timing == "dispatch" else "device "
+    facts = [Fact("device", device, fmt_us(sm.device_time_us)),
+             Fact("dispatch", "dispatch ", fmt_us(sm.dispatch_us), 3),
+             Fact("pauses", "pauses ", fmt_us(sm.pauses_us), 2)]
+    for k, (name, share) in enumerate(sm.bound_shares.items()):
+        # a host op is a problem to see: its share stays; the others go largest last
+        facts.append(Fact(f"bound:{name}", f"{name} ", fmt_share(share),
+                          0 if name == "HOST" else 4 + k))
+    n = len(view.trace.devices)
+    if not view.merged and n > 1:  # per-device rows: the times add every device's
+        facts.append(Fact("summed", "times summed over ", f"{n} devices", 0))
+    facts.append(Fact("window", "", sm.window, 1))
+    return facts
+
+
+def fit_facts(facts: list[Fact], width: int, sep: str = " · ") -> list[Fact]:
+    """The facts that fit `width` joined by `sep`: the highest priority numbers dropped first
+    (ties: the later one), priority 0 never."""
+    kept = list(facts)
+
+    def length() -> int:
+        return sum(len(f.label) + len(f.value) for f in kept) + len(sep) * (len(kept) - 1)
+
+    while length() > width:
+        droppable = [f for f in kept if f.priority > 0]
+        if not droppable:
+            break
+        kept.remove(max(droppable, key=lambda f: (f.priority, kept.index(f))))
+    return kept
