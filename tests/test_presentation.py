@@ -308,3 +308,64 @@ def test_per_device_totals_say_they_are_summed(capsys):
     assert "host pauses 722.57 s" in window and "summed over 8 devices" in window
     assert main(["report", "--no-advice", ds]) == 0
     assert "summed" not in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ 8: chart axes
+def test_ticks_are_round_and_evenly_spaced():
+    from ttdash.format import linear_ticks, log_ticks
+
+    values, labels = linear_ticks(0, 131137.0 * 1.05, 4)
+    assert labels == ["0", "50k", "100k"] and values == [0, 50_000, 100_000]
+    values, labels = linear_ticks(0, 0.37, 4)
+    assert labels == ["0", "0.1", "0.2", "0.3"]
+    assert log_ticks(0.5, 4000)[1] == ["1", "10", "100", "1,000"]
+    assert log_ticks(15, 300)[1] == ["20", "50", "100", "200"]
+
+
+def _axis_labels(text: str) -> tuple[list[str], list[str]]:
+    """(y labels left of "┤", x labels on the line under the "┬" axis) of a plotext chart."""
+    import re
+
+    lines = text.splitlines()
+    ys = [m.group(1) for ln in lines if (m := re.search(r"([\d.,]+[kM]?)┤", ln))]
+    ys = [y for y in ys if y != "0"]
+    xs: list[str] = []
+    for i, ln in enumerate(lines[:-1]):
+        if "┬" in ln and "└" in ln:
+            xs = re.findall(r"[\d.,]+[kM]?", lines[i + 1][ln.index("└"):])
+    return ys, xs
+
+
+def _mantissa(label: str) -> float:
+    v = float(label.replace(",", "").rstrip("kM"))
+    while v >= 10:
+        v /= 10
+    while 0 < v < 1:
+        v *= 10
+    return round(v, 6)
+
+
+async def test_roofline_and_run_chart_axes_have_round_ticks():
+    from ttdash.model import Trace, Window
+    from ttdash.tui.app import open_app
+
+    view = Trace.load(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+                      columns="all").view(Window("all"))
+    app = open_app(view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("5")
+        await pilot.pause()
+        roof, _ = screen_text(app)
+        await pilot.press("2")
+        await pilot.pause()
+        grouped, _ = screen_text(app)
+    ys, xs = _axis_labels(roof)
+    assert len(ys) >= 2 and len(xs) >= 1, roof
+    assert all(_mantissa(t) in (1, 2, 5) for t in ys + xs), (ys, xs)  # log axes: 1-2-5
+    ys, xs = _axis_labels(grouped)
+    assert len(ys) >= 3 and len(xs) >= 3, grouped
+    for labels in (ys, xs):
+        v = sorted(float(t.replace(",", "").rstrip("k")) for t in labels)
+        steps = {round(b - a, 6) for a, b in zip(v, v[1:])}
+        assert len(steps) == 1 and _mantissa(str(steps.pop())) in (1, 2, 5), labels

@@ -115,3 +115,45 @@ def bar(pct: object, width: int) -> str:
 def signed_pct(v: object) -> str:
     """A change in percent with its sign: "+1.25%", "-0.40%"; "" when missing."""
     return "" if is_missing(v) else f"{float(v):+.2f}%"  # type: ignore[arg-type]
+
+
+def nice_step(span: float, ticks: int) -> float:
+    """A 1/2/5 x 10^k step giving about `ticks` ticks over `span`."""
+    raw = span / max(ticks, 1)
+    if raw <= 0 or not math.isfinite(raw):
+        return 1.0
+    mag = 10 ** math.floor(math.log10(raw))
+    return float(next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw))
+
+
+def tick_text(v: float) -> str:
+    """An axis label: 0, 250, 2.5k, 40k, 1.2M, 0.05 (no float noise, no trailing .0)."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.4g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.4g}k"
+    return f"{v:,.4g}" if a >= 1 or v == 0 else f"{v:.2g}"
+
+
+def linear_ticks(lo: float, hi: float, ticks: int = 5) -> tuple[list[float], list[str]]:
+    """Round tick values at an even 1/2/5 x 10^k step covering [lo, hi], with their labels."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo], [tick_text(lo)]
+    step = nice_step(hi - lo, ticks)
+    first = math.ceil(lo / step - 1e-9)
+    values = [round(k * step, 12) for k in range(first, int(math.floor(hi / step + 1e-9)) + 1)]
+    return values, [tick_text(v) for v in values]
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Decade ticks (1, 10, 100, ...) over [lo, hi] of a log axis; 1-2-5 ticks when the range
+    spans fewer than two decades."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0 or hi <= lo:
+        return [], []
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    mults = (1,) if math.log10(hi / lo) >= 2 else (1, 2, 5)
+    values = [m * 10.0 ** e for e in range(a, b + 1) for m in mults
+              if lo <= m * 10.0 ** e <= hi]
+    values = [float(f"{v:.12g}") for v in values]
+    return values, [tick_text(v) for v in values]

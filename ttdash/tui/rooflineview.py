@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from ..format import log_ticks
 from ..model.roofline import Points, points, roofs
 from .widgets import OpPicked, plain, rows_key
 
@@ -149,6 +150,10 @@ class RooflineView(Vertical, can_focus=True):
                 keep = np.linspace(0, n - 1, MAX_POINTS).astype(int)
                 x, y = x[keep], y[keep]
             plt.scatter(x.tolist(), y.tolist(), marker="dot", color="cyan", label=what)
+            # decade ticks on both log axes (plotext's own: 40.4 / 256.5)
+            ys = np.concatenate([y, np.minimum(grid * slope, peak) if peak else grid * slope])
+            plt.xticks(*log_ticks(lo, hi))
+            plt.yticks(*log_ticks(float(ys[ys > 0].min()), float(ys.max())))
             if sel is not None:
                 plt.scatter([float(pts.intensity[sel])], [float(pts.tflops[sel])], marker="@",
                             color="yellow", label="selected")

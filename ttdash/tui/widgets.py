@@ -20,7 +20,16 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
-from ..format import bar, cell_text, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+from ..format import (
+    bar,
+    cell_text,
+    fmt_int,
+    fmt_num,
+    fmt_pct,
+    fmt_us,
+    is_missing,
+    linear_ticks,
+)
 from ..model.advice import GAP_LIMIT_US, op_advice
 from ..model.counters import RISC_COLUMN, RISC_ROLES, counter_cells, risc_times, slowest_risc
 from ..model.errors import TraceError
@@ -553,7 +562,11 @@ class GroupedView(Vertical):
         x, y, size = downsample_sum(dt, max(20, (timeline.size.width or 110) - 10))
         if len(x):
             tplt.plot(x.tolist(), y.tolist(), marker="braille", fillx=True)
-            tplt.ylim(0, float(y.max()) * 1.05 or 1.0)
+            top = float(y.max()) * 1.05 or 1.0
+            tplt.ylim(0, top)
+            # round ticks at even steps (plotext's own: 124892.4 / 104077.0 / 62446.2)
+            tplt.yticks(*linear_ticks(0, top, 4))
+            tplt.xticks(*linear_ticks(float(x.min()), float(x.max()), 6))
         tplt.xlabel("op index")
         tplt.ylabel("us")
         tplt.title(f"Device time over the run (us per {size} op{'s' if size > 1 else ''})")
