@@ -369,3 +369,52 @@ async def test_roofline_and_run_chart_axes_have_round_ticks():
         v = sorted(float(t.replace(",", "").rstrip("k")) for t in labels)
         steps = {round(b - a, 6) for a, b in zip(v, v[1:])}
         assert len(steps) == 1 and _mantissa(str(steps.pop())) in (1, 2, 5), labels
+
+
+# ------------------------------------------------------------------ one spec, one registry
+def test_every_column_of_every_output_is_declared_in_the_spec(capsys):
+    """json keys, csv header, markdown and table titles, the op table, copy and details
+    fields: each a column of model.columns (the file's own counter columns aside)."""
+    import csv
+    import io
+    import json
+
+    from ttdash.cli import main
+    from ttdash.model import Trace, Window
+    from ttdash.model.columns import BY_KEY, COPY_FIELDS
+    from ttdash.tui.optable import COLUMNS as TABLE_COLUMNS
+
+    path = str(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
+    counters = set(Trace.load(path, columns="all").view(Window("all")).counter_names)
+    titles = {c.title for c in BY_KEY.values()} | {c.short for c in BY_KEY.values()}
+    outs = {}
+    for fmt in ("json", "csv", "markdown", "table"):
+        assert main(["report", "-f", fmt, "--no-advice", path]) == 0
+        outs[fmt] = capsys.readouterr().out
+    json_keys = set(json.loads(outs["json"])["ops"][0])
+    csv_keys = set(next(csv.reader(io.StringIO(outs["csv"]))))
+    md_titles = next(ln for ln in outs["markdown"].splitlines() if ln.startswith("| ID"))
+    md_titles = {t.strip() for t in md_titles.strip("|").split("|")}
+    assert json_keys - counters <= set(BY_KEY), json_keys - counters - set(BY_KEY)
+    assert csv_keys - counters <= set(BY_KEY), csv_keys - counters - set(BY_KEY)
+    assert md_titles <= titles, md_titles - titles
+    head = next(ln for ln in outs["table"].splitlines() if ln.split()[:1] == ["ID"])
+    assert all(any(t in head for t in (BY_KEY[k].title, BY_KEY[k].short))
+               for k in ("id", "op_code", "device_time_us", "op_to_op_us", "total_pct"))
+    assert {c.key for c in TABLE_COLUMNS} <= set(BY_KEY)
+    assert set(COPY_FIELDS) <= set(BY_KEY)
+
+
+def test_format_choices_come_from_the_registry():
+    from ttdash.cli import build_parser
+    from ttdash.report import formats
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for command in ("report", "diff", "doctor", "watch"):
+        action = next(a for a in sub.choices[command]._actions if a.dest == "format")
+        assert tuple(action.choices) == formats.choices(command), command
+    assert formats.for_path("x.perfetto.json").name == "perfetto"
+    assert formats.for_path("x.JSON").name == "json"
+    assert formats.for_path("x.md").name == "markdown"
+    assert formats.for_path("x.xlsx") is None

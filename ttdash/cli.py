@@ -24,6 +24,7 @@ from .model.columns import (
 )
 from .model.errors import TraceError
 from .model.text import clean_text
+from .report import formats
 
 if TYPE_CHECKING:
     from .commands.options import OutputOptions, WindowOptions
@@ -189,10 +190,9 @@ def build_parser() -> Parser:
                    "profiler/report directory; several CSVs: the reports of one multi-host run, "
                    "merged as tt-perf-report merges them (device ids offset per file, IDs "
                    "numbered through)")
-    r.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown", "perfetto"),
+    r.add_argument("--format", "-f", choices=formats.choices("report"),
                    default="table", help="output format (default: table; plain when stdout is "
-                   "not a terminal or NO_COLOR is set). perfetto: Chrome trace-event JSON for "
-                   "ui.perfetto.dev / chrome://tracing, a track per device, an event per op")
+                   "not a terminal or NO_COLOR is set). " + formats.choices_help("report"))
     r.add_argument("--top", type=positive_int, metavar="N", help="only the N ops with the "
                    "largest share of total time (or --rank-by), largest first")
     r.add_argument("--rank-by", choices=("share", "device", "gap"), default="share",
@@ -244,7 +244,7 @@ def build_parser() -> Parser:
     w.add_argument("--refresh", type=positive_float, default=0.5, metavar="SECONDS",
                    help="UI refresh interval (default 0.5)")
     w.add_argument("--once", action="store_true", help="print the current state and exit")
-    w.add_argument("--format", "-f", choices=("json", "table"), default="json",
+    w.add_argument("--format", "-f", choices=formats.choices("watch"), default="json",
                    help="output of --once (default json)")
     w.add_argument("--theme", help="theme name")
     w.add_argument("--arch", type=arch_name, help="override the detected arch")
@@ -279,7 +279,7 @@ def build_parser() -> Parser:
                     "is aligned op by op")
     df.add_argument("--candidate", dest="candidate_runs", nargs="+", metavar="B", type=path_arg,
                     help="several runs of the candidate (instead of B)")
-    df.add_argument("--format", "-f", choices=("tui", "table", "csv", "json", "markdown"),
+    df.add_argument("--format", "-f", choices=formats.choices("diff"),
                     default=None, help="output (default: the interactive view on a terminal, "
                     "table otherwise)")
     df.add_argument("--fail-above", type=finite_float, metavar="PCT",
@@ -339,7 +339,7 @@ def build_parser() -> Parser:
                         "power and AICLK, ARCH_NAME, TT_METAL_HOME and the profiler variables. "
                         "Read-only (sysfs, procfs, the environment; never the device). Exit "
                         "status 1 when a check fails, else 0.")
-    dr.add_argument("--format", "-f", choices=("table", "json", "markdown"), default="table",
+    dr.add_argument("--format", "-f", choices=formats.choices("doctor"), default="table",
                     help="output format (default table)")
     dr.add_argument("--smi-snapshot", metavar="FILE", type=path_arg, help="also check the "
                     "boards in a tt-smi snapshot (`tt-smi -s` JSON: sensors read through the "
@@ -370,7 +370,7 @@ def _history_parser(sub) -> None:
                        "s3://BUCKET/PATH, gs://...); default $TTDASH_HISTORY, else "
                        "$XDG_DATA_HOME/ttdash/history")
     fmt = argparse.ArgumentParser(add_help=False)
-    fmt.add_argument("--format", "-f", choices=("table", "csv", "json", "markdown"),
+    fmt.add_argument("--format", "-f", choices=formats.choices("history"),
                      default="table", help="output format (default table)")
     _output_args(fmt)
     sel = argparse.ArgumentParser(add_help=False)

@@ -19,7 +19,7 @@ ARG_FIELDS = ("id", "device", "op_to_op_us", "total_pct", "cores", "dram_gbps", 
               "global_call_count")
 
 
-def to_perfetto(view: View, out: TextIO) -> None:
+def to_perfetto(view: View, out: TextIO, shown: object = None) -> None:
     tl = for_view(view)
     ops = view.ops
     events: list[dict] = []

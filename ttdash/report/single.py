@@ -441,20 +441,17 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
 def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = False,
            width: int | None = None) -> None:
+    """`view` in the format named `fmt` (report.formats: its registered writer)."""
+    from .formats import BY_NAME
+
     if shown.summary:
         render_summary(view, fmt, out, shown)
-    elif fmt == "json":
-        to_json(view, out, shown)
-    elif fmt == "perfetto":
-        from .perfetto import to_perfetto
-
-        to_perfetto(view, out)
-    elif fmt == "csv":
-        to_csv(view, out, shown)
-    elif fmt == "markdown":
-        to_markdown(view, out, shown)
+        return
+    spec = BY_NAME[fmt]
+    if spec.terminal:
+        spec.write()(view, out, shown, color=color, width=width)
     else:
-        to_table(view, out, shown, color=color, width=width)
+        spec.write()(view, out, shown)
 
 
 def render_to_string(view: View, fmt: str, shown: Shown = ALL) -> str:
