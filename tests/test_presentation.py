@@ -418,3 +418,17 @@ def test_format_choices_come_from_the_registry():
     assert formats.for_path("x.JSON").name == "json"
     assert formats.for_path("x.md").name == "markdown"
     assert formats.for_path("x.xlsx") is None
+
+
+def test_layout_and_filter_keys_come_from_the_column_spec():
+    from ttdash.model.columns import BY_KEY, SCREEN_FIELDS, filter_aliases
+    from ttdash.model.query import FILTER_KEYS
+    from ttdash.tui.optable import COLUMNS as TABLE_COLUMNS
+
+    assert [c.key for c in TABLE_COLUMNS] == list(SCREEN_FIELDS)
+    for c in TABLE_COLUMNS:
+        spec = BY_KEY[c.key]
+        assert (c.title, c.width, c.priority, c.align) == \
+            (spec.short, spec.width, spec.priority, spec.align)
+    aliases = filter_aliases()
+    assert {k: v for k, v in FILTER_KEYS.items() if v in BY_KEY} == aliases

@@ -102,6 +102,17 @@ class Column:
     unit: str = ""
     digits: int = 1
     basis: str = ""  # a share: what it is a share *of* (said in its title and glossary line)
+    # layout at narrow widths (the op table and the report table)
+    width: int = 5  # minimum cells in the op table
+    pref: int = 0  # preferred cells when space allows (0: the minimum)
+    priority: int = 9  # 0: always shown; larger numbers give way first (report: see DROP_*)
+    never_cut: bool = False  # ids, counts, calls: the column widens, the value is never cut
+    screen_kind: str = ""  # how the op table draws it when not as `kind` ("bar")
+    aliases: tuple[str, ...] = ()  # filter keys (`cat:TM`): model.query.FILTER_KEYS
+
+    @property
+    def align(self) -> str:
+        return "left" if self.kind in ("op", "text", "bound") else "right"
 
     def fmt(self, v: object) -> str:
         return FORMATTERS[self.kind](v, self.digits)
@@ -135,41 +146,59 @@ SEVERITY: dict[str, Callable[[Any], Severity | None]] = {
 }
 
 COLUMNS: tuple[Column, ...] = (
-    Column("id", "ID", "ID", "id", "tt-perf-report's op ID: the op's line in the CSV"),
-    Column("op_code", "Op code", "Op code", "op", "the op, with its matmul/conv size when known"),
+    Column("id", "ID", "ID", "id", "tt-perf-report's op ID: the op's line in the CSV",
+           width=6, priority=1, never_cut=True),
+    Column("op_code", "Op code", "Op code", "op", "the op, with its matmul/conv size when known",
+           width=24, pref=40, priority=0, aliases=("op",)),
     Column("op_type", "Op type", "Type", "text", "tt_dnn_device, tt_dnn_cpu (host) or signpost"),
-    Column("device", "Device", "Dev", "int", "device id (merged views: the slowest device)"),
+    Column("device", "Device", "Dev", "int", "device id (merged views: the slowest device)",
+           width=3, priority=6, never_cut=True, aliases=("dev", "device")),
     Column("rank", "Rank", "Rank", "int", "the tt-run rank (host) of a multi-host run; its "
-           "device ids follow the previous ranks' (tt-perf-report's merge)"),
+           "device ids follow the previous ranks' (tt-perf-report's merge)",
+           width=4, priority=6, never_cut=True, aliases=("rank",)),
     Column("device_time_us", "Device time", "Device", "us",
-           "DEVICE KERNEL DURATION: time the op's kernels ran", "us"),
+           "DEVICE KERNEL DURATION: time the op's kernels ran", "us",
+           width=9, priority=0),
     Column("op_to_op_us", "Op-to-op gap", "Gap", "us",
-           f"idle time before the op started (red above {GAP_LIMIT_US:g} us: host-bound)", "us"),
+           f"idle time before the op started (red above {GAP_LIMIT_US:g} us: host-bound)", "us",
+           width=9, priority=1),
     Column("total_pct", "Total % (wall)", "Total", "pct",
            "share of the window's wall time: device time + every op-to-op gap, host pauses "
            "included (tt-perf-report's Total %); the grouped view's Share and --summary's "
-           "Total % (device) are shares of device time", "%", basis=WALL_BASIS),
+           "Total % (device) are shares of device time", "%", basis=WALL_BASIS,
+           width=6, priority=1),
     Column("cores", "Cores", "Cores", "int",
-           f"cores the op ran on (red under {LOW_CORES})"),
+           f"cores the op ran on (red under {LOW_CORES})",
+           width=5, priority=5, never_cut=True),
     Column("dram_gbps", "DRAM GB/s", "DRAM", "num", "matmul/conv DRAM bandwidth achieved",
-           "GB/s", 0),
+           "GB/s", 0,
+           priority=8),
     Column("dram_pct", "DRAM %", "DRAM%", "pct", "DRAM GB/s as a share of the arch's peak",
-           "%", 1, basis="the arch's DRAM bandwidth peak"),
-    Column("flops", "TFLOP/s", "TFLOP/s", "num", "math throughput achieved", "TFLOP/s", 1),
+           "%", 1, basis="the arch's DRAM bandwidth peak",
+           width=5, pref=10, priority=3, screen_kind="bar"),
+    Column("flops", "TFLOP/s", "TFLOP/s", "num", "math throughput achieved", "TFLOP/s", 1,
+           priority=8),
     Column("flops_pct", "FLOPs %", "FLOP%", "pct",
            "TFLOP/s as a share of the peak at the op's math fidelity", "%", 1,
-           basis="the math peak at the op's fidelity"),
+           basis="the math peak at the op's fidelity",
+           width=5, pref=10, priority=3, screen_kind="bar"),
     Column("bound", "Bound", "Bound", "bound",
-           "DRAM / FLOP / BOTH / SLOW / HOST; blank: not modelled"),
-    Column("math_fidelity", "Math fidelity", "Fid", "text", "LoFi, HiFi2, HiFi3 or HiFi4"),
+           "DRAM / FLOP / BOTH / SLOW / HOST; blank: not modelled",
+           width=5, priority=2, aliases=("bound",)),
+    Column("math_fidelity", "Math fidelity", "Fid", "text", "LoFi, HiFi2, HiFi3 or HiFi4",
+           width=5, priority=7, aliases=("fid",)),
     Column("fidelity_desc", "Fidelity / dtypes", "Fidelity", "text",
-           "matmul/conv: math fidelity with its dtypes; other ops: their dtypes"),
-    Column("category", "Category", "Cat", "text", "op family (matmul, conv, TM, eltwise, ...)"),
-    Column("signpost", "Signpost", "Signpost", "text", "the signpost region the op is in"),
+           "matmul/conv: math fidelity with its dtypes; other ops: their dtypes",
+           priority=9),
+    Column("category", "Category", "Cat", "text", "op family (matmul, conv, TM, eltwise, ...)",
+           width=7, priority=8, aliases=("cat", "category")),
+    Column("signpost", "Signpost", "Signpost", "text", "the signpost region the op is in",
+           width=18, pref=28, priority=9, aliases=("sp", "signpost")),
     Column("size", "Size", "Size", "text", "matmul M x K x N / conv size"),
     Column("config", "Config", "Config", "text",
            "conv blocking [ABH=out height|act block height, ADB double buffer, SR split reader]; "
-           "halo window, stride, padding, dilation | layout"),
+           "halo window, stride, padding, dilation | layout",
+           width=12, pref=24, priority=10),
     Column("io_dram_gbps", "DRAM traffic GB/s", "IO GB/s", "num",
            "ttdash's estimate: bytes of the op's DRAM tensors over its device time", "GB/s", 1),
     Column("io_dram_pct", "DRAM traffic %", "IO%", "pct",
@@ -179,22 +208,41 @@ COLUMNS: tuple[Column, ...] = (
            "the profiler's timing for this row is impossible; left out of totals"),
     Column("overlap_us", "Overlap", "Overlap", "us",
            "kernel time that ran while an earlier op on the same device still ran (sub-devices; "
-           "tt-perf-report main)", "us"),
+           "tt-perf-report main)", "us",
+           width=9, priority=4),
     Column("busy_us", "Busy", "Busy", "us", "kernel time less its overlap", "us"),
     Column("gap_signed_us", "Gap (signed)", "Gap±", "us",
            "the op-to-op gap with negative values kept (tt-perf-report main shows them; "
            "totals leave them out)", "us"),
     Column("global_call_count", "Global call count", "Call", "int",
-           "GLOBAL CALL COUNT: the op's number in the program (joins live rows and reports)"),
+           "GLOBAL CALL COUNT: the op's number in the program (joins live rows and reports)",
+           width=6, priority=6, never_cut=True),
     Column("slowest_risc", "Slowest RISC", "RISC", "text",
            "the RISC whose kernel ran longest: BRISC/NCRISC move data, TRISC0-2 compute, "
-           "ERISC ethernet (files with per-RISC times)"),
+           "ERISC ethernet (files with per-RISC times)",
+           width=6, priority=1, aliases=("risc",)),
 )
 BY_KEY: dict[str, Column] = {c.key: c for c in COLUMNS}
 
 
 def column(key: str) -> Column:
     return BY_KEY[key]
+
+
+#: The op table's columns, in order (widths and priorities are the columns' own).
+SCREEN_FIELDS = ("id", "op_code", "device", "rank", "device_time_us", "op_to_op_us", "overlap_us",
+                 "total_pct", "cores", "dram_pct", "flops_pct", "bound", "math_fidelity",
+                 "category", "config", "global_call_count", "signpost")
+#: Whole numbers never cut: their column widens to the widest value.
+NEVER_CUT = frozenset(c.key for c in COLUMNS if c.never_cut)
+#: Report table: columns with this priority or more give way before the op code is shortened;
+#: then those above KEEP_PRIORITY; the rest (ID, device time, gap, Total) never.
+EARLY_DROP_PRIORITY, KEEP_PRIORITY = 6, 1
+
+
+def filter_aliases() -> dict[str, str]:
+    """Filter key -> column, from the columns' aliases (model.query.FILTER_KEYS agrees)."""
+    return {a: c.key for c in COLUMNS for a in c.aliases}
 
 
 #: Fields of `report --format json` ops, in order.

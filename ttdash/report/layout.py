@@ -4,13 +4,8 @@ and header lines broken between words."""
 
 from __future__ import annotations
 
-from ..model.columns import BY_KEY
+from ..model.columns import BY_KEY, EARLY_DROP_PRIORITY, KEEP_PRIORITY
 
-#: Dropped first when a terminal is too narrow for every column, before the op code is shortened.
-DROP_ORDER = ("config", "fidelity_desc", "overlap_us", "dram_gbps", "flops", "device", "rank")
-#: Dropped next, once the op code is down to OP_MIN cells. The ID (advice points at it), the
-#: device time and the gap are never dropped: the op code is cut (with "…") instead.
-DROP_LATER = ("cores", "flops_pct", "dram_pct", "bound", "total_pct")
 OP_MIN, OP_FLOOR = 24, 12
 
 
@@ -43,15 +38,17 @@ def fit_columns(fields: list[str], widths: dict[str, int], width: int,
         if "op_code" in fields and need() > width:
             widths["op_code"] = max(floor, widths["op_code"] - (need() - width))
 
-    for f in DROP_ORDER:
-        if need() <= width:
-            break
-        if f in fields:
+    def priority(f: str) -> int:
+        return BY_KEY[f].priority if f in BY_KEY else EARLY_DROP_PRIORITY
+
+    def drop(lo: int) -> None:  # highest priority first; ties: the later column first
+        for f in sorted((f for f in fields if priority(f) >= lo),
+                        key=lambda f: (-priority(f), -fields.index(f))):
+            if need() <= width:
+                return
             fields.remove(f)
+
+    drop(EARLY_DROP_PRIORITY)
     shrink_op(OP_MIN)
-    for f in DROP_LATER:
-        if need() <= width:
-            break
-        if f in fields:
-            fields.remove(f)
+    drop(KEEP_PRIORITY + 1)
     shrink_op(OP_FLOOR)

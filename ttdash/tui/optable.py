@@ -20,7 +20,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
-from ..model.columns import BY_KEY, GAP_LIMIT_US, LOW_CORES, Severity, bound_severity
+from ..model.columns import (
+    BY_KEY,
+    GAP_LIMIT_US,
+    LOW_CORES,
+    NEVER_CUT,
+    SCREEN_FIELDS,
+    Severity,
+    bound_severity,
+)
 
 
 @dataclass(frozen=True)
@@ -34,35 +42,19 @@ class Col:
     pref: int = 0  # preferred width when space allows (0 = same as width)
 
 
-def _col(key: str, width: int, priority: int, kind: str | None = None, align: str = "right",
-         pref: int = 0) -> Col:
-    """A table column of the registry's column `key` (title from model.columns)."""
+def _col(key: str, width: int | None = None, priority: int | None = None,
+         kind: str | None = None, align: str | None = None, pref: int | None = None) -> Col:
+    """A table column of the registry's column `key`: title, width, priority, kind and
+    alignment from model.columns unless given."""
     spec = BY_KEY[key]
-    return Col(key, spec.short, width, priority, kind or spec.kind, align, pref)
+    return Col(key, spec.short, spec.width if width is None else width,
+               spec.priority if priority is None else priority,
+               kind or spec.screen_kind or spec.kind, align or spec.align,
+               spec.pref if pref is None else pref)
 
 
-COLUMNS = (
-    _col("id", 6, 1),
-    _col("op_code", 24, 0, "op", "left", pref=40),
-    _col("device", 3, 6, "int"),
-    _col("rank", 4, 6, "int"),
-    _col("device_time_us", 9, 0),
-    _col("op_to_op_us", 9, 2),
-    _col("overlap_us", 9, 4),
-    _col("total_pct", 6, 1),
-    _col("cores", 5, 5),
-    _col("dram_pct", 5, 3, "bar", pref=10),
-    _col("flops_pct", 5, 3, "bar", pref=10),
-    _col("bound", 5, 2, "bound", "left"),
-    _col("math_fidelity", 5, 7, "text", "left"),
-    _col("category", 7, 8, "text", "left"),
-    _col("config", 12, 10, "text", "left", pref=24),
-    _col("global_call_count", 6, 6, "int"),
-    _col("signpost", 18, 9, "text", "left", pref=28),
-)
+COLUMNS = tuple(_col(k) for k in SCREEN_FIELDS)
 SORTABLE = tuple(c for c in COLUMNS)
-#: Whole numbers that are never cut (ids, calls, counts): their column widens to the widest value.
-NEVER_CUT = frozenset({"id", "global_call_count", "device", "rank", "cores"})
 SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
                   Severity.BAD: "optable--bad"}
 OP_MAX = 72
