@@ -22,12 +22,9 @@ from textual.strip import Strip
 from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from ..model.columns import (
     BY_KEY,
-    GAP_LIMIT_US,
-    LOW_CORES,
     NEVER_CUT,
     SCREEN_FIELDS,
     Severity,
-    bound_severity,
 )
 
 
@@ -435,6 +432,12 @@ class OpTable(ScrollView, can_focus=True):
             segs.append(Segment(" " * (width - used), base))
         return Strip(segs, width)
 
+    def _severity(self, key: str, v: object) -> Style | None:
+        """The colour of a cell by its column's rule in model.columns (gap, cores, bound)."""
+        spec = BY_KEY.get(key)
+        sev = spec.severity(v) if spec is not None else None
+        return self._style(SEVERITY_CLASS[sev]) if sev else None
+
     def _cell(self, c: Col, w: int, r: int) -> tuple[str, Style | None]:
         d = self._data
         v = d[c.key][r] if c.key in d else None
@@ -447,9 +450,7 @@ class OpTable(ScrollView, can_focus=True):
                 return text, self._style("optable--bad")
             return text, None
         if c.kind == "us":
-            style = None
-            if c.key == "op_to_op_us" and not is_missing(v) and v > GAP_LIMIT_US:
-                style = self._style("optable--bad")  # the registry's gap rule
+            style = self._severity(c.key, v)  # the registry's gap rule
             if c.key == "device_time_us" and is_missing(v) and "corrupt" in d and d["corrupt"][r]:
                 return "corrupt", self._style("optable--warn")
             return fmt_us(v), style
@@ -468,13 +469,9 @@ class OpTable(ScrollView, can_focus=True):
             return f"{bar(v, BAR_CELLS)}{fmt_pct(v, 0).rjust(w - BAR_CELLS)}", \
                 self._style("optable--bar")
         if c.kind in ("int", "id"):
-            style = None
-            if c.key == "cores" and not is_missing(v) and v < LOW_CORES:
-                style = self._style("optable--bad")
-            return fmt_int(v), style
+            return fmt_int(v), self._severity(c.key, v)  # the registry's cores rule
         if c.kind == "bound":
             s = "" if is_missing(v) else str(v)
-            sev = bound_severity(s)
-            return s, self._style(SEVERITY_CLASS[sev]) if sev else None
+            return s, self._severity(c.key, s)
         return ("" if is_missing(v) else str(v)), (self._style("optable--dim")
                                                     if c.key == "signpost" else None)
