@@ -31,6 +31,7 @@ from ..format import (
     linear_ticks,
 )
 from ..model.advice import GAP_LIMIT_US, op_advice
+from ..model.columns import BY_KEY
 from ..model.counters import RISC_COLUMN, RISC_ROLES, counter_cells, risc_times, slowest_risc
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
@@ -270,6 +271,11 @@ class DetailScreen(ModalScreen[None]):
             yield from detail_body(self.op, self.raw)
 
 
+def T(key: str) -> str:
+    """A figure's label in the details: its column's title (model.columns)."""
+    return BY_KEY[key].title
+
+
 def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResult:
     """The widgets describing one op (shared by the op details and the diff details)."""
     attrs = "" if raw is None or is_missing(raw.get("ATTRIBUTES")) else str(raw["ATTRIBUTES"])
@@ -277,15 +283,15 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
     yield Static(plain(f"{title}ID {op['id']}  {name}"))
     yield Static("Figures", classes="section")
     yield Static(_grid([
-        ("Device time", fmt_us(op["device_time_us"])),
-        ("Op-to-op gap", fmt_us(op["op_to_op_us"]) if not is_missing(op["op_to_op_us"])
+        (T("device_time_us"), fmt_us(op["device_time_us"])),
+        (T("op_to_op_us"), fmt_us(op["op_to_op_us"]) if not is_missing(op["op_to_op_us"])
          or is_missing(op.get("gap_signed_us")) else
          f"{fmt_us(op['gap_signed_us'])} (negative: left out of totals)"),
         *([("Overlap (sub-devices)", f"{fmt_us(op['overlap_us'])} of it ran concurrently")]
           if not is_missing(op.get("overlap_us")) else []),
-        ("Total % (of wall: device + gaps)", fmt_pct(op["total_pct"], 2)),
-        ("Bound", op["bound"] or "-"),
-        ("Cores", f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
+        (T("total_pct"), fmt_pct(op["total_pct"], 2)),
+        (T("bound"), op["bound"] or "-"),
+        (T("cores"), f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
         ("DRAM", f"{fmt_num(op['dram_gbps'], 1)} GB/s  {fmt_pct(op['dram_pct'])}"
          if not is_missing(op["dram_gbps"]) else "-"),
         ("FLOPs", f"{fmt_num(op['flops'], 2)} TFLOP/s  {fmt_pct(op['flops_pct'])}"
@@ -294,12 +300,12 @@ def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResu
          f"{fmt_pct(op['io_dram_pct'])}"
          + (" * capped: the estimate exceeded the DRAM peak" if op.get("io_dram_capped") else "")
          if not is_missing(op["io_dram_gbps"]) else "-"),
-        ("Fidelity / dtypes", op["fidelity_desc"] or op["math_fidelity"] or "-"),
-        *([("Config", op["config"])] if op.get("config") else []),
-        ("Category", op["category"] or "-"), ("Signpost region", op["signpost"] or "-"),
-        ("Device", fmt_int(op["device"])),
-        ("Global call count", fmt_int(op["global_call_count"])),
-        ("Corrupt timing", "yes (left out of totals)" if op["corrupt"] else "no"),
+        (T("fidelity_desc"), op["fidelity_desc"] or op["math_fidelity"] or "-"),
+        *([(T("config"), op["config"])] if op.get("config") else []),
+        (T("category"), op["category"] or "-"), (T("signpost"), op["signpost"] or "-"),
+        (T("device"), fmt_int(op["device"])),
+        (T("global_call_count"), fmt_int(op["global_call_count"])),
+        (T("corrupt"), "yes (left out of totals)" if op["corrupt"] else "no"),
     ]))
     pm = op.get("pm_ideal_ns")
     if not is_missing(pm) and pm > 1 and not is_missing(op["device_time_us"]):
