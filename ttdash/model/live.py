@@ -33,6 +33,8 @@ NUMERIC_SET = frozenset(NUMERIC)
 #: Rows kept as strings before they are converted without waiting for a refresh (a refresh at
 #: Galaxy rates brings ~5,000; `watch --once` of a big log must not hold it all as strings)
 CONVERT_ROWS = 1 << 16
+#: Why a run left no live rows (`run --no-tui`'s summary and the run screen say the same).
+NO_ROWS = "device profiler off, or no device opened?"
 
 
 class ColumnStore:
@@ -241,8 +243,14 @@ class LiveModel:
         for bound, us in bound_time(ops).items():
             self._bound_time[bound] = self._bound_time.get(bound, 0.0) + us
 
-    def reset(self, source: Path) -> None:
-        """The source was truncated or replaced (a device re-open): start over."""
+    def reset(self, source: Path, keep_arch: bool = False) -> None:
+        """The source was truncated or replaced (a device re-open, or a new run): start over,
+        the arch and clock detected again from the new rows (a Blackhole run after a Wormhole
+        one is not shown at Wormhole's clock) unless `keep_arch` or --arch gave it."""
+        if not keep_arch:
+            self.arch = get_arch(self.arch_override) if self.arch_override else None
+            self.arch_source = "--arch" if self.arch_override else ""
+            self.clock = None
         self._pending.clear()
         self._pending_rows = 0
         self._converted.clear()

@@ -33,7 +33,9 @@ class RankedLiveModel(LiveModel):
             if dropped:
                 kept = raw.loc[~gone].reset_index(drop=True).copy()
                 arrivals = self._arrivals.copy()
-                self.reset(Path())  # every count and store back to empty; arch and clock stay
+                # every count and store back to empty; arch and clock stay while other rows
+                # do (a rank alone, its device re-opened for a new run: detected again)
+                self.reset(Path(), keep_arch=bool(len(kept)))
                 self._arrivals = arrivals
                 if len(kept):
                     self._converted = [kept]
