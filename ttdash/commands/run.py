@@ -45,11 +45,12 @@ def live_summary(root: Path, snapshot=None) -> dict:
 
 def summary_line(exited: str, summary: dict) -> str:
     from ..format import fmt_us
+    from ..model.live import NO_ROWS
 
     best = summary["best"]
     if best is None:
-        live = (f"no live rows in {Path(summary['root']) / '.logs'} (device profiler off, or no "
-                "device opened?)")
+        live = (f"no live rows in {Path(summary['root']) / '.logs'} ({NO_ROWS}); "
+                "`ttdash doctor` checks this host")
     else:
         live = (f"{best['ops']:,} ops, device time {fmt_us(best['device_time_us'])}, gaps "
                 f"{fmt_us(best['op_to_op_us'])} (live rows of {Path(best['path']).name})")

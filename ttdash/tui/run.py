@@ -147,7 +147,35 @@ class RunScreen(WatchScreen):
             return
         severity = ("information" if exited.exit_code == 0 else
                     "warning" if self.workload.terminating else "error")
-        self.notify(self.exit_summary, severity=severity, timeout=10, markup=False)
+        reason = self.no_rows_reason()
+        self.notify(self.exit_summary + (f"; {reason.split(' · ', 1)[1]}" if reason else ""),
+                    severity="warning" if reason and severity == "information" else severity,
+                    timeout=10, markup=False)
+        self.update_status()
+
+    def no_rows_reason(self) -> str | None:
+        """After the workload ended with no live row and no report: what `run --no-tui` says
+        (the device profiler off, or no device opened) and where to look, instead of "waiting
+        for ... to appear" under an empty table; None otherwise (rows arriving after the exit
+        take the message back)."""
+        from ..model.live import NO_ROWS
+
+        if self.workload.state not in ("exited", "failed") or self.live.total_rows \
+                or self.mode != "live" or self.report_path is not None:
+            return None
+        return (f"workload ended · no live rows in {self.root / '.logs'} ({NO_ROWS}); "
+                "`ttdash doctor` checks this host")
+
+    def update_status(self) -> None:
+        reason = self.no_rows_reason()
+        if reason is None:
+            super().update_status()
+            return
+        kept, self.watch_status = self.watch_status, ("warning", reason)
+        try:
+            super().update_status()
+        finally:
+            self.watch_status = kept
 
     def update_workload_line(self) -> None:
         w = self.workload
