@@ -85,6 +85,31 @@ def locate_bad_line(path: Path, n_fields: int) -> TraceError:
     return TraceError(path, "malformed CSV", line=last_line)
 
 
+#: Magic numbers of the compressions a report may come in, and the command that undoes each.
+COMPRESSED = ((b"\x1f\x8b", "gzip", "gunzip -k"), (b"BZh", "bzip2", "bunzip2 -k"),
+              (b"\xfd7zXZ\x00", "xz", "unxz -k"), (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"),
+              (b"PK\x03\x04", "zip", "unzip"))
+
+
+def compressed(data: bytes) -> tuple[str, str] | None:
+    """(format, the command that decompresses it) when `data` (a file's start) is compressed."""
+    for magic, kind, undo in COMPRESSED:
+        if data.startswith(magic) and (kind != "bzip2" or data[3:4].isdigit()):
+            return kind, undo
+    return None
+
+
+def binary_error(path: Path, data: bytes, what: str) -> TraceError:
+    """The error of a file whose first line is not text: a compressed file says how to
+    decompress it; anything else is binary data."""
+    kind = compressed(data)
+    if kind is None:
+        return TraceError(path, f"not a CSV file (binary data in the {what})", line=1)
+    name = Path(path).name
+    return TraceError(path, f"{kind[0]}-compressed, not a CSV file: decompress it first "
+                      f"({kind[1]} '{name}') and give the .csv")
+
+
 SPECIAL = re.compile(rb'\r\n|["\r\n]')
 
 

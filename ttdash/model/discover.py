@@ -26,6 +26,7 @@ __all__ = [
     "LIVE_KEY",
     "TAIL_KEY_COLUMNS",
     "is_live_header",
+    "live_log",
 ]
 
 REPORT_PREFIX = "ops_perf_results"
@@ -304,9 +305,45 @@ def resolve_trace_path(arg: str | os.PathLike[str]) -> Path:
                 continue
         reports = sorted(here, key=lambda r: (r.timestamp, r.mtime, str(r.path)), reverse=True)
     if not reports:
-        raise TraceError(p, "no ops_perf_results*.csv report here (looked in reports/ and in "
-                         "the directory itself)")
+        live = live_log(p)
+        if live is not None:  # a run with no report (yet): the ops its live log has so far
+            return live
+        raise TraceError(p, "no ops_perf_results*.csv report here (looked in reports/, in "
+                         "the directory itself and for a live log in .logs/)")
     return reports[0].path
+
+
+#: The live log a report-less profiler dir is read from: the device profiler's first.
+LIVE_LOG = "cpp_device_perf_report.csv"
+
+
+def live_log(root: str | os.PathLike[str]) -> Path | None:
+    """`root/.logs`'s live source of ops (is_live_header), the device profiler's
+    cpp_device_perf_report.csv first; None without one."""
+    logs = Path(root) / ".logs"
+    try:
+        with os.scandir(logs) as it:
+            names = sorted((e.name for e in it if e.name.endswith(".csv")
+                            and e.is_file()), key=lambda n: (n != LIVE_LOG, n))
+    except OSError:
+        return None
+    for name in names:
+        try:
+            fd = os.open(logs / name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            head = _first_line(fd)
+        except OSError:
+            head = None
+        finally:
+            os.close(fd)
+        if head is None:
+            continue
+        text = head.lstrip(b"\xef\xbb\xbf").decode("utf-8", "replace").rstrip("\r")
+        if is_live_header(next(csv.reader([text]), [])):
+            return logs / name
+    return None
 
 
 LIVE_KEY = "DEVICE KERNEL DURATION [ns]"

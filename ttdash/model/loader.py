@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .badcsv import locate_bad_line, locate_binary, numeric_error
+from .badcsv import binary_error, compressed, locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
 from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .counters import counter_columns, is_counter
@@ -82,8 +82,8 @@ def _open_checked(path: Path) -> tuple[BinaryIO, int]:
 
 
 def _decode(path: Path, data: bytes, what: str) -> str:
-    if b"\x00" in data:
-        raise TraceError(path, f"not a CSV file (binary data in the {what})", line=1)
+    if b"\x00" in data or compressed(data):
+        raise binary_error(path, data, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
