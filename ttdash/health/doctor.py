@@ -172,9 +172,11 @@ def _hugepages_check(roots: Roots, devices: list[Device]) -> Check:
     fix = ("reserve 1 GiB pages: tt-system-tools' hugepages-setup.sh, or `hugepagesz=1G "
            f"hugepages={need // GIB}` on the kernel command line and reboot")
     have = f"{total / GIB:g} GiB" + (f" ({pages} x 1 GiB, {free} free)" if pages else "")
+    if not devices:  # nothing here would map them: no reservation, no reboot to ask for
+        return Check("HugePages", UNKNOWN, f"{have}; not checked: no Tenstorrent device here "
+                     "(TT-Metal needs 1 GiB pages on the host that opens one)")
     if not pages:
-        status = FAIL if devices else WARN
-        return Check("HugePages", status, f"no 1 GiB HugePages ({have} in all); TT-Metal maps "
+        return Check("HugePages", FAIL, f"no 1 GiB HugePages ({have} in all); TT-Metal maps "
                      f"its host buffers on them: {fix}")
     if total < need:
         return Check("HugePages", WARN, f"{have}, under the {need // GIB} GiB the guides ask "

@@ -71,6 +71,18 @@ def group_value(run: dict[str, Any], kind: str, name: str) -> dict[str, Any] | N
     return None
 
 
+def closest_names(runs: list[dict[str, Any]], kind: str, name: str, n: int = 5) -> list[str]:
+    """The op codes ("op_codes") or regions ("regions") of `runs` closest to `name` (difflib;
+    also those containing it, ignoring case), best first."""
+    import difflib
+
+    names = sorted({g["name"] for r in runs for g in r.get(kind) or () if g.get("ops")})
+    close = difflib.get_close_matches(name, names, n=n, cutoff=0.5)
+    low = name.lower()
+    close += [x for x in names if low and low in x.lower() and x not in close]
+    return close[:n]
+
+
 def trend(runs: list[dict[str, Any]], *, op: str | None = None, region: str | None = None
           ) -> list[dict[str, Any]]:
     """Per run (oldest first): device and steady-state time of the whole run, or of one op code
