@@ -6,6 +6,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from ..memory import trim
@@ -48,6 +49,10 @@ def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
         paths = [resolve_trace_path(p) for p in path]
     else:  # a multi-host run's root: every rank's report
         paths = resolve_trace_paths(path[0] if isinstance(path, tuple) else path)
+    for given, p in zip(path if isinstance(path, tuple) else (path,), paths):
+        if p.parent.name == ".logs" and p.parent.parent == Path(given):
+            note(f"{given}: no ops_perf_results*.csv report (yet): reading its live log {p} "
+                 "(the device ops so far)")
     if len(paths) > 1:
         trace = Trace.load_many(paths, arch=opts.arch, columns=columns)
     else:
@@ -70,6 +75,34 @@ def preview_of(table, opts: WindowOptions):  # (model.RawTable) -> model.View
     return view
 
 
+def refuse_input_as_output(out: OutputOptions, inputs) -> None:
+    """TraceError (exit 2) when --output is one of the files read (`inputs`: the paths given,
+    a directory standing for the report it resolves to): `--force` would replace the trace
+    with its own analysis."""
+    from ..model.discover import resolve_trace_paths
+    from ..model.errors import TraceError
+
+    if not out.output:
+        return
+    try:
+        target = os.stat(out.output)
+    except OSError:
+        return  # a new file is never an input
+    for given in inputs:
+        try:
+            files = resolve_trace_paths(given)
+        except (TraceError, OSError):
+            files = [Path(given)]  # the load names what is wrong with it
+        for f in files:
+            try:
+                same = os.path.samestat(target, os.stat(f))
+            except OSError:
+                continue
+            if same:
+                raise TraceError(out.output, f"--output is the input {f}: refusing to write over "
+                                 "the trace it reads, even with --force (give another file)")
+
+
 def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:
     """Run `render(stream)` into stdout, or into --output FILE (streamed into a temp file and
     renamed into place for a regular file)."""
@@ -85,6 +118,30 @@ def write_output(out: OutputOptions, render: Callable[[TextIO], None]) -> None:
         return
     with on_stderr():
         write_atomic(out.output, render, force=out.force)
+
+
+def no_terminal() -> str | None:
+    """What keeps a full-screen view from running here: "stdin", "stdout" or "stderr" (Textual
+    reads keys from stdin and draws on stderr) not being a terminal; None when all three are.
+    Without one the view would draw into a pipe and wait for keys that never come."""
+    for name in ("stdin", "stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            tty = stream is not None and stream.isatty()
+        except (AttributeError, ValueError, OSError):  # closed or replaced
+            tty = False
+        if not tty:
+            return name
+    return None
+
+
+def needs_terminal(where: object, what: str, instead: str) -> None:
+    """TraceError (one line naming `where`, exit 2) when there is no terminal for `what`."""
+    from ..model.errors import TraceError
+
+    missing = no_terminal()
+    if missing is not None:
+        raise TraceError(where, f"{what} needs a terminal ({missing} is not one); try {instead}")
 
 
 def color_wanted(fmt: str, out: OutputOptions) -> bool:

@@ -10,7 +10,14 @@ import sys
 from typing import TextIO
 
 from ..model.errors import TraceError
-from .common import color_wanted, drop_stdout, load_view, load_views, write_output
+from .common import (
+    color_wanted,
+    drop_stdout,
+    load_view,
+    load_views,
+    refuse_input_as_output,
+    write_output,
+)
 from .options import DiffOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -65,6 +72,8 @@ def diff(opts: DiffOptions) -> int:
     from ..model.diff import diff_traces
     from ..report.diff import render_diff
 
+    refuse_input_as_output(opts.out, [opts.baseline, opts.candidate, *opts.baseline_runs,
+                                      *opts.candidate_runs])
     fmt = opts.format
     if fmt in (None, "tui") and opts.out.output:
         fmt = "markdown"  # --output without --format: the pull-request summary

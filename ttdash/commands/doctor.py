@@ -10,7 +10,7 @@ from typing import TextIO
 from ..model.errors import TraceError
 from ..model.text import clean_text
 from ..report.safe import md_cell
-from .common import write_output
+from .common import refuse_input_as_output, write_output
 from .options import DoctorOptions
 
 MARK = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "unknown": "?"}
@@ -19,6 +19,8 @@ MARK = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "unknown": "?"}
 def doctor(opts: DoctorOptions) -> int:
     from ..health.doctor import exit_code, run_checks, smi_checks
 
+    if opts.smi_snapshot:
+        refuse_input_as_output(opts.out, [opts.smi_snapshot])
     checks = run_checks()
     if opts.smi_snapshot:
         checks += smi_checks(_load_snapshot(opts.smi_snapshot))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..model.errors import TraceError
-from .common import load_view, note, write_output
+from .common import load_view, note, refuse_input_as_output, write_output
 from .options import HistoryOptions, WindowOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -33,11 +33,34 @@ def _store(opts: HistoryOptions):
     return Store.open(opts.store)
 
 
-def _runs(store, columns: list[str] | None = None) -> list[dict]:
+def _runs(store, columns: list[str] | None = None, new_ok: bool = False) -> list[dict]:
+    """The store's runs. `new_ok`: a store not made yet (nothing added so far) has none, said
+    in a note (`list` and `trend` print the empty list; an empty list is not an error)."""
+    if new_ok and _not_made_yet(store):
+        note(f"{store.uri}: no history store here yet (`ttdash history add REPORT` creates it)")
+        return []
     runs = store.runs(columns)
     for line in store.skipped:
         note(line)
     return runs
+
+
+def _not_made_yet(store) -> bool:
+    """Nothing at the store's place (a file there, or one that cannot be read, is an error)."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    try:
+        if store.fs.get_file_info(store.root).type != pafs.FileType.NotFound:
+            return False
+    except (OSError, pa.ArrowException):
+        return False
+    if not store.local:
+        return True
+    parent = Path(store.root).parent  # a store under a file can never be made: an error
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent.is_dir()
 
 
 def record_of(path: str | Path, window: WindowOptions, labels: dict[str, str] | None = None):
@@ -71,9 +94,12 @@ def history(opts: HistoryOptions) -> int:
     if opts.action is None:
         from ..tui.app import run_guarded
         from ..tui.history import history_app
+        from .common import needs_terminal
 
         store = _store(opts)
         store.files("runs")  # a missing or unreadable store: one line, exit 2, no screen
+        needs_terminal(store.uri, "the interactive history", "`ttdash history list` (or "
+                       "trend, check, sql)")
         return run_guarded(history_app(store, theme=opts.theme))
     return {"add": add, "list": list_runs, "trend": trend, "check": check,
             "sql": sql}[opts.action](opts)
@@ -123,7 +149,7 @@ def list_runs(opts: HistoryOptions) -> int:
 
     store = _store(opts)
     runs = _selected(opts, _runs(store, ["file", "window", "ops", "device_time_us",
-                                         "steady_us", "labels"]))
+                                         "steady_us", "labels"], new_ok=True))
     rows = {r["run_id"]: r for r in runs}
     # the change against the run before is computed over the whole selection, then --last
     shown = _last(opts, [{**rows[t["run_id"]], "change_pct": t["change_pct"]}
@@ -139,12 +165,19 @@ def trend(opts: HistoryOptions) -> int:
     from ..report.history import render_runs
 
     store = _store(opts)
-    runs = _selected(opts, _runs(store))
+    runs = _selected(opts, _runs(store, new_ok=True))
     rows = _last(opts, trend_rows(runs, op=opts.op, region=opts.region))
     what = (f"op code {opts.op}" if opts.op else f"region {opts.region}" if opts.region
             else "whole runs")
-    if (opts.op or opts.region) and not any(r["ops"] for r in rows):
-        note(f"no run in the selection has {what}")
+    if (opts.op or opts.region) and rows and not any(r["ops"] for r in rows):
+        # a name no run has (a typo, a config suffix): a table of zeros would read as a
+        # trend; name the closest ones instead
+        from ..history.query import closest_names
+
+        kind = "op_codes" if opts.op else "regions"
+        close = closest_names(runs, kind, opts.op or opts.region or "")
+        hint = ("; closest: " + ", ".join(close)) if close else ""
+        raise TraceError(store.uri, f"no run in the selection has {what}{hint}")
     title = f"Trend of {what}: {len(rows)} run{'s' * (len(rows) != 1)}, oldest first"
     write_output(opts.out, lambda out: render_runs(
         rows, opts.format, out, title, {"store": store.uri, "op": opts.op,
@@ -163,6 +196,7 @@ def check(opts: HistoryOptions) -> int:
     from ..model.signature import signature_text
     from ..report.history import render_check
 
+    refuse_input_as_output(opts.out, opts.paths)
     store = _store(opts)
     rec = record_of(opts.paths[0], opts.window)
     run = {**rec.row, "arch": rec.arch}

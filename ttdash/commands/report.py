@@ -5,7 +5,17 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .common import color_wanted, load_view, note, preview_of, view_of, warn_data, write_output
+from .common import (
+    color_wanted,
+    load_view,
+    needs_terminal,
+    note,
+    preview_of,
+    refuse_input_as_output,
+    view_of,
+    warn_data,
+    write_output,
+)
 from .options import OpenOptions, ReportOptions
 
 EXIT_OK = 0
@@ -17,6 +27,7 @@ def report(opts: ReportOptions) -> int:
     from ..health.telemetry import readings_for_report, summarize
     from ..report.single import Shown, render
 
+    refuse_input_as_output(opts.out, opts.path)
     view = load_view(opts.path, opts.window)
     if view.window_note() and not len(view.op_rows):
         note(view.window_note())
@@ -64,6 +75,9 @@ def open_trace(opts: OpenOptions) -> int:
     # The details pane shows every column of an op's row: those the analysis does not read stay
     # in the cached copy of a large file, read a row at a time.
     paths = resolve_trace_paths(opts.path)  # a wrong path fails before any screen starts
+    # no terminal (a pipe, a cron job, an IDE's runner): the view would draw into the pipe and
+    # wait for keys forever; the same analysis as text is `report`
+    needs_terminal(opts.path, "`ttdash open`", f"`ttdash report {opts.path}`")
     if len(paths) > 1:  # a multi-host run's ranks, merged
         return run_open(load_view(opts.path, opts.window, columns="lazy"), theme=opts.theme)
     path = paths[0]

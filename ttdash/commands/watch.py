@@ -113,11 +113,18 @@ def watch(opts: WatchOptions) -> int:
                 print(clean_text(f"  {rank}{r['timestamp']}  {r['path']}"
                                  f"{'' if r['complete'] else ' (partial)'}"))
         return 0
-    from ..tui.app import run_guarded
-    from ..tui.watch import watch_app
+    from .common import no_terminal
     from .history import recorder
 
     record = recorder(opts.store) if opts.record else None
+    if no_terminal() is not None:  # a pipe, a log file, a job: lines, not a screen
+        from .lines import follow_lines
+
+        return follow_lines(root, arch=opts.arch, poll=opts.poll, refresh=opts.refresh,
+                            record=record)
+    from ..tui.app import run_guarded
+    from ..tui.watch import watch_app
+
     return run_guarded(watch_app(root, refresh=opts.refresh, poll=opts.poll, arch=opts.arch,
                                  theme=opts.theme, record=record))
 
@@ -163,8 +170,7 @@ def demo(opts: DemoOptions) -> int:
             json.dump(doc, sys.stdout)
             sys.stdout.write("\n")
             return 0
-        from ..tui.app import run_guarded
-        from ..tui.watch import watch_app
+        from .common import no_terminal
 
         errors: list[BaseException] = []
 
@@ -176,6 +182,20 @@ def demo(opts: DemoOptions) -> int:
 
         thread = threading.Thread(target=writer, name="ttdash-demo-writer", daemon=True)
         thread.start()
+        if no_terminal() is not None:  # the run as lines, until its report is whole
+            from .lines import follow_lines
+
+            def done(printer) -> bool:
+                return not thread.is_alive() and (bool(printer.reports) or bool(errors))
+
+            rc = follow_lines(root, stop=stop, until=done, what="ttdash demo")
+            if errors and not isinstance(errors[0], Exception):
+                raise errors[0]
+            if errors:
+                raise TraceError(root, f"the simulated run failed: {errors[0]}")
+            return rc
+        from ..tui.app import run_guarded
+        from ..tui.watch import watch_app
 
         def cleanup() -> None:
             stop.set()
