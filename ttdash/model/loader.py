@@ -371,8 +371,7 @@ def _frame(path: Path, header: list[str], holder: list[pa.Table], keep_text: boo
     skip = frozenset() if keep_text else frozenset(counter_columns(holder[0].column_names))
     df = _to_pandas(holder, skip_empty=skip)
     _check_numeric(path, header, df)
-    _shapes_to_numbers(df, keep_text=keep_text)
-    compact_numbers(df)
+    _shapes_to_numbers(df, keep_text=keep_text)  # (every numeric column is `compact` now)
     for c in skip & set(df.columns):
         if df[c].isna().all():
             del df[c]
@@ -387,15 +386,16 @@ def _to_pandas(holder: list[pa.Table], skip_empty: frozenset[str] = frozenset()
     one column, not two copies of it). Columns in `skip_empty` with no value are left out."""
     table = holder.pop()
     columns: dict[str, Any] = {}
-    names = table.column_names
+    names, arrays = table.column_names, table.columns  # (not remove_column: O(columns^2))
+    del table
     for k, name in enumerate(names):
         step("converting columns", k, len(names))
-        column = table.column(0)  # a column with no value at all: missing numbers, 4 bytes a row
+        column, arrays[k] = arrays[k], None  # a column with no value: missing numbers, 4 B a row
         if not (pa.types.is_null(column.type) and name in skip_empty):
             columns[name] = np.full(len(column), np.nan, np.float32) \
-                if pa.types.is_null(column.type) else column.to_pandas()
-        table = table.remove_column(0)
-    del table
+                if pa.types.is_null(column.type) else compact(column.to_pandas())
+        del column
+    del arrays
     pa.default_memory_pool().release_unused()  # parse buffers back to the OS before analysis
     return pd.DataFrame(columns, copy=False)
 
@@ -509,28 +509,26 @@ def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
         values = by_unique(df[c], dim_value)
         if canonical == c or not keep_text:
             del df[c]
-        add_column(df, canonical, values)
+        add_column(df, canonical, compact(values))
 
 
 EXACT_FLOAT32 = float(1 << 24)  # whole numbers up to this are exact in float32
 
 
-def compact_numbers(df: pd.DataFrame) -> None:
-    """Numeric columns in the smallest dtype that holds every value exactly (in place): counts,
-    ids, core counts and shape dims in 32 bits; timestamps, cycles and fractional values keep
-    64. A million-row trace then costs half the memory, and every number reads back the same."""
-    for c in df.columns:
-        s = df[c]
-        if s.dtype == np.int64:
-            a = s.to_numpy()
-            if len(a) and a.min() >= -(1 << 31) and a.max() < (1 << 31):
-                df[c] = a.astype(np.int32)
-        elif s.dtype == np.float64:
-            a = s.to_numpy()
-            finite = a[np.isfinite(a)]
-            if not len(finite) or (np.abs(finite).max() <= EXACT_FLOAT32
-                                   and bool((finite == np.floor(finite)).all())):
-                df[c] = a.astype(np.float32)
+def compact(s: Any) -> Any:
+    """A numeric column in the smallest dtype that holds every value exactly: counts, ids, core
+    counts and shape dims in 32 bits; timestamps, cycles and fractional values keep 64. A
+    million-row trace then costs half the memory, and every number reads back the same."""
+    a = np.asarray(s) if s.dtype in (np.int64, np.float64) else None
+    if a is not None and a.dtype == np.int64:
+        if len(a) and a.min() >= -(1 << 31) and a.max() < (1 << 31):
+            return a.astype(np.int32)
+    elif a is not None:
+        finite = a[np.isfinite(a)]
+        if not len(finite) or (np.abs(finite).max() <= EXACT_FLOAT32
+                               and bool((finite == np.floor(finite)).all())):
+            return a.astype(np.float32)
+    return s
 
 
 def add_column(df: pd.DataFrame, name: str, values: Any, at: int | None = None) -> None:
@@ -595,4 +593,4 @@ def _check_numeric(path: Path, header: list[str], df: pd.DataFrame) -> None:
             value = str(s.iloc[pos])[:40]
             raise TraceError(path, f"column {name!r}: expected a number, found {value!r}",
                              line=pos + 2, column=header.index(name) + 1)
-        df[name] = as_num
+        df[name] = compact(as_num)
