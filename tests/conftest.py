@@ -34,6 +34,9 @@ MARKERS = {
     "slow": "left out of the fast tier (set for terminal, wheel and oracle tests too)",
 }
 SLOW_TIERS = ("terminal", "wheel", "oracle")
+#: Whole files left out of the fast tier: the hostile corpus (every bad input through every
+#: command) and the hypothesis properties, minutes of CPU that day-to-day edits rarely move.
+SLOW_FILES = ("test_hostile", "test_properties")
 
 
 def pytest_configure(config) -> None:
@@ -56,7 +59,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if _starts_tmux(item):
             item.add_marker(pytest.mark.terminal)
-        if any(item.get_closest_marker(m) for m in SLOW_TIERS):
+        if (any(item.get_closest_marker(m) for m in SLOW_TIERS)
+                or item.module.__name__ in SLOW_FILES):
             item.add_marker(pytest.mark.slow)
 
 
