@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import REPORT_FIXTURES, real_dir, run_ttdash
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ttdash.model import cache, loader
@@ -324,8 +324,10 @@ def test_any_change_of_the_bytes_changes_what_the_cache_returns(cached, tmp_path
         _rewrite(path, bytes(new), mtime)
         assert os.stat(path).st_size == len(_ORIGINAL)
         want_new = _fresh(path)
+        # a digit in a column the analysis does not keep (or one rounding to the same value)
+        # changes nothing to compare: such an example says nothing and is drawn again
+        assume(isinstance(want_new, TraceError) or not want_new.equals(want_old))
         _same(_read(path), want_new)
-    assert isinstance(want_new, TraceError) or not want_new.equals(want_old)
 
 
 def _middle_changed(src: bytes) -> bytes:
