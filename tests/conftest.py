@@ -114,12 +114,18 @@ async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
         await pilot.pause(0.05)
 
 
-def screen_text(app) -> tuple[str, str]:
-    """(plain, styled) text of everything on screen, as a terminal would get it."""
+def screen_console(app) -> Console:
+    """A recording console that has printed everything on screen, as a terminal would get it."""
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
                       color_system="truecolor", record=True, legacy_windows=False,
                       safe_box=False)
     console.print(app.screen._compositor.render_update(full=True,
                                                        screen_stack=app._background_screens))
+    return console
+
+
+def screen_text(app) -> tuple[str, str]:
+    """(plain, styled) text of everything on screen, as a terminal would get it."""
+    console = screen_console(app)
     return console.export_text(styles=False), console.export_text(styles=True)

@@ -99,17 +99,10 @@ def contrast(a, b) -> float:
 def screen_cells(app) -> list[list[tuple[str, tuple, tuple]]]:
     """Each screen line as (text, fg rgb, bg rgb) runs, colours resolved as a terminal with the
     app's ANSI palette would show them (default colours included)."""
-    import io
-
-    from rich.console import Console
+    from conftest import screen_console
     from rich.segment import Segment
 
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system="truecolor", record=True, legacy_windows=False,
-                      safe_box=False)
-    console.print(app.screen._compositor.render_update(full=True,
-                                                       screen_stack=app._background_screens))
+    console = screen_console(app)
     term = app.ansi_theme
     segs = [s for s in console._record_buffer if not s.control]
     out = []
