@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..model.errors import TraceError
-from .common import load_view, note, refuse_input_as_output, write_output
+from .common import load_view, note, refuse_input_as_output, stderr_line, write_output
 from .options import HistoryOptions, WindowOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -120,7 +120,7 @@ def add(opts: HistoryOptions) -> int:
         except TraceError as exc:
             if exc.path is not None and str(exc.path) == store.uri:
                 raise  # the store itself: every other add would fail the same way
-            sys.stderr.write(f"ttdash: {exc.oneline()}\n")
+            stderr_line(exc.oneline())
             failed += 1
             continue
         state = "added" if added else ("already in the store (same file content and "
@@ -246,7 +246,7 @@ def check(opts: HistoryOptions) -> int:
              + (", ..." if len(others) > 5 else ""))
     write_output(opts.out, lambda out: render_check(result, opts.format, out))
     if result.failed:
-        sys.stderr.write(f"ttdash: {result.verdict()}\n")
+        stderr_line(result.verdict())
         return EXIT_REGRESSION
     return EXIT_OK
 

@@ -194,20 +194,20 @@ def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) 
     rem = np.setdiff1d(np.arange(na), ma)
     add = np.setdiff1d(np.arange(nb), mb)
 
-    def side(ops: pd.DataFrame, col: str, pos: np.ndarray, n_before: int, n_after: int):
-        v = ops[col].to_numpy(dtype="float64")[pos]
-        return np.concatenate([np.full(n_before, np.nan), v, np.full(n_after, np.nan)])
+    # one row per matched pair, removed op and added op; -1: the side has no op there
+    apos = np.concatenate([ma, rem, np.full(len(add), -1)])
+    bpos = np.concatenate([mb, np.full(len(rem), -1), add])
 
-    nm, nr, nadd = len(ma), len(rem), len(add)
+    def take(ops: pd.DataFrame, col: str, pos: np.ndarray) -> np.ndarray:
+        return np.append(ops[col].to_numpy(dtype="float64"), np.nan)[pos]  # -1: the NaN
+
     pairs = pd.DataFrame({
         "status": np.repeat(np.array(["matched", "removed", "added"], dtype=object),
-                            [nm, nr, nadd]),
-        "baseline_us": side(a, "device_time_us", np.concatenate([ma, rem]), 0, nadd),
-        "baseline_gap_us": side(a, "op_to_op_us", np.concatenate([ma, rem]), 0, nadd),
-        "candidate_us": np.concatenate([side(b, "device_time_us", mb, 0, nr),
-                                        side(b, "device_time_us", add, 0, 0)]),
-        "candidate_gap_us": np.concatenate([side(b, "op_to_op_us", mb, 0, nr),
-                                            side(b, "op_to_op_us", add, 0, 0)]),
+                            [len(ma), len(rem), len(add)]),
+        "baseline_us": take(a, "device_time_us", apos),
+        "baseline_gap_us": take(a, "op_to_op_us", apos),
+        "candidate_us": take(b, "device_time_us", bpos),
+        "candidate_gap_us": take(b, "op_to_op_us", bpos),
     })
     ct = side_totals(view)
     bt = SideTotals(

@@ -76,8 +76,7 @@ import pandas as pd
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from .errors import TraceError
-from .gate import Basis, SideTotals, joint_pauses, missing_tail, side_totals
-from .gate import pct as _pct
+from .gate import METRICS, Basis, SideTotals, joint_pauses, missing_tail, side_totals
 from .pairs import (  # noqa: F401  (the pair vocabulary is part of this module's interface)
     GROUP_COLUMNS,
     MATCH_OP_CODE,
@@ -411,15 +410,9 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     pairs = pairs_frame(a, b, a_ops, b_ops, ma, mb, moved, a_sig, b_sig, sig_a, sig_b,
                          per_device)
     bt, ct = joint_pauses(pairs, side_totals(a), side_totals(b), a.pause_above_us)
-    delta = {"steady": _pct(bt.steady_us, ct.steady_us),
-             "device": _pct(bt.device_time_us, ct.device_time_us),
-             "dispatch": _pct(bt.dispatch_us, ct.dispatch_us),
-             "pauses": _pct(bt.pauses_us, ct.pauses_us),
-             "op_to_op": _pct(bt.op_to_op_us, ct.op_to_op_us),
-             "wall": _pct(bt.wall_us, ct.wall_us)}
-    speed = {"steady": _ratio(bt.steady_us, ct.steady_us),
-             "device": _ratio(bt.device_time_us, ct.device_time_us),
-             "wall": _ratio(bt.wall_us, ct.wall_us)}
+    basis = Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])))
+    delta = {m: basis.whole_pct(m) for m in METRICS}
+    speed = {m: _ratio(bt.metric(m), ct.metric(m)) for m in ("steady", "device", "wall")}
     total_delta = float(np.nansum(pairs["delta_us"].to_numpy(dtype="float64")))
     by_code = group(pairs, "op_code", total_delta)
     by_code = by_code.reindex(by_code["delta_us"].abs().sort_values(
@@ -448,4 +441,4 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
                       candidate_totals=ct, delta_pct=delta, speedup=speed, by_op_code=by_code,
                       by_region=by_region, counts=counts, noise=noise_info,
                       per_device=per_device, seconds=seconds, top=top, iterations=its,
-                      basis=Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1]))))
+                      basis=basis)
