@@ -56,8 +56,11 @@ def test_advice_and_footer_in_every_format():
     assert "26 ops (26 device, 0 host; 0 signposts)" in table
     assert "overall DRAM roofline (modelled ops) 3.3% (17 GB/s)" in table
     advice = table[table.index("Advice"):]
+    assert "FLOP-bound on 100 of 110 cores: use a bigger grid" in advice  # grouped by rule
+    full = run_ttdash("report", f, "--advice", "full").stdout
+    advice = full[full.index("Advice, every entry"):]
     assert "ID 7  MatmulDeviceOperation 3200 x 1792 x 1536\n    - FLOP-bound on 100 of 110" in advice
-    md = run_ttdash("report", f, "-f", "markdown").stdout
+    md = run_ttdash("report", f, "-f", "markdown", "--advice", "full").stdout
     assert "### Advice" in md and "- ID 14  ReduceScatterMinimalAsyncDeviceOperation" in md
     for fmt in ("table", "markdown", "json"):
         out = run_ttdash("report", f, "-f", fmt, "--no-advice").stdout
@@ -67,8 +70,15 @@ def test_advice_and_footer_in_every_format():
 def test_top_and_signpost_selection():
     f = str(real_dir() / "tt-perf-report__bh20_oft.csv")
     doc = json.loads(run_ttdash("report", f, "-f", "json", "--top", "5", "--ignore-signposts").stdout)
+    device = [o["device_time_us"] for o in doc["ops"]]  # device time ranks by default
+    assert len(device) == 5 and device == sorted(device, reverse=True)
+    assert doc["ranked_by"] == {"top": 5, "by": "device_time_us"}
+    by_device = [o["id"] for o in doc["ops"]]
+    doc = json.loads(run_ttdash("report", f, "-f", "json", "--top", "5", "--rank-by", "share",
+                                "--ignore-signposts").stdout)
     shares = [o["total_pct"] for o in doc["ops"]]
     assert len(shares) == 5 and shares == sorted(shares, reverse=True)
+    assert [o["id"] for o in doc["ops"]] != by_device  # the gaps rank these
     doc = json.loads(run_ttdash("report", f, "-f", "json", "--signpost", "TTBasicBlock 0 forward started")
                      .stdout)
     assert doc["window"] == "signpost TTBasicBlock 0 forward started"

@@ -25,6 +25,7 @@ from .model.columns import (
 from .model.errors import TraceError
 from .model.text import clean_text
 from .report import formats
+from .report.choices import ADVICE_MODES, DEFAULT_RANK, RANK_WORDS
 
 if TYPE_CHECKING:
     from .commands.options import OutputOptions, WindowOptions
@@ -194,10 +195,11 @@ def build_parser() -> Parser:
                    default="table", help="output format (default: table; plain when stdout is "
                    "not a terminal or NO_COLOR is set). " + formats.choices_help("report"))
     r.add_argument("--top", type=positive_int, metavar="N", help="only the N ops with the "
-                   "largest share of total time (or --rank-by), largest first")
-    r.add_argument("--rank-by", choices=("share", "device", "gap"), default="share",
-                   help="what --top ranks by: share of total time (default), device time, or "
-                        "op-to-op gap")
+                   "most device time (or --rank-by), largest first")
+    r.add_argument("--rank-by", choices=tuple(RANK_WORDS), default=DEFAULT_RANK,
+                   help="what --top ranks by: " + "; ".join(
+                       f"{k}: {v}" + (" (default)" if k == DEFAULT_RANK else "")
+                       for k, v in RANK_WORDS.items()).replace("%", "%%"))
     r.add_argument("--id-range", type=id_range, metavar="A-B", help="only the ops with IDs "
                    "A to B (also A- or -B), as tt-perf-report: the first one's gap dropped, "
                    "shares of the total over these ops")
@@ -216,9 +218,14 @@ def build_parser() -> Parser:
     r.add_argument("--group-by", choices=SUMMARY_GROUP_BY, default=SUMMARY_GROUP_BY[0],
                    help="--summary groups: op code, op code and input 0 memory (default, as "
                    "tt-perf-report), or op category")
-    r.add_argument("--no-advice", action="store_true", help="leave out the advice (host "
-                   "fallbacks, high op-to-op gaps and the tracing saving, matmul rules) that "
-                   "table, markdown and json print after the ops")
+    r.add_argument("--advice", choices=ADVICE_MODES, default=ADVICE_MODES[0],
+                   help="the advice after the ops (host fallbacks, high op-to-op gaps and the "
+                   "tracing saving, matmul rules): summary groups it (per op code, the largest "
+                   "gaps, per rule with the time at stake; default), full lists every entry as "
+                   "tt-perf-report does, none leaves it out. JSON always has every entry and "
+                   "the summary")
+    r.add_argument("--no-advice", dest="advice", action="store_const", const="none",
+                   help="the same as --advice none")
     _output_args(r)
     _window_args(r)
 
@@ -454,7 +461,7 @@ def options(a: argparse.Namespace):
                 "--min-percentage apply to the tables")
         return o.ReportOptions(path=tuple(a.path), format=a.format, top=a.top,
                                rank_by=a.rank_by, window=_window(a), out=_out(a),
-                               advice=not a.no_advice, id_range=a.id_range,
+                               advice=a.advice, id_range=a.id_range,
                                no_host_ops=a.no_host_ops, min_percentage=a.min_percentage,
                                raw_op_codes=a.raw_op_codes, print_signposts=a.print_signposts,
                                summary=a.group_by if a.summary else None)

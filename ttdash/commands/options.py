@@ -55,10 +55,10 @@ class ReportOptions:
     path: str | tuple[str, ...]  # several: reports of one run, merged as tt-perf-report does
     format: str = "table"
     top: int | None = None
-    rank_by: str = "share"
+    rank_by: str = "device"  # report.single.RANK_FIELDS
     window: WindowOptions = field(default_factory=WindowOptions)
     out: OutputOptions = field(default_factory=OutputOptions)
-    advice: bool = True
+    advice: str = "summary"  # report.advice.ADVICE_MODES
     id_range: tuple[int | None, int | None] | None = None  # tt-perf-report's --id-range
     no_host_ops: bool = False
     min_percentage: float | None = None  # hide ops under this share of the total

@@ -6,7 +6,8 @@ ttdash's own words:
 * ``host``: a host fallback op ("Fallback" section), one entry per op;
 * ``gap``: an op whose op-to-op gap is above GAP_LIMIT_US ("High Op-to-Op Gap"), one entry per
   op, plus one whole-trace ``gap_saving`` entry: what running with metal trace could save
-  (each listed gap less 6 us, as tt-perf-report counts it), in us and % of device + gap time;
+  (each listed gap less 6 us, as tt-perf-report counts it), in us and % of device + gap time,
+  and how much of it is host pauses, which tracing does not remove (ttdash's split);
 * ``matmul_*``: one entry per bullet of "Matmul Optimization" (every op whose code contains
   "Matmul"; ``matmul_ok`` where it prints "Optimized").
 
@@ -24,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .columns import GAP_LIMIT_US
+from ..format import fmt_us
+from .columns import GAP_LIMIT_US, PAUSE_ABOVE_US
 
 __all__ = ["GAP_LIMIT_US", "Advice", "advice", "fidelity_verdict", "gap_saving", "op_advice"]
 
@@ -41,6 +43,8 @@ class Advice:
     message: str
     saving_us: float | None = None
     saving_pct: float | None = None
+    host_pauses_us: float | None = None  # gap_saving: the part tracing does not remove
+    dispatch_us: float | None = None  # gap_saving: the part it can
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items()
@@ -197,18 +201,53 @@ def op_advice(op: dict[str, Any]) -> list[Advice]:
 
 
 # ------------------------------------------------------------------ a table of ops
-def gap_saving(ops: pd.DataFrame) -> tuple[float, float] | None:
-    """tt-perf-report's tracing estimate: (saving us, % of device + gap time) over the ops whose
-    gap is above GAP_LIMIT_US; None when none is."""
+@dataclass(frozen=True)
+class Saving:
+    """tt-perf-report's tracing estimate (each gap above GAP_LIMIT_US less GAP_FLOOR_US, as a
+    share of device + gap time) and its split: the part in host pauses (gaps above the pause
+    threshold: compile, warm-up, Python between iterations, which tracing does not remove) and
+    the part in dispatch gaps (which it can), that one also as a share of the steady state
+    (device time + dispatch gaps)."""
+    saving_us: float
+    saving_pct: float
+    pauses_us: float
+    dispatch_us: float
+    ops: int
+    pause_ops: int
+    pause_above_us: float
+    steady_pct: float
+
+    def message(self) -> str:
+        head = (f"running with metal trace could save {fmt_us(self.saving_us)} "
+                f"({self.saving_pct:.1f}% of device + gap time, tt-perf-report's estimate): "
+                f"{self.ops:,} ops waited over {GAP_LIMIT_US:g} us for the host")
+        if not self.pause_ops:
+            return head
+        return (f"{head}; {fmt_us(self.pauses_us)} of it {'is' if self.pause_ops == 1 else 'are'}"
+                f" {self.pause_ops:,} host pause{'' if self.pause_ops == 1 else 's'} over "
+                f"{fmt_us(self.pause_above_us)} (compile, warm-up, Python), which tracing does "
+                f"not remove; the dispatch gaps it can remove are {fmt_us(self.dispatch_us)} "
+                f"({self.steady_pct:.1f}% of the steady state)")
+
+
+def gap_saving(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US) -> Saving | None:
+    """The tracing saving over the ops whose gap is above GAP_LIMIT_US, split at
+    `pause_above_us`; None when no gap is above the limit."""
     gap = ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
     with np.errstate(invalid="ignore"):
         high = gap > GAP_LIMIT_US
+        pause = gap > pause_above_us
     if not high.any():
         return None
-    saving = float(np.sum(gap[high] - GAP_FLOOR_US))
-    total = float(np.nansum(ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
-                  + np.nansum(gap))
-    return saving, (saving / total * 100 if total > 0 else math.nan)
+    part = np.where(high, gap - GAP_FLOOR_US, 0.0)
+    saving, pauses = float(part.sum()), float(part[pause].sum())
+    device = float(np.nansum(ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan)))
+    total = device + float(np.nansum(gap))
+    steady = device + float(np.nansum(np.where(pause, np.nan, gap)))
+    dispatch = saving - pauses
+    return Saving(saving, saving / total * 100 if total > 0 else math.nan, pauses, dispatch,
+                  int(high.sum()), int((high & pause).sum()), pause_above_us,
+                  dispatch / steady * 100 if steady > 0 else math.nan)
 
 
 #: What the matmul rules read of an op (its advice is a function of these alone).
@@ -221,12 +260,12 @@ MATMUL_FIELDS = ("op_code", "is_signpost", "sparse_nnz_missing", "math_fidelity"
 MATMUL_CHUNK = 1 << 17
 
 
-def advice(ops: pd.DataFrame) -> list[Advice]:
+def advice(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US) -> list[Advice]:
     """Every entry for these ops (iter_advice's, as a list)."""
-    return list(iter_advice(ops))
+    return list(iter_advice(ops, pause_above_us))
 
 
-def iter_advice(ops: pd.DataFrame) -> Iterator[Advice]:
+def iter_advice(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US) -> Iterator[Advice]:
     """Every entry for these ops, in tt-perf-report's order: host fallbacks, high gaps (then the
     whole-trace saving), matmuls; made as they are read (a million-op trace has hundreds of
     thousands). Only the rows that can have advice are visited, and a matmul's rules run once
@@ -236,21 +275,34 @@ def iter_advice(ops: pd.DataFrame) -> Iterator[Advice]:
     host = ops["is_host"].to_numpy(dtype=bool)
     yield from (Advice(int(i), "host", "host fallback op: move it to the device")
                 for i in ids[host])
-    saving = gap_saving(ops)
+    saving = gap_saving(ops, pause_above_us)
     if saving is not None:
         gap = ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
         with np.errstate(invalid="ignore"):
             high = gap > GAP_LIMIT_US
         for i, g in zip(ids[high], gap[high]):
             yield from (a for a in op_advice({"id": i, "op_to_op_us": g}) if a.kind == "gap")
-        us, pct = saving
-        yield Advice(None, "gap_saving", f"running with metal trace could save {us:,.0f} us "
-                     f"({pct:.1f}% of device + gap time): {int(high.sum()):,} ops waited "
-                     f"over {GAP_LIMIT_US:g} us for the host", saving_us=us, saving_pct=pct)
-    mm = np.flatnonzero((ops["analysis"] == "full").to_numpy(dtype=bool))  # the matmuls
+        yield Advice(None, "gap_saving", saving.message(), saving_us=saving.saving_us,
+                     saving_pct=saving.saving_pct, host_pauses_us=saving.pauses_us,
+                     dispatch_us=saving.dispatch_us)
+    for pos, group, by_group in matmul_rule_chunks(ops):
+        for ident, g in zip(ids[pos], group):
+            yield from (Advice(int(ident), k, m) for k, m in by_group[int(g)])
+
+
+Bullets = list[tuple[str, str]]  # (kind, message) of each rule that applies
+
+
+def matmul_rule_chunks(ops: pd.DataFrame
+                       ) -> Iterator[tuple[np.ndarray, np.ndarray, dict[int, Bullets]]]:
+    """The matmuls' rules a chunk at a time (bounded memory): (positions of the chunk's matmuls,
+    the group of each, each group's (kind, message) bullets). The rules run once per distinct
+    combination of the fields they read (repeated layers repeat them: 26,900 matmuls of a
+    93,600-op trace have a few dozen)."""
+    mm = np.flatnonzero((ops["analysis"] == "full").to_numpy(dtype=bool))
     fields = [f for f in MATMUL_FIELDS if f in ops.columns]
     memo: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
-    for start in range(0, len(mm), MATMUL_CHUNK):  # grouped a chunk at a time: bounded memory
+    for start in range(0, len(mm), MATMUL_CHUNK):
         pos = mm[start:start + MATMUL_CHUNK]
         sub = ops[fields].iloc[pos]
         group = sub.groupby(fields, dropna=False, sort=False).ngroup().to_numpy()
@@ -261,5 +313,4 @@ def iter_advice(ops: pd.DataFrame) -> Iterator[Advice]:
             if key not in memo:
                 memo[key] = matmul_advice(r)
             bullets[int(group[i])] = memo[key]
-        for ident, g in zip(ids[pos], group):
-            yield from (Advice(int(ident), k, m) for k, m in bullets[int(g)])
+        yield pos, group, bullets

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import itertools
 import json
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -15,7 +13,7 @@ import pandas as pd
 from ..format import fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
-from ..model.advice import GAP_LIMIT_US, Advice, iter_advice
+from ..model.advice import iter_advice
 from ..model.columns import (
     BY_KEY,
     JSON_FIELDS,
@@ -30,26 +28,35 @@ from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
 from ..model.runs import replay_sessions
 from ..model.text import clean_text
-from .layout import fit_columns, wrap
+from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's and tests' names)
+    advice_entries,
+    advice_sections,
+    advice_text,
+    summary_of,
+    summary_sections,
+)
+from .choices import DEFAULT_RANK, RANK_FIELDS, RANK_WORDS
+from .layout import fit_columns, op_labels, wrap
 from .safe import json_clean, md_cell, records_json, write_csv
+from .where import as_dict as where_dict
+from .where import where_lines
 
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
 CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
 
 
-RANK_FIELDS = {"share": "total_pct", "device": "device_time_us", "gap": "op_to_op_us"}
 
 
 @dataclass(frozen=True)
 class Shown:
     """What of a view `ttdash report` prints (its options; the defaults print everything)."""
     top: int | None = None  # only the `top` ops by `rank_by`, largest first
-    rank_by: str = "share"
+    rank_by: str = DEFAULT_RANK
     summary: str | None = None  # the grouped summary by "op", "memory" or "category" instead
     #                              of the op table
     min_pct: float | None = None  # hide ops under this share of the total
-    advice: bool = True
+    advice: str = "summary"  # report.advice.ADVICE_MODES: grouped, every entry, none
     raw_op_codes: bool = False  # table/markdown: op codes without the size/config
     all_signposts: bool = False  # the summary lists every signpost (default: 6)
     telemetry: dict | None = None  # device telemetry recorded during the run (health.telemetry)
@@ -71,6 +78,18 @@ def select(view: View, shown: Shown = ALL, rows=None) -> pd.DataFrame:
         ops = ops.sort_values(RANK_FIELDS[shown.rank_by], ascending=False, na_position="last",
                               kind="stable").head(shown.top)
     return ops
+
+
+def shown_line(view: View, shown: Shown) -> str | None:
+    """What of the ops the table holds, when not every one: the top N and what ranks them, the
+    share floor."""
+    parts = []
+    if shown.top:
+        parts.append(f"the top {shown.top:,} of {len(view.op_rows):,} ops by "
+                     f"{RANK_WORDS[shown.rank_by]}, largest first (--rank-by)")
+    if shown.min_pct:
+        parts.append(f"ops at or above {shown.min_pct:g}% of wall time")
+    return "Shown: " + "; ".join(parts) if parts else None
 
 
 def summary_dict(view: View) -> dict:
@@ -106,11 +125,16 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     doc = summary_dict(view)
     if shown.telemetry:
         doc["telemetry"] = shown.telemetry
+    if shown.top:
+        doc["ranked_by"] = {"top": shown.top, "by": RANK_FIELDS[shown.rank_by]}
+    doc["where_the_time_goes"] = where_dict(view)
+    if shown.advice != "none":  # streamed: a million-op trace has hundreds of thousands
+        doc["advice_summary"] = summary_of(view).as_dict()
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
-    if shown.advice:  # streamed: a million-op trace has hundreds of thousands of entries
+    if shown.advice != "none":
         out.write(',"advice":[')
-        for k, a in enumerate(iter_advice(view.ops)):
+        for k, a in enumerate(iter_advice(view.ops, view.pause_above_us)):
             out.write(("," if k else "") + json.dumps(json_clean(a.as_dict()),
                                                       separators=(",", ":"),
                                                       allow_nan=False))
@@ -133,30 +157,12 @@ def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
               prepare=lambda part: export_frame(view.with_counters(part), fields))
 
 
-def _op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
-    """Op code and size ("MatmulDeviceOperation 1024x512x2048"; `raw`: the code alone), cut to
-    `limit` cells; "! " marks a row with corrupt timing, as the TUI does."""
-    codes = ops["op_code"].astype(object).to_numpy()
-    sizes = ops["size"].astype(object).to_numpy() if "size" in ops and not raw \
-        else [None] * len(ops)
-    corrupt = ops["corrupt"].to_numpy(dtype=bool) if "corrupt" in ops else np.zeros(len(ops), bool)
-    out = []
-    for code, size, bad in zip(codes, sizes, corrupt):
-        s = "" if code is None or code is pd.NA else str(code)
-        if isinstance(size, str) and size:
-            s = f"{s} {size}"
-        if bad:
-            s = "! " + s
-        out.append(s if len(s) <= limit else s[:limit - 1] + "…")
-    return out
-
-
 def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...],
                  raw: bool = False) -> dict[str, list[str]]:
     cells: dict[str, list[str]] = {}
     for f in fields:
         if f == "op_code":
-            cells[f] = _op_labels(ops, raw=raw)
+            cells[f] = op_labels(ops, raw=raw)
             continue
         cells[f] = BY_KEY[f].fmt_array(ops[f].to_numpy())
     if "device_time_us" in cells and "corrupt" in ops:
@@ -201,6 +207,12 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
         lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(show)}"
                      + (f", +{more} more (--print-signposts lists them)" if more > 0 else ""))
     return [str(clean_text(line)) for line in lines]
+
+
+def head_lines(view: View, shown: Shown) -> list[str]:
+    """The header of the table and markdown: the summary and what of the ops is shown."""
+    extra = shown_line(view, shown)
+    return summary_lines(view, shown.all_signposts) + ([extra] if extra else [])
 
 
 def summed_note(view: View) -> str:
@@ -250,83 +262,6 @@ def totals_line(view: View) -> str:
     return "Total: " + ", ".join(parts)
 
 
-ADVICE_SECTIONS = {
-    "host": "Host fallback ops: move them to the device",
-    "gap": f"High op-to-op gap (over {GAP_LIMIT_US:g} us): the device waited for the host",
-    "matmul": "Matmuls",
-}
-
-
-AdviceEntry = tuple[int | None, str, list[str]]  # op ID (None: whole trace), line, bullets
-
-
-def advice_sections(view: View, items: list[Advice] | None = None
-                    ) -> list[tuple[str, list[AdviceEntry]]]:
-    """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order; a
-    whole-trace entry has no ID and no bullets."""
-    return [(title, list(entries)) for title, entries in _advice_groups(view, items)]
-
-
-def _advice_groups(view: View, items: Iterable[Advice] | None = None
-                   ) -> Iterator[tuple[str, Iterator[AdviceEntry]]]:
-    """advice_sections, streamed: each section title with its entries as they are made."""
-    for title, group in itertools.groupby(advice_entries(view, items), key=lambda e: e[0]):
-        yield title, (entry for _, entry in group)
-
-
-def advice_entries(view: View, items: Iterable[Advice] | None = None,
-                   batch: int = 20_000) -> Iterator[tuple[str, AdviceEntry]]:
-    """advice_sections' entries one at a time, each with its section title: made as they are
-    written (a million-op trace has hundreds of thousands), op lines looked up a batch of
-    entries at a time."""
-    stream = iter(iter_advice(view.ops) if items is None else items)
-    ops = view.op_rows
-    all_ids = ops["id"].to_numpy()
-    pending: tuple[str, AdviceEntry] | None = None
-    last: tuple[str, int | None] | None = None
-    title = None
-    while chunk := list(itertools.islice(stream, batch)):
-        wanted = np.fromiter((a.id for a in chunk if a.id is not None), dtype=np.int64)
-        sub = ops[np.isin(all_ids, wanted)]
-        labels = dict(zip(sub["id"].tolist(), _op_labels(sub)))
-        gaps = dict(zip(sub["id"].tolist(), sub["op_to_op_us"].tolist()))
-        for a in chunk:
-            section = a.kind.split("_")[0]
-            if ADVICE_SECTIONS[section] != title:
-                title, last = ADVICE_SECTIONS[section], None
-            if a.id is None:
-                if pending is not None:
-                    yield pending
-                pending = (title, (None, a.message[:1].upper() + a.message[1:], []))
-                continue
-            if section == "matmul" and last == (section, a.id) and pending is not None:
-                pending[1][2].append(a.message)
-                continue
-            if pending is not None:
-                yield pending
-            head = f"ID {a.id}  {labels.get(a.id, '')}"
-            if section == "gap":
-                head += f"  gap {fmt_us(gaps.get(a.id))}"
-            pending = (title, (a.id, head, [a.message] if section == "matmul" else []))
-            last = (section, a.id)
-    if pending is not None:
-        yield pending
-
-
-def advice_lines(view: View) -> Iterator[str]:
-    """The advice as text lines (nothing when there is none), made as they are written."""
-    for k, (title, entries) in enumerate(_advice_groups(view)):
-        if not k:
-            yield ""
-            yield "Advice (tt-perf-report's rules; --no-advice leaves it out)"
-        yield ""
-        yield title
-        for _, head, bullets in entries:
-            yield "  " + head
-            for b in bullets:
-                yield f"    - {b}"
-
-
 def shown_fields(view: View, ops: pd.DataFrame) -> list[str]:
     """The human tables' columns (TABLE_FIELDS and what these ops add) less those empty in every
     row (a trace with no conv has no Config, one without sub-devices no Overlap) and the device
@@ -339,7 +274,7 @@ def shown_fields(view: View, ops: pd.DataFrame) -> list[str]:
 
 def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write("## ttdash report\n\n")
-    for line in summary_lines(view, shown.all_signposts):
+    for line in head_lines(view, shown):
         key, _, rest = line.partition(": ")
         out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
     ops = select(view, shown, rows)
@@ -354,14 +289,25 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write("\n" + md_cell(totals_line(view)) + "\n")
     if shown.telemetry:
         out.write("\n" + md_cell(summary_line(shown.telemetry)) + "\n")
-    # a TUI export (`rows`) is the table on screen; the report's advice covers the whole view
-    for k, (title, entries) in enumerate(_advice_groups(view) if shown.advice and rows is None
-                                         else ()):
+    if rows is not None:  # a TUI export is the table on screen; the rest covers the whole view
+        return
+    where = where_lines(view)
+    if where:
+        out.write(f"\n### {md_cell(where[1].partition(':')[0])}\n\n"
+                  f"{md_cell(where[1].partition(': ')[2])}\n\n")
+        out.writelines(f"- {md_cell(line.strip())}\n" for line in where[2:])
+    if shown.advice == "full":
+        sections = advice_sections(view)
+    elif shown.advice == "summary":
+        sections = summary_sections(view)
+    else:
+        sections = []
+    for k, (title, entries) in enumerate(sections):
         if not k:
             out.write("\n### Advice\n")
         out.write(f"\n**{md_cell(title)}**\n\n")
         for _, head, bullets in entries:
-            out.write(f"- {md_cell(head)}\n")
+            out.write(f"- {md_cell(head.strip())}\n")
             for b in bullets:
                 out.write(f"  - {md_cell(b)}\n")
 
@@ -374,7 +320,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     sized from their formatted cells, never wrapped; on a terminal (`width`), columns that do not
     fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
     it. `color`: bound, gap and core-count colours (ANSI)."""
-    for line in summary_lines(view, shown.all_signposts):
+    for line in head_lines(view, shown):
         out.write("\n".join(wrap(line, width)) + "\n")
     ops = select(view, shown)
     fields = shown_fields(view, ops)
@@ -434,9 +380,10 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     out.write("\n" + "\n".join(wrap(totals_line(view), width)) + "\n")
     if shown.telemetry:
         out.write("\n".join(wrap(summary_line(shown.telemetry), width)) + "\n")
-    if shown.advice:
-        for line in advice_lines(view):
-            out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
+    for line in where_lines(view):
+        out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
+    for line in advice_text(view, shown.advice):
+        out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
 
 
 def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = False,

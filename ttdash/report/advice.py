@@ -1,0 +1,174 @@
+"""The advice as a report prints it: aggregated by default (model.advice_summary: what fits a
+screen), every entry on request (--advice full, the TUI's full list, tt-perf-report's layout)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from ..format import fmt_us
+from ..model import View
+from ..model.advice import GAP_LIMIT_US, Advice, iter_advice
+from ..model.advice_summary import (
+    HOST_CODES,
+    AdviceSummary,
+    rule_examples,
+    summarise,
+)
+from .layout import op_labels
+
+ADVICE_SECTIONS = {
+    "host": "Host fallback ops: move them to the device",
+    "gap": f"High op-to-op gap (over {GAP_LIMIT_US:g} us): the device waited for the host",
+    "matmul": "Matmuls",
+}
+
+
+AdviceEntry = tuple[int | None, str, list[str]]  # op ID (None: whole trace), line, bullets
+
+
+def advice_sections(view: View, items: list[Advice] | None = None
+                    ) -> list[tuple[str, list[AdviceEntry]]]:
+    """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order; a
+    whole-trace entry has no ID and no bullets."""
+    return [(title, list(entries)) for title, entries in _advice_groups(view, items)]
+
+
+def _advice_groups(view: View, items: Iterable[Advice] | None = None
+                   ) -> Iterator[tuple[str, Iterator[AdviceEntry]]]:
+    """advice_sections, streamed: each section title with its entries as they are made."""
+    for title, group in itertools.groupby(advice_entries(view, items), key=lambda e: e[0]):
+        yield title, (entry for _, entry in group)
+
+
+def advice_entries(view: View, items: Iterable[Advice] | None = None,
+                   batch: int = 20_000) -> Iterator[tuple[str, AdviceEntry]]:
+    """advice_sections' entries one at a time, each with its section title: made as they are
+    written (a million-op trace has hundreds of thousands), op lines looked up a batch of
+    entries at a time."""
+    stream = iter(iter_advice(view.ops, view.pause_above_us) if items is None else items)
+    ops = view.op_rows
+    all_ids = ops["id"].to_numpy()
+    pending: tuple[str, AdviceEntry] | None = None
+    last: tuple[str, int | None] | None = None
+    title = None
+    while chunk := list(itertools.islice(stream, batch)):
+        wanted = np.fromiter((a.id for a in chunk if a.id is not None), dtype=np.int64)
+        sub = ops[np.isin(all_ids, wanted)]
+        labels = dict(zip(sub["id"].tolist(), op_labels(sub)))
+        gaps = dict(zip(sub["id"].tolist(), sub["op_to_op_us"].tolist()))
+        for a in chunk:
+            section = a.kind.split("_")[0]
+            if ADVICE_SECTIONS[section] != title:
+                title, last = ADVICE_SECTIONS[section], None
+            if a.id is None:
+                if pending is not None:
+                    yield pending
+                pending = (title, (None, a.message[:1].upper() + a.message[1:], []))
+                continue
+            if section == "matmul" and last == (section, a.id) and pending is not None:
+                pending[1][2].append(a.message)
+                continue
+            if pending is not None:
+                yield pending
+            head = f"ID {a.id}  {labels.get(a.id, '')}"
+            if section == "gap":
+                head += f"  gap {fmt_us(gaps.get(a.id))}"
+            pending = (title, (a.id, head, [a.message] if section == "matmul" else []))
+            last = (section, a.id)
+    if pending is not None:
+        yield pending
+
+
+def full_advice_lines(view: View) -> Iterator[str]:
+    """The advice as text lines, every entry (nothing when there is none), made as they are
+    written."""
+    for k, (title, entries) in enumerate(_advice_groups(view)):
+        if not k:
+            yield ""
+            yield ("Advice, every entry (tt-perf-report's rules; --advice summary groups them, "
+                   "--advice none leaves it out)")
+        yield ""
+        yield title
+        for _, head, bullets in entries:
+            yield "  " + head
+            for b in bullets:
+                yield f"    - {b}"
+
+
+def summary_of(view: View) -> AdviceSummary:
+    return summarise(view.op_rows, view.pause_above_us)
+
+
+def summary_sections(view: View, s: AdviceSummary | None = None
+                     ) -> list[tuple[str, list[tuple[int | None, str, list[str]]]]]:
+    """The aggregated advice as (section title, [(op ID or None, line, [sub-lines])]): host
+    fallbacks per op code, the largest gaps and the rest counted, the tracing saving and its
+    split, matmul rules with their ops and the device time at stake."""
+    s = s or summary_of(view)
+    ops = view.op_rows
+    wanted = {g.id for g in s.top_gaps} | set(rule_examples(s.rules + s.ok))
+    sub = ops[np.isin(ops["id"].to_numpy(), np.fromiter(wanted, dtype=np.int64,
+                                                         count=len(wanted)))]
+    labels = dict(zip(sub["id"].tolist(), op_labels(sub, limit=48)))
+    out: list[tuple[str, list[tuple[int | None, str, list[str]]]]] = []
+    if s.host_ops:
+        rows: list[tuple[int | None, str, list[str]]] = [
+            (h.first_id, f"{h.count:>6,}  {h.op_code}  (first: ID {h.first_id})", [])
+            for h in s.host[:HOST_CODES]]
+        rest = s.host[HOST_CODES:]
+        if rest:
+            rows.append((None, f"{sum(h.count for h in rest):>6,}  in {len(rest):,} more op "
+                         "codes", []))
+        out.append((f"Host fallback ops: {s.host_ops:,} ran on the host; move them to the "
+                    "device", rows))
+    if s.gap_ops:
+        rows = [(g.id, f"ID {g.id}  {labels.get(g.id, '')}  gap {fmt_us(g.gap_us)}", [])
+                for g in s.top_gaps]
+        rest_n = s.gap_ops - len(s.top_gaps)
+        if rest_n > 0:
+            rest_us = s.gap_us - sum(g.gap_us for g in s.top_gaps)
+            rows.append((None, f"and {rest_n:,} more ({fmt_us(rest_us)})", []))
+        if s.saving is not None:
+            rows.append((None, s.saving.message()[:1].upper() + s.saving.message()[1:], []))
+        out.append((f"Op-to-op gaps over {GAP_LIMIT_US:g} us: {s.gap_ops:,} ops waited for "
+                    f"the host, {fmt_us(s.gap_us)} in all; the largest", rows))
+    if s.matmuls:
+        rows = []
+        for r in s.rules + s.ok:
+            names = ", ".join(f"ID {i} {labels.get(i, '')}".rstrip() for i in r.ids)
+            more = f" and {r.count - len(r.ids):,} more" if r.count > len(r.ids) else ""
+            rows.append((r.ids[0] if r.ids else None,
+                         f"{r.count:>6,} ops  {fmt_us(r.device_us)} ({r.share_pct:.1f}% of "
+                         f"device time): {r.message}", [f"{names}{more}"]))
+        out.append((f"Matmuls: {s.matmuls:,} ops; each rule with its ops and their device time",
+                    rows))
+    return out
+
+
+def summary_lines(view: View) -> Iterator[str]:
+    """The aggregated advice as text lines (nothing when there is none)."""
+    s = summary_of(view)
+    if s.empty:
+        return
+    yield ""
+    yield (f"Advice (tt-perf-report's rules, grouped: {s.entries:,} entries; --advice full "
+           "lists each, JSON has them all)")
+    for title, rows in summary_sections(view, s):
+        yield ""
+        yield title
+        for _, line, subs in rows:
+            yield "  " + line
+            for sub in subs:
+                yield "          " + sub
+
+
+def advice_text(view: View, mode: str) -> Iterator[str]:
+    """The advice lines `report`'s table prints for --advice `mode`."""
+    if mode == "full":
+        return full_advice_lines(view)
+    if mode == "summary":
+        return summary_lines(view)
+    return iter(())
