@@ -297,8 +297,8 @@ def test_per_device_totals_say_they_are_summed(capsys):
     ds = str(real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv")
     assert main(["report", "--per-device", "--no-advice", ds]) == 0
     out = capsys.readouterr().out
-    window = next(ln for ln in out.splitlines() if ln.startswith("Window:"))
-    assert "host pauses 722.57 s" in window and "summed over 8 devices" in window
+    time = next(ln for ln in out.splitlines() if ln.startswith("Time:"))
+    assert "pauses 722.57 s" in time and "times summed over 8 devices" in time
     assert main(["report", "--no-advice", ds]) == 0
     assert "summed" not in capsys.readouterr().out
 
@@ -425,3 +425,42 @@ def test_layout_and_filter_keys_come_from_the_column_spec():
             (spec.short, spec.width, spec.priority, spec.align)
     aliases = filter_aliases()
     assert {k: v for k, v in FILTER_KEYS.items() if v in BY_KEY} == aliases
+
+
+# ------------------------------------------------------------------ one list of header facts
+def test_tui_header_report_and_watch_once_state_the_same_facts(tmp_path, capsys):
+    """report.header.timing_facts is the one list: the TUI header's second line, report's
+    Time: and bound lines, and watch --once's JSON header hold the same facts."""
+    import json
+
+    from ttdash.cli import main
+    from ttdash.live.feed import read_live
+    from ttdash.model import Trace, Window
+    from ttdash.report.header import timing_facts
+    from ttdash.sim import simulate_run
+    from ttdash.tui.app import summary_text
+
+    seg = real_dir() / "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv"
+    view = Trace.load(seg).view(Window("all"))
+    facts = timing_facts(view)
+    assert {"device", "dispatch", "pauses", "bound:HOST", "window"} <= {f.key for f in facts}
+    tui = str(summary_text(view)).splitlines()[1]
+    assert all(f.text in tui for f in facts), (tui, facts)
+    assert main(["report", "--advice", "none", str(seg)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    time = next(ln for ln in lines if ln.startswith("Time: "))
+    bound = next(ln for ln in lines if ln.startswith("Device time by bound: "))
+    for f in facts:
+        where = bound if f.key.startswith("bound:") else time
+        if f.key != "window":
+            assert f.text in where, (f, where)
+    assert f"Window: {view.description};" in "\n".join(lines)
+
+    root = tmp_path / "p"
+    simulate_run(root, n_ops=120, speed=0)
+    assert main(["watch", str(root), "--once"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    live = read_live(root, None).model.view()
+    assert state["live"]["header"] == pytest.approx(
+        {f.key: f.raw for f in timing_facts(live)})
+    assert state["live"]["header"]["device"] == pytest.approx(state["live"]["device_time_us"])

@@ -56,6 +56,7 @@ def _one_state(root: Path, arch: str | None) -> dict:
     """One profiler dir's runs and live rows."""
     from ..live.feed import read_live
     from ..model.discover import find_reports, report_is_complete
+    from ..report.header import facts_dict, timing_facts
 
     for sub in (".logs", "reports"):
         _listable(root / sub)
@@ -83,7 +84,9 @@ def _one_state(root: Path, arch: str | None) -> dict:
                  "arch": view.trace.arch.name if rows and view.trace.arch_detected else None,
                  "arch_source": view.trace.arch_source if rows else None,
                  "clock_mhz": view.trace.clock_mhz,
-                 "device_time_basis": view.trace.timing},
+                 "device_time_basis": view.trace.timing,
+                 # what the TUI header and report's Time: line state (report.header)
+                 "header": facts_dict(timing_facts(view)) if rows else None},
     }
 
 

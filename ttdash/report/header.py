@@ -1,5 +1,6 @@
-"""The facts a trace's header states (the TUI header; the report header words the same numbers),
-each with a priority: a narrow screen drops the least important whole facts, never the window,
+"""The facts a trace's header states, listed once: the TUI header's second line, `report`'s
+`Time:` line, `watch`'s plain lines and `watch --once`'s JSON all render `timing_facts`. Each
+fact has a priority: a narrow screen drops the least important whole facts, never the window,
 the device time or a host-op share, and never cuts a number."""
 
 from __future__ import annotations
@@ -16,24 +17,39 @@ class Fact:
     label: str  # plain words before the value ("device ")
     value: str  # the number (shown bold)
     priority: int = 0  # 0: always kept; larger numbers are dropped first at narrow widths
+    raw: object = None  # the value for machines (us, %, text)
+
+    @property
+    def text(self) -> str:
+        return f"{self.label}{self.value}"
 
 
 def timing_facts(view: View) -> list[Fact]:
     """The header's second line: device time, dispatch, pauses, device time by bound, window."""
     sm = view.summary()
     device = "device (rt window) " if sm.timing == "dispatch" else "device "
-    facts = [Fact("device", device, fmt_us(sm.device_time_us)),
-             Fact("dispatch", "dispatch ", fmt_us(sm.dispatch_us), 3),
-             Fact("pauses", "pauses ", fmt_us(sm.pauses_us), 2)]
+    facts = [Fact("device", device, fmt_us(sm.device_time_us), raw=sm.device_time_us),
+             Fact("dispatch", "dispatch ", fmt_us(sm.dispatch_us), 3, sm.dispatch_us),
+             Fact("pauses", "pauses ", fmt_us(sm.pauses_us), 2, sm.pauses_us)]
     for k, (name, share) in enumerate(sm.bound_shares.items()):
         # a host op is a problem to see: its share stays; the others go largest last
         facts.append(Fact(f"bound:{name}", f"{name} ", fmt_share(share),
-                          0 if name == "HOST" else 4 + k))
+                          0 if name == "HOST" else 4 + k, share))
     n = len(view.trace.devices)
     if not view.merged and n > 1:  # per-device rows: the times add every device's
-        facts.append(Fact("summed", "times summed over ", f"{n} devices", 0))
-    facts.append(Fact("window", "", sm.window, 1))
+        facts.append(Fact("summed", "times summed over ", f"{n} devices", 0, n))
+    facts.append(Fact("window", "", sm.window, 1, sm.window))
     return facts
+
+
+def facts_line(facts: list[Fact], sep: str = " · ") -> str:
+    """The facts as one plain line (no width limit: a report line wraps between words)."""
+    return sep.join(f.text for f in facts)
+
+
+def facts_dict(facts: list[Fact]) -> dict[str, object]:
+    """The facts for JSON: key -> raw value (times in us, shares in % of device time)."""
+    return {f.key: f.raw for f in facts}
 
 
 def fit_facts(facts: list[Fact], width: int, sep: str = " · ") -> list[Fact]:

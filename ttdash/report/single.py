@@ -36,6 +36,7 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     summary_sections,
 )
 from .choices import DEFAULT_RANK, RANK_FIELDS, RANK_WORDS
+from .header import Fact, facts_line, timing_facts
 from .layout import fit_columns, op_labels, wrap
 from .safe import json_clean, md_cell, records_json, write_csv
 from .where import as_dict as where_dict
@@ -174,7 +175,14 @@ def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...],
 
 
 def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
+    """The header: file, arch, window, then the time facts (report.header, as the TUI's
+    header states them) and what else the data says."""
     sm = view.summary()
+    facts = timing_facts(view)
+
+    def bound(f: Fact) -> bool:
+        return f.key.startswith("bound:")
+
     dev = f"{len(sm.devices)} ({', '.join(str(d) for d in sm.devices)})" if sm.devices else "none"
     clock = f"{sm.clock_mhz:g} MHz" if sm.clock_mhz else "unknown clock"
     arch = sm.arch or f"not detected, Wormhole peaks assumed: {view.trace.arch.name}"
@@ -184,17 +192,17 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
         + (" (per device)" if sm.per_device else "")
         + (f"; ranks: {len(view.trace.ranks)} ({', '.join(map(str, view.trace.ranks))}), "
            "device ids offset per rank" if view.trace.ranks else ""),
-        f"Window: {sm.window}; {sm.ops} ops, device time {fmt_us(sm.device_time_us)}"
-        f", dispatch gaps {fmt_us(sm.dispatch_us)}, host pauses {fmt_us(sm.pauses_us)} "
-        f"({sm.pauses} gaps above {sm.pause_above_us:g} us){summed_note(view)}",
+        f"Window: {sm.window}; {sm.ops:,} ops",
+        f"Time: {facts_line([f for f in facts if f.key != 'window' and not bound(f)])} "
+        f"(pauses: {sm.pauses:,} op-to-op gaps above {fmt_us(sm.pause_above_us)}; dispatch: "
+        "the shorter ones)",
     ]
     if sm.timing == "dispatch":
         lines.append(f"Timing: {DISPATCH_TIMING}")
     if sm.window_note:
         lines.append(f"Note: {sm.window_note}")
     if sm.bound_shares:
-        lines.append("Device time by bound: " + ", ".join(
-            f"{k} {v:.1f}%" for k, v in sm.bound_shares.items()))
+        lines.append("Device time by bound: " + ", ".join(f.text for f in facts if bound(f)))
     lines.extend(f"Warning: {w.message}" for w in sm.warnings)
     if sm.host_ops:
         lines.append(f"Host fallback ops: {sm.host_ops}")
