@@ -108,7 +108,18 @@ class Column:
     priority: int = 9  # 0: always shown; larger numbers give way first (report: see DROP_*)
     never_cut: bool = False  # ids, counts, calls: the column widens, the value is never cut
     screen_kind: str = ""  # how the op table draws it when not as `kind` ("bar")
-    aliases: tuple[str, ...] = ()  # filter keys (`cat:TM`): model.query.FILTER_KEYS
+    # The filter (`/`, model.filters): every alias is a key (`cat:TM`; a number column's also
+    # compares: `cores<10`); a compare alias is a key for comparisons only, where the same word's
+    # `key:value` belongs to another column (`device>1ms` is device time, `device:1` the device
+    # id); the example shows the column in the filter prompt's hint and the glossary.
+    aliases: tuple[str, ...] = ()
+    compare_aliases: tuple[str, ...] = ()
+    filter_example: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        """A number (filters compare it: `cores<10`)."""
+        return self.kind in NUMERIC_KINDS
 
     @property
     def align(self) -> str:
@@ -125,6 +136,10 @@ class Column:
         """Formatted cells of a whole column (one pass, no per-cell dispatch)."""
         f, d = FORMATTERS[self.kind], self.digits
         return [f(v, d) for v in values]
+
+
+#: Kinds of number columns (the others are text).
+NUMERIC_KINDS = frozenset({"id", "int", "us", "pct", "num"})
 
 
 def _text(v: object, _: int = 0) -> str:
@@ -147,80 +162,91 @@ SEVERITY: dict[str, Callable[[Any], Severity | None]] = {
 
 COLUMNS: tuple[Column, ...] = (
     Column("id", "ID", "ID", "id", "tt-perf-report's op ID: the op's line in the CSV",
-           width=6, priority=1, never_cut=True),
+           width=6, priority=1, never_cut=True, aliases=("id",)),
     Column("op_code", "Op code", "Op code", "op", "the op, with its matmul/conv size when known",
-           width=24, pref=40, priority=0, aliases=("op",)),
+           width=24, pref=40, priority=0, aliases=("op",), filter_example="op:Matmul"),
     Column("op_type", "Op type", "Type", "text", "tt_dnn_device, tt_dnn_cpu (host) or signpost"),
     Column("device", "Device", "Dev", "int", "device id (merged views: the slowest device)",
-           width=3, priority=6, never_cut=True, aliases=("dev", "device")),
+           width=3, priority=6, never_cut=True, aliases=("dev", "device"), filter_example="dev:1"),
     Column("rank", "Rank", "Rank", "int", "the tt-run rank (host) of a multi-host run; its "
            "device ids follow the previous ranks' (tt-perf-report's merge)",
-           width=4, priority=6, never_cut=True, aliases=("rank",)),
+           width=4, priority=6, never_cut=True, aliases=("rank",), filter_example="rank:1"),
     Column("device_time_us", "Device time", "Device", "us",
            "DEVICE KERNEL DURATION: time the op's kernels ran", "us",
-           width=9, priority=0),
+           width=9, priority=0, aliases=("time",), compare_aliases=("device",),
+           filter_example="device>1ms"),
     Column("op_to_op_us", "Op-to-op gap", "Gap", "us",
            f"idle time before the op started (red above {GAP_LIMIT_US:g} us: host-bound)", "us",
-           width=9, priority=1),
+           width=9, priority=1, aliases=("gap",), filter_example="gap>100us"),
     Column("total_pct", "Total % (wall)", "Total", "pct",
            "share of the window's wall time: device time + every op-to-op gap, host pauses "
            "included (tt-perf-report's Total %); the grouped view's Share and --summary's "
            "Total % (device) are shares of device time", "%", basis=WALL_BASIS,
-           width=6, priority=1),
+           width=6, priority=1, aliases=("total",)),
     Column("cores", "Cores", "Cores", "int",
            f"cores the op ran on (red under {LOW_CORES})",
-           width=5, priority=5, never_cut=True),
+           width=5, priority=5, never_cut=True, aliases=("cores",), filter_example="cores<10"),
     Column("dram_gbps", "DRAM GB/s", "DRAM", "num", "matmul/conv DRAM bandwidth achieved",
            "GB/s", 0,
-           priority=8),
+           priority=8, aliases=("gbps",)),
     Column("dram_pct", "DRAM %", "DRAM%", "pct", "DRAM GB/s as a share of the arch's peak",
            "%", 1, basis="the arch's DRAM bandwidth peak",
-           width=5, pref=10, priority=3, screen_kind="bar"),
+           width=5, pref=10, priority=3, screen_kind="bar", aliases=("dram",),
+           filter_example="dram>60"),
     Column("flops", "TFLOP/s", "TFLOP/s", "num", "math throughput achieved", "TFLOP/s", 1,
-           priority=8),
+           priority=8, aliases=("tflops",)),
     Column("flops_pct", "FLOPs %", "FLOP%", "pct",
            "TFLOP/s as a share of the peak at the op's math fidelity", "%", 1,
            basis="the math peak at the op's fidelity",
-           width=5, pref=10, priority=3, screen_kind="bar"),
+           width=5, pref=10, priority=3, screen_kind="bar", aliases=("flop", "flops")),
     Column("bound", "Bound", "Bound", "bound",
            "DRAM / FLOP / BOTH / SLOW / HOST; blank: not modelled",
-           width=5, priority=2, aliases=("bound",)),
+           width=5, priority=2, aliases=("bound",), filter_example="bound:DRAM"),
     Column("math_fidelity", "Math fidelity", "Fid", "text", "LoFi, HiFi2, HiFi3 or HiFi4",
-           width=5, priority=7, aliases=("fid",)),
+           width=5, priority=7, aliases=("fid",), filter_example="fid:LoFi"),
     Column("fidelity_desc", "Fidelity / dtypes", "Fidelity", "text",
            "matmul/conv: math fidelity with its dtypes; other ops: their dtypes",
            priority=9),
-    Column("category", "Category", "Cat", "text", "op family (matmul, conv, TM, eltwise, ...)",
-           width=7, priority=8, aliases=("cat", "category")),
+    Column("category", "Category", "Cat", "text",
+           "op family, tt-perf-report's classification by op code: Compute, DM (data movement), "
+           "TM (tensor manipulation), CCL (collectives), Host (fallback ops) or Other",
+           width=7, priority=8, aliases=("cat", "category"), filter_example="cat:TM"),
     Column("signpost", "Signpost", "Signpost", "text", "the signpost region the op is in",
-           width=18, pref=28, priority=9, aliases=("sp", "signpost")),
+           width=18, pref=28, priority=9, aliases=("sp", "signpost"), filter_example="sp:decode"),
     Column("size", "Size", "Size", "text", "matmul M x K x N / conv size"),
     Column("config", "Config", "Config", "text",
            "conv blocking [ABH=out height|act block height, ADB double buffer, SR split reader]; "
            "halo window, stride, padding, dilation | layout",
            width=12, pref=24, priority=10),
     Column("io_dram_gbps", "DRAM traffic GB/s", "IO GB/s", "num",
-           "ttdash's estimate: bytes of the op's DRAM tensors over its device time", "GB/s", 1),
+           "ttdash's estimate: bytes of the op's DRAM tensors over its device time", "GB/s", 1,
+           aliases=("iogbps",)),
     Column("io_dram_pct", "DRAM traffic %", "IO%", "pct",
            "the DRAM traffic estimate as a share of the DRAM peak", "%", 1,
-           basis="the arch's DRAM bandwidth peak"),
+           basis="the arch's DRAM bandwidth peak", aliases=("io",)),
     Column("corrupt", "Corrupt timing", "Corrupt", "text",
            "the profiler's timing for this row is impossible; left out of totals"),
     Column("overlap_us", "Overlap", "Overlap", "us",
            "kernel time that ran while an earlier op on the same device still ran (sub-devices; "
            "tt-perf-report main)", "us",
-           width=9, priority=4),
-    Column("busy_us", "Busy", "Busy", "us", "kernel time less its overlap", "us"),
+           width=9, priority=4, aliases=("overlap",)),
+    Column("busy_us", "Busy", "Busy", "us", "kernel time less its overlap", "us",
+           aliases=("busy",)),
     Column("gap_signed_us", "Gap (signed)", "Gap±", "us",
            "the op-to-op gap with negative values kept (tt-perf-report main shows them; "
-           "totals leave them out)", "us"),
+           "totals leave them out)", "us", aliases=("sgap",)),
     Column("global_call_count", "Global call count", "Call", "int",
            "GLOBAL CALL COUNT: the op's number in the program (joins live rows and reports)",
-           width=6, priority=6, never_cut=True),
+           width=6, priority=6, never_cut=True, aliases=("call",)),
     Column("slowest_risc", "Slowest RISC", "RISC", "text",
            "the RISC whose kernel ran longest: BRISC/NCRISC move data, TRISC0-2 compute, "
            "ERISC ethernet (files with per-RISC times)",
-           width=6, priority=1, aliases=("risc",)),
+           width=6, priority=1, aliases=("risc",), filter_example="risc:NCRISC"),
+    Column("in0_memory", "Input 0 memory", "in0", "text",
+           "where the op's first input tensor lives (INPUT_0_MEMORY: DRAM or L1, interleaved or "
+           "height/width/block sharded); tt-perf-report's summary groups ops by op code and it, "
+           "as in `Matmul (in0:dram_interleaved)`",
+           width=12, priority=10, aliases=("mem", "in0"), filter_example="mem:dram"),
 )
 BY_KEY: dict[str, Column] = {c.key: c for c in COLUMNS}
 
@@ -241,8 +267,13 @@ EARLY_DROP_PRIORITY, KEEP_PRIORITY = 6, 1
 
 
 def filter_aliases() -> dict[str, str]:
-    """Filter key -> column, from the columns' aliases (model.query.FILTER_KEYS agrees)."""
+    """Filter key -> column, from the columns' aliases (model.filters.FILTER_KEYS)."""
     return {a: c.key for c in COLUMNS for a in c.aliases}
+
+
+def compare_aliases() -> dict[str, str]:
+    """Comparison-only filter key -> column (`device>1ms`: device time)."""
+    return {a: c.key for c in COLUMNS for a in c.compare_aliases}
 
 
 #: Fields of `report --format json` ops, in order.
