@@ -18,6 +18,7 @@ import pandas as pd
 from .arch import ArchSpec
 from .cells import by_unique, by_unique_rows, dtype_size, interned
 from .columns import BOUND_THRESHOLD_PCT
+from .perfmodel import pm_columns
 from .progress import step
 
 if sys.version_info >= (3, 11):
@@ -135,6 +136,7 @@ OUTPUT_COLUMNS = (
     "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
     "in0_memory", "raw_kernel_ns", "pm_ideal_ns", "dram_bytes", "in0_block_w", "out_subblock_h",
     "out_subblock_w", "sparse_nnz_missing", "gap_signed_us", "overlap_us", "busy_us", "fw_end_us",
+    "pm_eff_pct", "recoverable_us", "pm_bound",
 )
 
 SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
@@ -377,6 +379,9 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
         "busy_us": np.where(is_signpost | is_host, np.nan, num(rows, "_BUSY_NS") / 1000.0),
         # where the op's kernel ended on its device's clock (us; per device, for the timeline)
         "fw_end_us": np.where(is_signpost | is_host, np.nan, num(rows, "_END_NS") / 1000.0),
+        # against the profiler's performance model (model.perfmodel)
+        **pm_columns(dur, num(rows, "PM IDEAL [ns]"), num(rows, "PM COMPUTE [ns]"),
+                     num(rows, "PM BANDWIDTH [ns]"), bad | is_signpost | is_host),
     }
     return out, carry
 

@@ -41,6 +41,8 @@ from .layout import fit_columns, op_labels, wrap
 from .safe import json_clean, md_cell, records_json, write_csv
 from .where import as_dict as where_dict
 from .where import where_lines
+from .why import as_dict as why_dict
+from .why import headline, why_lines
 
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
@@ -129,6 +131,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     if shown.top:
         doc["ranked_by"] = {"top": shown.top, "by": RANK_FIELDS[shown.rank_by]}
     doc["where_the_time_goes"] = where_dict(view)
+    doc["performance_model"] = why_dict(view)
     if shown.advice != "none":  # streamed: a million-op trace has hundreds of thousands
         doc["advice_summary"] = summary_of(view).as_dict()
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
@@ -219,8 +222,9 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
 
 def head_lines(view: View, shown: Shown) -> list[str]:
     """The header of the table and markdown: the summary and what of the ops is shown."""
-    extra = shown_line(view, shown)
-    return summary_lines(view, shown.all_signposts) + ([extra] if extra else [])
+    extra = [shown_line(view, shown), headline(view)]
+    return summary_lines(view, shown.all_signposts) + \
+        [("Model: " + line if line is extra[1] else line) for line in extra if line]
 
 
 def summed_note(view: View) -> str:
@@ -304,6 +308,10 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         out.write(f"\n### {md_cell(where[1].partition(':')[0])}\n\n"
                   f"{md_cell(where[1].partition(': ')[2])}\n\n")
         out.writelines(f"- {md_cell(line.strip())}\n" for line in where[2:])
+    why = why_lines(view)
+    if why:
+        out.write(f"\n### Against the performance model\n\n{md_cell(why[1])}\n\n")
+        out.writelines(f"- {md_cell(line.strip())}\n" for line in why[2:])
     if shown.advice == "full":
         sections = advice_sections(view)
     elif shown.advice == "summary":
@@ -388,7 +396,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     out.write("\n" + "\n".join(wrap(totals_line(view), width)) + "\n")
     if shown.telemetry:
         out.write("\n".join(wrap(summary_line(shown.telemetry), width)) + "\n")
-    for line in where_lines(view):
+    for line in where_lines(view) + why_lines(view):
         out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
     for line in advice_text(view, shown.advice):
         out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
