@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the generated pages of the docs site (docs/reference/): the command reference from the
 argparse parser (ttdash.cli.build_parser), the keys from the Textual BINDINGS of ttdash's screens
-and views, the column glossary from the column registry (ttdash.model.columns).
+and views, the columns from the column registry (ttdash.model.columns), the glossary and the
+filter syntax from ttdash.model.glossary and ttdash.model.filters.
 
 Usage: python scripts/gen_docs.py              # rewrite docs/reference/*.md
        python scripts/gen_docs.py --out DIR    # write them into DIR instead
@@ -262,7 +263,8 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
          "A run opened from the history: the trace view, `q` back to the list."),
         ("Trend (`t` in the run history)", TrendScreen, None,
          "One op code's time, run after run."),
-        ("Help (`?`)", HelpScreen, None, "The keys of the current view, as remapped."),
+        ("Help (`?`)", HelpScreen, None, "The keys of the current view, as remapped, then the "
+         "[glossary](glossary.md)."),
         ("Prompts (filter, export path, replay session)", PromptScreen, None,
          "`enter` accepts the text typed."),
         ("Questions (overwrite? stop the workload?)", ConfirmScreen, None, ""),
@@ -270,7 +272,7 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
 
 
 def keys_page() -> str:
-    from ttdash.model.query import DIFF_FILTER_KEYS, FILTER_KEYS
+    from ttdash.model.filters import DIFF_FILTER_KEYS, FILTER_KEYS, filter_hint
 
     screens = documented_screens()
     out = ["# Keys", "",
@@ -297,21 +299,14 @@ def keys_page() -> str:
         if dropped:
             out += ["Not in this view: " + ", ".join(code(d) for d in dropped) + ".", ""]
 
-    def filter_table(keys: dict[str, str]) -> list[str]:
-        by_field: dict[str, list[str]] = {}
-        for k, field in keys.items():
-            by_field.setdefault(field, []).append(k)
-        rows = [f"| {', '.join(code(k + ':') for k in ks)} | {code(field)} |"
-                for field, ks in by_field.items()]
-        return ["| filter key | matches the field |", "|---|---|", *rows, ""]
-
     out += ["## Filter keys (`/`)", "",
-            "Free text matches the op code; `key:value` matches a field; terms are ANDed; a "
-            "leading `-` or `!` negates a term; `key:=VALUE` matches exactly; quotes keep "
-            "spaces. An unknown key is refused with the list of valid ones.", "",
-            "Trace, live and workload views:", "", *filter_table(FILTER_KEYS),
-            "Diff view:", "", *filter_table(DIFF_FILTER_KEYS)]
-    return HEADER.format(source="the BINDINGS in ttdash/tui/ and ttdash/model/query.py") + \
+            "Free text matches the op code; `key:value` matches a field; `key<N` compares a "
+            "number (`cores<10`, `device>1ms`); terms are ANDed; a leading `-` or `!` negates a "
+            "term. Every key and the whole syntax: [Filter in the glossary](glossary.md#filter). "
+            "The hint under the filter prompt:", "",
+            f"- trace, live and workload views: {cell(filter_hint(FILTER_KEYS))}",
+            f"- diff view: {cell(filter_hint(DIFF_FILTER_KEYS))}"]
+    return HEADER.format(source="the BINDINGS in ttdash/tui/ and ttdash/model/filters.py") + \
         "\n".join(out).rstrip() + "\n"
 
 
@@ -357,14 +352,65 @@ def columns_page() -> str:
             "## Diff metrics (`--metric`)", "", "| metric | compares |", "|---|---|"]
     out += [f"| {code(k)}{' (default)' if k == C.DEFAULT_METRIC else ''} | {cell(v)} |"
             for k, v in C.METRIC_NAMES.items()]
-    out += ["", "## Legend", "", "Also at the end of `?` in the trace view.", "",
-            "| mark | meaning |", "|---|---|"]
-    out += [f"| {cell(term)} | {cell(meaning)} |" for term, meaning in C.legend()]
+    out += ["", "## Legend", "",
+            "The marks, colours and shares on screen are in the [glossary](glossary.md), with the "
+            "categories, the filter and the timeline's marks (`?` in any view shows it too)."]
     return HEADER.format(source="ttdash/model/columns.py") + "\n".join(out).rstrip() + "\n"
 
 
+# ------------------------------------------------------------------ the glossary and filter
+def filter_keys_table(keys: dict[str, str]) -> list[str]:
+    """Each key of a table's filter: the column it reaches and what it takes."""
+    from ttdash.model.filters import comparison_keys, field_kind, field_title
+
+    compare = comparison_keys(keys)
+    takes = {"us": "a time: `<N`, `:N` (ns, us, ms, s; bare: us)", "pct": "a share: `<N`, `:N`",
+             "int": "a number: `<N`, `:N`", "num": "a number: `<N`, `:N`",
+             "id": "a number: `<N`, `:N`"}
+    rows: dict[tuple[str, str], list[str]] = {}
+    for k, f in keys.items():
+        kind = field_kind(f)
+        if compare[k] != f:  # `device:` here, `device>` the device time
+            what = "a number: `:N` only"
+        else:
+            what = takes.get(kind, "text: `:TEXT`, `:=EXACT`, `=TEXT`, `!=TEXT`")
+        rows.setdefault((f, what), []).append(k)
+    for k, f in compare.items():
+        if keys.get(k) != f:
+            rows.setdefault((f, "a time with a unit: `>1ms`"), []).append(k)
+    out = ["| keys | column | takes |", "|---|---|---|"]
+    out += [f"| {', '.join(code(k) for k in ks)} | {cell(field_title(f))} (`{f}`) | {what} |"
+            for (f, what), ks in rows.items()]
+    return out + [""]
+
+
+def glossary_page() -> str:
+    from ttdash.model.filters import DIFF_FILTER_KEYS, FILTER_KEYS
+    from ttdash.model.glossary import glossary
+
+    out = ["# Glossary", "",
+           "What every column, class, category, mark and word ttdash shows means, generated "
+           "from `ttdash/model/glossary.py`: the column spec and its legend "
+           "(`ttdash/model/columns.py`), the op categories (`ttdash/data/categories.toml`) and "
+           "the filter (`ttdash/model/filters.py`). `?` in any view shows the same after its "
+           "keys. The columns' outputs and thresholds: [Columns](columns.md).", ""]
+    for s in glossary():
+        out += [f"## {s.title}", ""]
+        if s.intro:
+            out += [s.intro, ""]
+        out += ["| term | meaning |", "|---|---|"]
+        out += [f"| {cell(term)} | {cell(meaning)} |" for term, meaning in s.rows]
+        out += [""]
+        if s.title.startswith("Filter"):
+            out += ["The keys of the trace, live and workload tables:", "",
+                    *filter_keys_table(FILTER_KEYS),
+                    "The keys of the diff table:", "", *filter_keys_table(DIFF_FILTER_KEYS)]
+    return HEADER.format(source="ttdash/model/glossary.py") + "\n".join(out).rstrip() + "\n"
+
+
 PAGES: dict[str, Callable[[], str]] = {"cli.md": cli_page, "keys.md": keys_page,
-                                       "columns.md": columns_page}
+                                       "columns.md": columns_page,
+                                       "glossary.md": glossary_page}
 
 
 def generate() -> dict[str, str]:

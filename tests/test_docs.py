@@ -99,6 +99,20 @@ def test_reference_covers_the_parser_and_columns():
     assert all(f"| `{c.key}` |" in columns for c in COLUMNS)
 
 
+def test_glossary_page_holds_the_glossary_and_every_filter_key():
+    from ttdash.model.filters import DIFF_FILTER_KEYS, FILTER_KEYS
+    from ttdash.model.glossary import glossary
+
+    page = (REFERENCE / "glossary.md").read_text(encoding="utf-8")
+    for s in glossary():
+        assert f"## {s.title}" in page
+        for term, _ in s.rows:
+            assert f"| {gen_docs().cell(term)} |" in page, term
+    for key in {**FILTER_KEYS, **DIFF_FILTER_KEYS}:
+        assert f"`{key}`" in page, key
+    assert "reference/glossary.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
 def test_every_screen_with_keys_is_documented():
     """A new screen or view with ttdash bindings gets a section on the keys page."""
     import ttdash.tui
@@ -140,6 +154,7 @@ def test_mkdocs_build_strict(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "--fail-above" in (site / "reference" / "cli.html").read_text(encoding="utf-8")
     for page in ("index", "benchmarks", "limits", "formats", "contributing", "exit-codes",
-                 "reference/keys", "reference/columns", "commands/report", "commands/history"):
+                 "reference/keys", "reference/columns", "reference/glossary", "commands/report",
+                 "commands/history"):
         assert (site / f"{page}.html").is_file(), page
     assert (site / "screenshots" / "open-80x24.svg").is_file()

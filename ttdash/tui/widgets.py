@@ -204,7 +204,9 @@ def ask_and_export(screen, title: str, default: str, render, protected: tuple = 
 
 
 class HelpScreen(ModalScreen[None]):
-    """The keys of the screen that opened it, from its live bindings (remaps included)."""
+    """The keys of the screen that opened it, from its live bindings (remaps included), then
+    the glossary (model.glossary: columns, classes, categories, marks, filter, timeline, diff).
+    `legend`: lines beyond the glossary (a line it already holds is not repeated)."""
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="ttdash.help_close")]
     DEFAULT_CSS = """
@@ -215,10 +217,17 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, title: str, rows: list[tuple[str, str, str]], notes: list[str],
                  legend: list[tuple[str, str]] | None = None,
-                 warnings: list[str] | None = None) -> None:
+                 warnings: list[str] | None = None, glossary: bool = True) -> None:
+        from ..model.glossary import Section, glossary_rows
+        from ..model.glossary import glossary as sections
+
         super().__init__()
         self.title_text, self.rows, self.notes = title, rows, notes
-        self.legend, self.warnings = legend or [], warnings or []
+        self.warnings = warnings or []
+        known = set(glossary_rows()) if glossary else set()
+        extra = tuple(r for r in legend or [] if r not in known)
+        self.sections = (sections() if glossary else []) + \
+            ([Section("Legend", extra)] if extra else [])
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=True)
@@ -236,12 +245,13 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             for note in self.notes:
                 yield Static(plain(note))
-            if self.legend:
-                yield Static(Text("\nLegend", style="bold"))
+            for section in self.sections:
+                yield Static(Text(f"\n{section.title}", style="bold"))
                 lg = Table(box=None, show_header=False, expand=True)
-                lg.add_column(no_wrap=True, style="bold")
+                lg.add_column(style="bold", max_width=28)
                 lg.add_column()
-                for term, meaning in self.legend:
+                for term, meaning in ((("", section.intro),) if section.intro else ()) \
+                        + section.rows:
                     lg.add_row(plain(term), plain(meaning))
                 yield Static(lg)
 
