@@ -2,7 +2,7 @@
 last N runs, SQL over the store (DuckDB, optional), and the interactive list.
 
 Exit codes: 0 ok; 1 `check` found a regression; 2 bad input (a missing, unreadable or read-only
-store, a bad report, no comparable runs to check against).
+store, a store file written by a newer ttdash, a bad report, no comparable runs to check against).
 """
 
 from __future__ import annotations
@@ -108,6 +108,7 @@ def history(opts: HistoryOptions) -> int:
 def add(opts: HistoryOptions) -> int:
     """Each PATH in turn: a bad one is said (one line) and the rest are still added; exit 2
     when any failed."""
+    from ..history.schema import NewerSchema
     from ..model.text import clean_text
 
     store = _store(opts)
@@ -118,7 +119,8 @@ def add(opts: HistoryOptions) -> int:
             rec = record_of(path, opts.window, labels)
             added = store.add(rec)
         except TraceError as exc:
-            if exc.path is not None and str(exc.path) == store.uri:
+            if isinstance(exc, NewerSchema) or (exc.path is not None
+                                                and str(exc.path) == store.uri):
                 raise  # the store itself: every other add would fail the same way
             stderr_line(exc.oneline())
             failed += 1

@@ -1,8 +1,12 @@
 """The run history: a Parquet dataset any engine reads as it is.
 
-    STORE/runs/arch=ARCH/run-RUN_ID.parquet            one row per run (record.RUN_SCHEMA)
+    STORE/runs/arch=ARCH/run-RUN_ID.parquet            one row per run (schema.RUNS)
     STORE/runs/arch=ARCH/runs-UUID.parquet             many runs, merged by `compact`
-    STORE/ops/arch=ARCH/run_id=RUN_ID/ops.parquet      one row per op (record.op_schema())
+    STORE/ops/arch=ARCH/run_id=RUN_ID/ops.parquet      one row per op (schema.OPS)
+
+Every file carries its schema version (schema.VERSION_KEY in the Parquet key-value metadata);
+ttdash reads a file of an older version into the current schema (schema.conform) and refuses
+one of a newer version (schema.NewerSchema: one line naming the file).
 
 `arch` and `run_id` are hive partitions (in the path, not in the files); only the folders below
 STORE are partitions (a `run_id=...` folder above it labels nothing: `runs`, `run_ops` and the
@@ -27,7 +31,8 @@ path without `key=value` folders, which DuckDB would read as partitions too):
         hive_partitioning=true, hive_types={'arch': VARCHAR}, union_by_name=true)
       QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY added_at) = 1;
     CREATE VIEW ops AS SELECT * FROM read_parquet('STORE/ops/*/*/*.parquet',
-        hive_partitioning=true, hive_types={'arch': VARCHAR, 'run_id': VARCHAR}) o
+        hive_partitioning=true, hive_types={'arch': VARCHAR, 'run_id': VARCHAR},
+        union_by_name=true) o
       WHERE EXISTS (SELECT 1 FROM runs r WHERE r.arch = o.arch AND r.run_id = o.run_id);
 """
 
@@ -49,7 +54,9 @@ import pyarrow.parquet as pq
 
 from ..model.errors import TraceError
 from ..paths import data_dir
-from .record import RUN_SCHEMA, RunRecord
+from . import schema as sch
+from .record import RunRecord
+from .schema import RUNS
 
 #: Run rows in one partition beyond which an add merges them into one file (a store of a
 #: thousand runs reads in a few files, not a thousand).
@@ -169,39 +176,48 @@ class Store:
                 out[key] = value
         return out
 
+    def _rel(self, path: str) -> str:
+        """`path` as the store's URI and the path below its root (how files are named)."""
+        return f"{self.uri}/{path[len(self.root):].lstrip('/')}"
+
     def _read(self, path: str, columns: list[str] | None) -> pa.Table | None | object:
-        """One runs file; None (with a line in `skipped`) when it is corrupt or foreign;
-        _VANISHED when it was removed since it was listed."""
-        rel = path[len(self.root):].lstrip("/")
+        """One runs file as RUNS (or its `columns`), whatever its schema version; None (with a
+        line in `skipped`) when it is corrupt or foreign; _VANISHED when it was removed since
+        it was listed. A file of a newer schema version raises NewerSchema."""
+        name = self._rel(path)
         try:
             if self.local and not os.path.exists(path):
                 return _VANISHED
             with self.fs.open_input_file(path) as fh:
                 pf = pq.ParquetFile(fh)
-                names = set(pf.schema_arrow.names)
-                missing = [c for c in (columns or RUN_SCHEMA.names) if c not in names]
+                try:
+                    version = sch.check_version(pf.metadata.metadata, name)
+                except ValueError as exc:
+                    self.skipped.append(f"{name}: not a ttdash runs file ({exc}); skipped")
+                    return None
+                present = set(pf.schema_arrow.names)
+                missing = [c for c in REQUIRED
+                           if not sch.source_columns("runs", version, [c], present)]
                 if missing:
-                    self.skipped.append(f"{self.uri}/{rel}: not a ttdash runs file (no "
+                    self.skipped.append(f"{name}: not a ttdash runs file (no "
                                         f"{', '.join(missing[:3])} column); skipped")
                     return None
-                table = pf.read(columns=columns or RUN_SCHEMA.names)
+                wanted = columns or RUNS.names
+                table = pf.read(columns=sch.source_columns("runs", version, wanted, present))
         except FileNotFoundError:
             return _VANISHED
         except (OSError, pa.ArrowException) as exc:
-            self.skipped.append(f"{self.uri}/{rel}: unreadable ({_first_line(exc)}); skipped")
+            self.skipped.append(f"{name}: unreadable ({_first_line(exc)}); skipped")
             return None
-        want = RUN_SCHEMA if columns is None else pa.schema([RUN_SCHEMA.field(c)
-                                                             for c in columns])
         try:
-            table = table.cast(want)
+            return sch.conform(table, "runs", version, columns)
         except (pa.ArrowException, ValueError) as exc:
-            self.skipped.append(f"{self.uri}/{rel}: columns of other types "
+            self.skipped.append(f"{name}: columns of other types "
                                 f"({_first_line(exc)}); skipped")
             return None
-        return table
 
     def runs(self, columns: list[str] | None = None) -> list[dict[str, Any]]:
-        """Every run (each once), oldest added first. `columns`: RUN_SCHEMA fields to read
+        """Every run (each once), oldest added first. `columns`: RUNS fields to read
         (run_id and added_at always; "arch" always)."""
         if columns is not None:
             columns = list(dict.fromkeys(["run_id", "added_at", *columns]))
@@ -232,8 +248,7 @@ class Store:
                 if old is None or r["added_at"] < old["added_at"]:
                     rows[r["run_id"]] = r
             if blank:
-                rel = path[len(self.root):].lstrip("/")
-                self.skipped.append(f"{self.uri}/{rel}: {blank} row(s) without "
+                self.skipped.append(f"{self._rel(path)}: {blank} row(s) without "
                                     f"{', '.join(REQUIRED)}; skipped")
         out = sorted(rows.values(), key=lambda r: (r["added_at"], r["run_id"]))
         for r in out:
@@ -242,7 +257,8 @@ class Store:
         return out
 
     def run_ops(self, run: dict[str, Any], columns: list[str]) -> pa.Table:
-        """The stored ops of one run (report order), `columns` of the `ops/` schema."""
+        """The stored ops of one run (report order), `columns` of OPS (whatever the files'
+        schema version: schema.conform)."""
         directory = self._path("ops", f"arch={run['arch']}", f"run_id={run['run_id']}")
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
@@ -254,29 +270,42 @@ class Store:
             tables = []
             for f in files:
                 with self.fs.open_input_file(f) as fh:
-                    tables.append(pq.read_table(fh, columns=columns))
-        except (OSError, pa.ArrowException) as exc:
+                    pf = pq.ParquetFile(fh)
+                    try:
+                        version = sch.check_version(pf.metadata.metadata, self._rel(f))
+                    except ValueError as exc:
+                        raise TraceError(self._rel(f), f"not a ttdash ops file ({exc})") from None
+                    present = set(pf.schema_arrow.names)
+                    read = pf.read(columns=sch.source_columns("ops", version, columns, present))
+                    tables.append(sch.conform(read, "ops", version, columns))
+        except (OSError, pa.ArrowException, ValueError) as exc:
             raise self._error(exc, f"cannot read the ops of run {run['run_id']}") from None
         return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
     def readable(self, table: str) -> list[str]:
         """The Parquet files of "runs" or "ops" whose footer reads (the others named in
-        `skipped`): what an engine given the whole list can scan."""
+        `skipped`): what an engine given the whole list can scan. A file of a newer schema
+        version raises NewerSchema (as every other reader)."""
         files = self.files(table)
         self.skipped = []
 
         def ok(path: str) -> bool:
             try:
                 with self.fs.open_input_file(path) as fh:
-                    pq.read_metadata(fh)
-                return True
+                    meta = pq.read_metadata(fh).metadata
             except FileNotFoundError:
                 return False
             except (OSError, pa.ArrowException) as exc:
-                rel = path[len(self.root):].lstrip("/")
-                self.skipped.append(f"{self.uri}/{rel}: unreadable ({_first_line(exc)}); "
+                self.skipped.append(f"{self._rel(path)}: unreadable ({_first_line(exc)}); "
                                     "skipped")
                 return False
+            try:
+                sch.check_version(meta, self._rel(path))
+            except ValueError as exc:
+                self.skipped.append(f"{self._rel(path)}: not a ttdash {table} file ({exc}); "
+                                    "skipped")
+                return False
+            return True
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             return [f for f, good in zip(files, pool.map(ok, files)) if good]
@@ -290,24 +319,25 @@ class Store:
 
     def sql_view(self, table: str, files: list[str], columns: list[str]) -> str:
         """The DuckDB view "runs" or "ops" over `files` (`columns`: the names sql_source reads)
-        on which every reader agrees: partitions from the path below the root (a table of one
-        row per file, as `runs` reads them), each run once and only with REQUIRED fields (as
-        `runs`), ops only of a listed run (view "runs" made first)."""
+        on which every reader agrees: the declared fields of the table (schema.RUNS / OPS; a
+        field renamed since a file's version taken under its old name, one no file has as a
+        typed NULL, undeclared columns left out), partitions from the path below the root (a
+        table of one row per file, as `runs` reads them), each run once and only with REQUIRED
+        fields (as `runs`), ops only of a listed run (view "runs" made first)."""
         keys = ("arch",) if table == "runs" else ("arch", "run_id")
         name = _sql_name(FILE_COLUMN)
         values = ", ".join("(" + ", ".join(_sql_text(v) for v in (
             f, *(self._partitions(f).get(k, "") for k in keys))) + ")" for f in files)
         parts = f"(VALUES {values}) p({name}, {', '.join(keys)})"
-        own = [c for c in columns if c != FILE_COLUMN]
-        select = ", ".join([f"p.{c}" if c in keys else f"src.{_sql_name(c)}" for c in own]
-                           + [f"p.{k}" for k in keys if k not in own])
-        source = self.sql_source(files)
+        own = [f.name for f in sch.TABLES[table] if f.name not in keys]
+        fields = ", ".join(_sql_field(table, f, columns) for f in sch.TABLES[table]
+                           if f.name in own)
+        source = f"(SELECT {fields}, {name} FROM {self.sql_source(files)})"
+        select = ", ".join([f"src.{_sql_name(c)}" for c in own] + [f"p.{k}" for k in keys])
         if table == "ops":
             return (f"CREATE VIEW ops AS SELECT {select} FROM {source} src JOIN (SELECT * FROM "
                     f"{parts} WHERE EXISTS (SELECT 1 FROM runs r WHERE r.arch = p.arch AND "
                     f"r.run_id = p.run_id)) p USING ({name})")
-        if not all(c in own for c in REQUIRED):
-            return f"CREATE VIEW runs AS SELECT {select} FROM {source} src, {parts} WHERE false"
         rank = _sql_name(FILE_COLUMN + "_n")
         whole = " AND ".join(f"{_sql_name(c)} IS NOT NULL" for c in REQUIRED)
         return (f"CREATE VIEW runs AS SELECT {select} FROM (SELECT *, row_number() OVER "
@@ -333,23 +363,23 @@ class Store:
             raise
 
     def add(self, record: RunRecord, batches: Iterable[pa.RecordBatch] | None = None) -> bool:
-        """Store one run (its ops, then its row). False: a run of the same content is stored
-        already (nothing written)."""
+        """Store one run (its ops, then its row), in the declared schema (schema.OPS and RUNS,
+        stamped with SCHEMA_VERSION). `batches`: the op rows when already built (their
+        undeclared fields left out); else schema.op_batches(record.view). False: a run of the
+        same content is stored already (nothing written)."""
         if self.exists() and any(r["run_id"] == record.run_id
                                  for r in self.runs(columns=["run_id"])):
             return False
-        from .record import op_schema
-
         arch = f"arch={record.arch}"
 
         def ops(sink) -> None:
-            with pq.ParquetWriter(sink, op_schema(), compression="zstd") as w:
-                for batch in (record.op_batches() if batches is None else batches):
-                    w.write_batch(batch)
+            with pq.ParquetWriter(sink, sch.stamped(sch.OPS), compression="zstd") as w:
+                for batch in (sch.op_batches(record.view) if batches is None else batches):
+                    w.write_batch(sch.conform_batch(batch))
 
         def run(sink) -> None:
-            row = {k: v for k, v in record.row.items() if k in RUN_SCHEMA.names}
-            pq.write_table(pa.Table.from_pylist([row], schema=RUN_SCHEMA), sink,
+            row = {k: v for k, v in record.row.items() if k in RUNS.names}
+            pq.write_table(pa.Table.from_pylist([row], schema=sch.stamped(RUNS)), sink,
                            compression="zstd")
 
         ops_dir = self._path("ops", arch, f"run_id={record.run_id}")
@@ -397,6 +427,7 @@ class Store:
             merged = pa.concat_tables([t for _, t in good])
             first = _first_of_each(merged["run_id"].to_pylist())
             merged = merged.filter(pa.array(first)) if not all(first) else merged
+            merged = merged.replace_schema_metadata(sch.stamped(RUNS).metadata)
             self._write(directory, f"runs-{uuid.uuid4().hex}.parquet",
                         lambda sink: pq.write_table(merged, sink, compression="zstd"))
             for p, _ in good:
@@ -437,6 +468,20 @@ def _sql_text(text: str) -> str:
 
 def _sql_name(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_field(table: str, field: pa.Field, columns: list[str]) -> str:
+    """The select expression of a declared field over files of any version: its current or
+    older names among `columns` (the newest first), else a NULL of its type."""
+    names = [field.name, *(sch.names_in(table, v).get(field.name, field.name)
+                           for v in range(sch.SCHEMA_VERSION - 1, 0, -1))]
+    found = [_sql_name(n) for n in dict.fromkeys(names) if n in columns]
+    if not found:
+        return f"CAST(NULL AS {sch.duckdb_type(field.type)}) AS {_sql_name(field.name)}"
+    if found == [_sql_name(field.name)]:
+        return found[0]
+    expr = found[0] if len(found) == 1 else f"COALESCE({', '.join(found)})"
+    return f"{expr} AS {_sql_name(field.name)}"
 
 
 def _utc(us: int | None) -> datetime | None:
