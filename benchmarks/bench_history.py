@@ -31,12 +31,13 @@ def build_store(store_dir: Path, runs: int, src: Path) -> tuple[float, int]:
 
     from ttdash.commands.common import load_view
     from ttdash.commands.options import WindowOptions
+    from ttdash.history import schema
     from ttdash.history.record import RunRecord, build
     from ttdash.history.store import Store
 
     view = load_view(str(src), WindowOptions())
     base = build(view, labels={"model": "clip", "bench": "1"})
-    batches = list(base.op_batches())
+    batches = list(schema.op_batches(view))
     store = Store.open(str(store_dir))
     rng = np.random.default_rng(7)
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -1,7 +1,6 @@
 """One run as the history store keeps it: a row of `runs/` (the run's totals, labels, per op code
-and per signpost region sums, telemetry) and its rows of `ops/` (the fields of
-`report --format csv`, with the op's signature). Schemas are fixed here so that every file of the
-store reads as one table in DuckDB, Spark or pyarrow. (pandas and numpy are imported where a record
+and per signpost region sums, telemetry) and its rows of `ops/` (history.schema.op_batches). The
+schemas and their version are history/schema.py's. (pandas and numpy are imported where a record
 is built: reading the store needs only pyarrow.)
 """
 
@@ -13,43 +12,17 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from .. import __version__
+from .schema import TELEMETRY
 
-#: Per op code / per region sums kept in the run row (what `trend` and `check` read).
-GROUP = pa.struct([("name", pa.string()), ("ops", pa.int64()), ("device_us", pa.float64()),
-                   ("steady_us", pa.float64())])
-TELEMETRY = pa.struct([("readings", pa.int64()), ("throttled", pa.int64()),
-                       ("temp_c_max", pa.float64()), ("power_w_max", pa.float64()),
-                       ("aiclk_mhz_min", pa.float64())])
 #: (StructType.names is pyarrow 17+; the lowest pyarrow allowed is 16)
 TELEMETRY_FIELDS = tuple(TELEMETRY.field(i).name for i in range(TELEMETRY.num_fields))
-#: `runs/arch=ARCH/run-RUN_ID.parquet` (arch is the hive partition, not a column of the file).
-RUN_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("added_at", pa.timestamp("us", tz="UTC")),
-    ("run_at", pa.timestamp("us", tz="UTC")), ("file", pa.string()), ("sha256", pa.string()),
-    ("size_bytes", pa.int64()), ("arch_detected", pa.bool_()), ("clock_mhz", pa.float64()),
-    ("devices", pa.list_(pa.int32())), ("window", pa.string()), ("window_spec", pa.string()),
-    ("per_device", pa.bool_()),
-    ("pause_above_us", pa.float64()), ("ops", pa.int64()), ("device_ops", pa.int64()),
-    ("host_ops", pa.int64()), ("signposts", pa.int64()), ("corrupt_rows", pa.int64()),
-    ("device_time_us", pa.float64()), ("dispatch_us", pa.float64()),
-    ("pauses_us", pa.float64()), ("pauses", pa.int64()), ("steady_us", pa.float64()),
-    ("wall_us", pa.float64()), ("labels", pa.map_(pa.string(), pa.string())),
-    ("op_codes", pa.list_(GROUP)), ("regions", pa.list_(GROUP)), ("telemetry", TELEMETRY),
-    ("ttdash_version", pa.string()),
-])
-#: Fields of an op row besides those of `report --format csv` (run_id is the hive partition).
-OP_EXTRA = ("signature", "is_host")
-#: Rows per Parquet row group / per batch handed to the writer.
-BATCH = 65_536
 #: Labels found in the environment of a CI job (commit, branch) and of the host.
 ENV_LABELS = {"commit": ("GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "GIT_COMMIT"),
               "branch": ("GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH",
@@ -85,50 +58,13 @@ def default_labels(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 @dataclass
 class RunRecord:
-    """What `history add` writes for one run: `row` (RUN_SCHEMA, plus "arch") and the ops."""
+    """What `history add` writes for one run: `row` (schema.RUNS, plus "arch") and the ops
+    (schema.op_batches(view))."""
 
     run_id: str
     arch: str
     row: dict[str, Any]
     view: Any  # model.View
-
-    def op_batches(self) -> Iterator[pa.RecordBatch]:
-        """The ops in report order, BATCH rows at a time (the frame is typed a batch at a time,
-        so a million ops never exist twice in memory)."""
-        from ..model.columns import CSV_FIELDS, TEXT_FIELDS, export_frame
-        from ..model.signature import signature_text
-
-        ops = self.view.op_rows
-        schema = op_schema()
-        for start in range(0, max(len(ops), 1), BATCH):
-            part = ops.iloc[start:start + BATCH]
-            frame = export_frame(part, CSV_FIELDS)
-            for f in TEXT_FIELDS:
-                if f in frame.columns:  # (the csv fields are the stored ones)
-                    frame[f] = frame[f].astype(object).where(frame[f].notna(), None)
-            frame["corrupt"] = frame["corrupt"].astype(bool)
-            frame["signature"] = signature_text(self.view, part)
-            frame["is_host"] = part["is_host"].to_numpy(dtype=bool)
-            yield pa.RecordBatch.from_pandas(frame, schema=schema, preserve_index=False)
-
-
-def op_schema() -> pa.Schema:
-    """The `ops/` schema: report csv's fields with their machine types, then OP_EXTRA."""
-    from ..model.columns import BY_KEY, CSV_FIELDS, INT_FIELDS
-
-    fields = []
-    for f in CSV_FIELDS:
-        kind = BY_KEY[f].kind
-        if f == "corrupt":
-            t = pa.bool_()
-        elif f in INT_FIELDS:
-            t = pa.int64()
-        elif kind in ("op", "text", "bound"):
-            t = pa.string()
-        else:
-            t = pa.float64()
-        fields.append((f, t))
-    return pa.schema(fields + [("signature", pa.string()), ("is_host", pa.bool_())])
 
 
 def _groups(names, device, steady) -> list[dict[str, Any]]:
