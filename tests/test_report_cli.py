@@ -14,7 +14,7 @@ from conftest import real_dir, run_ttdash
 
 FIELDS = ["id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",
           "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
-          "signpost"]
+          "signpost", "pm_eff_pct", "recoverable_us", "pm_bound"]
 
 
 

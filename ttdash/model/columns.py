@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 GAP_LIMIT_US = 6.5
 #: Fewer cores than this: the op uses a small part of the grid.
 LOW_CORES = 10
+#: Under this share of its performance model an op is coloured (model.perfmodel).
+LOW_EFF_PCT = 30.0
 #: tt-perf-report's bound rule: an op is DRAM- (FLOP-) bound at this % of the DRAM (FLOP) peak.
 BOUND_THRESHOLD_PCT = 65.0
 #: ttdash's split of op-to-op gaps (default of --pause-above): a gap up to this is *dispatch*
@@ -158,6 +160,8 @@ SEVERITY: dict[str, Callable[[Any], Severity | None]] = {
     "cores": lambda v: Severity.BAD if not is_missing(v) and float(v) < LOW_CORES
     else None,
     "bound": bound_severity,
+    "pm_eff_pct": lambda v: Severity.WARN if not is_missing(v) and float(v) < LOW_EFF_PCT
+    else None,
 }
 
 COLUMNS: tuple[Column, ...] = (
@@ -242,6 +246,18 @@ COLUMNS: tuple[Column, ...] = (
            "the RISC whose kernel ran longest: BRISC/NCRISC move data, TRISC0-2 compute, "
            "ERISC ethernet (files with per-RISC times)",
            width=6, priority=1, aliases=("risc",), filter_example="risc:NCRISC"),
+    Column("pm_eff_pct", "Model eff %", "Eff%", "pct",
+           "PM IDEAL (the profiler's performance model) / the kernel's duration: 100% runs as "
+           f"fast as the model (yellow under {LOW_EFF_PCT:g}%); blank: unmodelled (no model, "
+           "not known to be fine)", "%", 0, basis="the op's PM IDEAL time",
+           width=5, priority=4, aliases=("eff",), filter_example="eff<30"),
+    Column("recoverable_us", "Recoverable", "Recov", "us",
+           "kernel time above the performance model: duration - PM IDEAL (0 when faster than "
+           "the model); blank: unmodelled", "us",
+           width=8, priority=5, aliases=("recoverable", "rec"), filter_example="rec>10us"),
+    Column("pm_bound", "Model bound", "PM", "text",
+           "what bounds the performance model: compute (PM COMPUTE) or bandwidth "
+           "(PM BANDWIDTH), the larger of the two", width=4, priority=9, aliases=("pm",)),
     Column("in0_memory", "Input 0 memory", "in0", "text",
            "where the op's first input tensor lives (INPUT_0_MEMORY: DRAM or L1, interleaved or "
            "height/width/block sharded); tt-perf-report's summary groups ops by op code and it, "
@@ -279,7 +295,7 @@ def compare_aliases() -> dict[str, str]:
 #: Fields of `report --format json` ops, in order.
 JSON_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",
                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
-               "signpost")
+               "signpost", "pm_eff_pct", "recoverable_us", "pm_bound")
 #: Fields of `report --format csv` and exports.
 CSV_FIELDS = JSON_FIELDS + ("category", "size", "config", "fidelity_desc", "io_dram_gbps",
                             "io_dram_pct", "corrupt", "global_call_count", "overlap_us",
@@ -291,8 +307,8 @@ TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
 INT_FIELDS = frozenset(c.key for c in COLUMNS if c.kind in ("id", "int"))
 #: Columns of the human tables (report table and markdown), in order.
 TABLE_FIELDS = ("id", "total_pct", "bound", "op_code", "device", "device_time_us", "op_to_op_us",
-                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "fidelity_desc", "config",
-                "overlap_us")
+                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "pm_eff_pct",
+                "fidelity_desc", "config", "overlap_us")
 #: `report --summary --group-by`: tt-perf-report's summary groupings (memory is its default).
 SUMMARY_GROUP_BY = ("memory", "op", "category")
 #: The fields `y` copies (tab-separated).
