@@ -148,6 +148,16 @@ def summary_sections(view: View, s: AdviceSummary | None = None
     return out
 
 
+def listed_sections(view: View, full: bool, key: str
+                    ) -> tuple[str, list[tuple[str, list[AdviceEntry]]]]:
+    """What an advice list shows: a lead line (how many entries, and `key` to switch) and the
+    sections, grouped or (`full`) every entry."""
+    s = summary_of(view)
+    if full:
+        return (f"Every entry ({s.entries:,}); {key} groups them", advice_sections(view))
+    return (f"Grouped: {s.entries:,} entries; {key} lists each", summary_sections(view, s))
+
+
 def summary_lines(view: View) -> Iterator[str]:
     """The aggregated advice as text lines (nothing when there is none)."""
     s = summary_of(view)

@@ -417,35 +417,44 @@ def bullet_list(items: list[str], bullet: str = "•") -> Table:
 
 
 class AdviceView(OptionList):
-    """tt-perf-report's advice (report.single.advice_sections): section titles, then one entry
-    per op with its bullets. `enter` on an entry shows that op in the op table (the screen
-    does that)."""
+    """The advice grouped as `report` prints it (report.advice.summary_sections); `f` switches
+    to every entry (report.single.advice_sections) and back. `enter` on an entry shows its op
+    in the op table (the screen does that)."""
 
     DEFAULT_CSS = "AdviceView { height: 1fr; border: none; }"
     BINDINGS = [Binding("j", "cursor_down", show=False), Binding("k", "cursor_up", show=False),
-                Binding("g", "first", show=False), Binding("G", "last", show=False)]
+                Binding("g", "first", show=False), Binding("G", "last", show=False),
+                Binding("f", "toggle_full", "Every entry", id="ttdash.advice_full")]
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._for: object = None
+        self._view, self.full = None, False
 
     @staticmethod
     def op_id(option: Option) -> int | None:
         return None if option.id is None else int(option.id.partition(":")[2])
 
+    def action_toggle_full(self) -> None:
+        self.full = not self.full
+        if self._view is not None:
+            self._for = None
+            self.show(self._view)
+
     def show(self, view) -> None:
         """Rebuild for a new view only (advice covers the whole view, not the filter)."""
         if self._for is view.ops:
             return
-        from ..report.single import advice_sections
+        from ..report.advice import listed_sections
 
-        self._for = view.ops
+        self._for, self._view = view.ops, view
         self.clear_options()
-        options: list[Option] = []
-        for title, entries in advice_sections(view):
+        lead, sections = listed_sections(view, self.full, "f")
+        options = [Option(plain(lead), disabled=True)] if sections else []
+        for title, entries in sections:
             options.append(Option(Text(title, style="bold"), disabled=True))
             for op_id, head, bullets in entries:
-                line: Text | Group = plain(head)
+                line: Text | Group = plain(head.strip())
                 if bullets:
                     line = Group(line, bullet_list(bullets, " •"))
                 # an op can be in two sections (a gap and a matmul): ids must be unique

@@ -1,0 +1,56 @@
+"""The TUI's advice view (`3`) grouped as `report` prints it, `f` for every entry (#33 item 4)."""
+
+from __future__ import annotations
+
+import io
+
+from conftest import real_dir
+from rich.console import Console
+
+from ttdash.model import Trace, Window
+from ttdash.tui.app import open_app
+from ttdash.tui.optable import OpTable
+from ttdash.tui.widgets import AdviceView
+
+SIZE = (120, 36)
+
+
+def _texts(adv: AdviceView) -> list[str]:
+    out = []
+    for i in range(adv.option_count):
+        console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+        console.print(adv.get_option_at_index(i).prompt)
+        out.append(console.export_text())
+    return out
+
+
+async def test_advice_view_is_grouped_and_f_lists_every_entry():
+    """bh20_oft: 1,400 entries (1,311 gaps) fit one screen grouped; `f` lists each one; enter on
+    the largest gap shows that op in the table."""
+    view = Trace.load(real_dir() / "tt-perf-report__bh20_oft.csv").view(Window("all"))
+    app = open_app(view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        adv = app.screen.query_one(AdviceView)
+        assert app.screen.focused is adv
+        grouped = _texts(adv)
+        assert grouped[0].startswith("Grouped: 1,400 entries; f lists each")
+        assert adv.option_count < 30
+        assert any(t.startswith("Op-to-op gaps over 6.5 us: 1,311 ops") for t in grouped)
+        assert any("and 1,306 more" in t for t in grouped)
+        first = adv.get_option_at_index(adv.highlighted)
+        largest = int(view.op_rows.loc[view.op_rows["op_to_op_us"].idxmax(), "id"])
+        assert adv.op_id(first) == largest
+        await pilot.press("f")
+        await pilot.pause()
+        full = _texts(adv)
+        assert full[0].startswith("Every entry (1,400); f groups them")
+        assert sum(t.startswith("ID ") for t in full) == 1311 + 44  # gaps, then matmuls
+        await pilot.press("f")
+        await pilot.pause()
+        assert adv.option_count == len(grouped)
+        await pilot.press("enter")
+        await pilot.pause()
+        t = app.screen.query_one(OpTable)
+        assert app.screen.focused is t and t.current_id() == largest
