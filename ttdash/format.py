@@ -157,3 +157,44 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
               if lo <= m * 10.0 ** e <= hi]
     values = [float(f"{v:.12g}") for v in values]
     return values, [tick_text(v) for v in values]
+
+
+#: fmt_us's units: (lowest |x|, divisor, format) from the largest down.
+_US_STEPS = ((1e6, 1e6, "{:,.2f} s"), (1e4, 1e3, "{:,.1f} ms"), (100.0, 1.0, "{:,.0f} us"),
+             (10.0, 1.0, "{:,.1f} us"), (0.0, 1.0, "{:,.2f} us"))
+
+
+def fmt_floats(kind: str, values: object, digits: int = 1) -> list[str] | None:
+    """A whole float column formatted as fmt_us / fmt_pct / fmt_num / fmt_int format each value
+    (`kind`: us, pct, num, int/id), with the same text for every value, a unit's values at a time
+    (no per-value type checks: 10x fewer Python calls on a 100,000-row table); None when the
+    values are not floats (the per-value formatters handle anything)."""
+    import numpy as np
+
+    a = np.asarray(values)
+    if a.dtype.kind not in "fiu":
+        return None
+    x = a.astype("float64", copy=False)
+    out = np.full(len(x), "", dtype=object)
+    finite = np.isfinite(x)
+    odd = np.flatnonzero(~finite & ~np.isnan(x))  # inf: shown as the value itself
+    out[odd] = [str(v) for v in a[odd]]
+    if kind == "us":
+        ax = np.abs(x)
+        left = finite.copy()
+        for low, div, form in _US_STEPS:
+            sel = np.flatnonzero(left & (ax >= low))
+            left[sel] = False
+            out[sel] = list(map(form.format, (x[sel] / div if div != 1.0 else x[sel]).tolist()))
+        return out.tolist()
+    sel = np.flatnonzero(finite)
+    vals = x[sel].tolist()
+    if kind == "pct":
+        out[sel] = list(map(f"{{:.{digits}f}}%".format, vals))
+    elif kind == "num":
+        out[sel] = list(map(f"{{:,.{digits}f}}".format, vals))
+    elif kind in ("int", "id"):
+        out[sel] = list(map(str, map(int, vals)))
+    else:
+        return None
+    return out.tolist()

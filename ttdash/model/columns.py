@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from ..format import fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
+from ..format import fmt_floats, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
 from .discover import DISPATCH_TIMING
 
 if TYPE_CHECKING:
@@ -135,7 +135,11 @@ class Column:
         return rule(v) if rule else None
 
     def fmt_array(self, values: np.ndarray) -> list[str]:
-        """Formatted cells of a whole column (one pass, no per-cell dispatch)."""
+        """Formatted cells of a whole column (float columns a unit at a time: format.fmt_floats;
+        anything else one value at a time), the same text as `fmt` gives each value."""
+        fast = fmt_floats(self.kind, values, self.digits) if self.kind in NUMERIC_KINDS else None
+        if fast is not None:
+            return fast
         f, d = FORMATTERS[self.kind], self.digits
         return [f(v, d) for v in values]
 

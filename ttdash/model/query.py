@@ -59,9 +59,26 @@ def summary_key(ops: pd.DataFrame, by: str) -> pd.Series:
     """tt-perf-report's stacked-report group of each op: the op code's first word ("op"), that
     plus input 0's memory ("memory": "MatmulDeviceOperation (in0:dram_interleaved)", from the
     last two "_"-separated words of INPUT_0_MEMORY; no group when it has fewer) or the op
-    category ("category")."""
+    category ("category"). Worked out once per distinct (op code, memory) and spread back: a
+    trace has a few hundred of them in 100,000s of rows (string splits per row cost seconds)."""
     if by == "category":
         return ops["category"].astype(object)
+    cols = ["op_code"] + (["in0_memory"] if by == "memory" else [])
+    codes = [pd.factorize(ops[c].astype(object), use_na_sentinel=False) for c in cols]
+    combined = codes[0][0].astype(np.int64)
+    if len(codes) > 1:
+        combined = combined * len(codes[1][1]) + codes[1][0]
+    uniq, inverse = np.unique(combined, return_inverse=True)
+    width = len(codes[1][1]) if len(codes) > 1 else 1
+    small = pd.DataFrame({"op_code": np.asarray(codes[0][1], dtype=object)[uniq // width]})
+    if len(codes) > 1:
+        small["in0_memory"] = np.asarray(codes[1][1], dtype=object)[uniq % width]
+    keys = _summary_key_rows(small, by).to_numpy(dtype=object)
+    return pd.Series(keys[inverse.reshape(-1)], index=ops.index, dtype=object)
+
+
+def _summary_key_rows(ops: pd.DataFrame, by: str) -> pd.Series:
+    """summary_key, row by row (on the distinct rows)."""
     code = ops["op_code"].astype("string").fillna("")
     name = code.str.split().str[0]
     if by == "op":

@@ -13,7 +13,7 @@ import pandas as pd
 from ..format import fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
-from ..model.advice import iter_advice
+from ..model.advice import advice_frames
 from ..model.columns import (
     BY_KEY,
     JSON_FIELDS,
@@ -136,12 +136,13 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         doc["advice_summary"] = summary_of(view).as_dict()
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
-    if shown.advice != "none":
+    if shown.advice != "none":  # a frame at a time: no Python object per entry
         out.write(',"advice":[')
-        for k, a in enumerate(iter_advice(view.ops, view.pause_above_us)):
-            out.write(("," if k else "") + json.dumps(json_clean(a.as_dict()),
-                                                      separators=(",", ":"),
-                                                      allow_nan=False))
+        sep = ""
+        for frame in advice_frames(view.ops, view.pause_above_us):
+            if len(frame):
+                out.write(sep + records_json(frame)[1:-1])
+                sep = ","
         out.write("]")
     ops = select(view, shown, rows)
     fields = op_fields(JSON_OP_FIELDS, ops, view.counter_names)
