@@ -294,11 +294,18 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     fields = tuple(shown_fields(view, ops))
     out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
     out.write("|" + "|".join("---" if f in LEFT else "---:" for f in fields) + "|\n")
+    # numbers we formatted need no escaping; text cells are escaped once per distinct value
+    numeric = {f for f in fields if f not in LEFT and ops[f].dtype.kind in "fiu"}
+    memo: dict[str, str] = {}
     for start in range(0, len(ops), CHUNK):
         step("writing markdown", start, len(ops))
         cells = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
-        for i in range(len(cells[fields[0]])):
-            out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
+        for f in fields:
+            if f not in numeric:
+                cells[f] = [memo[c] if c in memo else memo.setdefault(c, md_cell(c))
+                            for c in cells[f]]
+        out.writelines("| " + " | ".join(row) + " |\n"
+                       for row in zip(*(cells[f] for f in fields)))
     out.write("\n" + md_cell(totals_line(view)) + "\n")
     if shown.telemetry:
         out.write("\n" + md_cell(summary_line(shown.telemetry)) + "\n")
