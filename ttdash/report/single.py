@@ -384,6 +384,10 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
         cells = kept.pop(start, None) or chunk_cells(start)
+        if not color:  # a column at a time: padded cells, then rows joined
+            padded = [[cell(f, c) for c in cells[f]] for f in fields]
+            out.writelines("  ".join(row).rstrip() + "\n" for row in zip(*padded))
+            continue
         lines = []
         for i in range(start, min(n, start + CHUNK)):
             parts = []
