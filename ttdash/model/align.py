@@ -3,9 +3,10 @@
 numpy only (no pandas): callers turn their rows into integer ids first. Entry point:
 :func:`align_sequences`, which returns an :class:`Alignment` (matched positions of both sides).
 
-Inputs are, per side, *signature* ids (equal ids = the same op), coarser *op code* ids (the
-fallback for ops whose shapes changed) and optional *region* ids (equal ids = the same signpost
-region on both sides).
+Inputs are, per side, *signature* ids (equal ids = the same op), optional *attribute* ids (the
+same op code, normalised ATTRIBUTES and shape bucket: the first fallback for ops whose shapes or
+dtypes changed), coarser *op code* ids (the last fallback) and optional *region* ids (equal ids =
+the same signpost region on both sides).
 
 1. **Regions.** With region ids, the runs of equal region ids are aligned as a sequence; each
    paired run becomes one segment aligned on its own, and the ops of unpaired runs lying between
@@ -14,8 +15,9 @@ region on both sides).
 
    a. trimming the common prefix and suffix of signatures (O(n));
    b. when it is small (``la * lb <= DP_CELLS``): an exact weighted longest common subsequence,
-      computed row by row with numpy; a pair with the same signature scores ``SIG_WEIGHT``, a pair
-      with only the same op code scores 1 (the op-code fallback for ops whose shapes changed);
+      computed row by row with numpy; a pair with the same signature scores ``SIG_WEIGHT``, one
+      with the same attribute id ``ATTR_WEIGHT``, one with only the same op code 1 (the
+      fallbacks for ops whose shapes changed);
    c. otherwise anchors, then the gaps between anchors recursively (1-by-1 gaps vectorised).
       Candidate pairs come from two generators: (i) for ids occurring equally often on both
       sides, the k-th occurrence in A with the k-th in B (repeated layers align in order);
@@ -24,8 +26,9 @@ region on both sides).
       not confuse them) along the segment's diagonal, then with single ids along the line
       through the best anchors so far (robust when scattered edits change every id's count).
       A longest increasing subsequence (patience sorting, O(k log k)) keeps the largest
-      consistent subset of each candidate set. Signatures are tried before op codes; the
-      largest set wins, and a signature set covering half of the shorter side is taken at once.
+      consistent subset of each candidate set. Signatures are tried before attribute ids, and
+      those before op codes; the largest set wins, and a set covering half of the shorter side
+      is taken at once.
 
    Work: O((n + m) log(n + m)) for the anchoring plus the bounded DP inside small gaps; no
    O(n * m) step over a whole sequence.
@@ -45,11 +48,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cells import factorize_rows
+from .lcs import ATTR_WEIGHT, SIG_WEIGHT, weighted_lcs
 
-__all__ = ["Alignment", "align_sequences", "kgram_ids", "weighted_lcs",
-           "SIG_WEIGHT", "DP_CELLS", "KGRAM", "REFINE_ROUNDS", "POLISH_WINDOW", "MOVE_WINDOW"]
+__all__ = ["Alignment", "align_sequences", "kgram_ids", "weighted_lcs", "SIG_WEIGHT",
+           "ATTR_WEIGHT", "DP_CELLS", "KGRAM", "REFINE_ROUNDS", "POLISH_WINDOW", "MOVE_WINDOW"]
 
-SIG_WEIGHT = 3  # a same-signature pair is worth three same-op-code-only pairs in the small DP
 DP_CELLS = 2_000_000  # exact weighted LCS below this many cells (la * lb)
 KGRAM = 3  # ops of context in the first-round ids of the nearest pairing
 REFINE_ROUNDS = 3  # re-pairings guided by the anchors found so far
@@ -176,12 +179,15 @@ def _nearest_pairs(a: np.ndarray, b: np.ndarray, guide: tuple[np.ndarray, np.nda
 
 
 class _Aligner:
-    """Aligns segments of two sequences given signature ids and op-code ids (int arrays)."""
+    """Aligns segments of two sequences given signature ids, op-code ids and optionally
+    attribute ids (int arrays)."""
 
     def __init__(self, a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray,
-                 b_code: np.ndarray) -> None:
+                 b_code: np.ndarray, a_attr: np.ndarray | None = None,
+                 b_attr: np.ndarray | None = None) -> None:
         self.a_sig, self.b_sig = a_sig, b_sig
         self.a_code, self.b_code = a_code, b_code
+        self.a_attr, self.b_attr = a_attr, b_attr
         self._kgrams: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.out_a: list[np.ndarray] = []
         self.out_b: list[np.ndarray] = []
@@ -239,16 +245,32 @@ class _Aligner:
     def _kgram(self, level: str) -> tuple[np.ndarray, np.ndarray]:
         """Ids of the KGRAM consecutive ids starting at each op (computed once per level)."""
         if level not in self._kgrams:
-            a, b = (self.a_sig, self.b_sig) if level == "sig" else (self.a_code, self.b_code)
+            a, b = self._levels()[level]
             self._kgrams[level] = kgram_ids(a, b, KGRAM)
         return self._kgrams[level]
+
+    def _levels(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The id levels tried in order: signatures, attribute ids (when given), op codes."""
+        levels = {"sig": (self.a_sig, self.b_sig)}
+        if self.a_attr is not None and self.b_attr is not None:
+            levels["attr"] = (self.a_attr, self.b_attr)
+        levels["code"] = (self.a_code, self.b_code)
+        return levels
+
+    def _weights(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """The DP's score of pairs (ia[k], ib[k]) of the same op code."""
+        w = np.where(self.a_sig[ia] == self.b_sig[ib], SIG_WEIGHT, 1)
+        if self.a_attr is not None and self.b_attr is not None:
+            w = np.where((w == 1) & (self.a_attr[ia] == self.b_attr[ib]), ATTR_WEIGHT, w)
+        return w
 
     def _anchors(self, a0: int, a1: int, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray]:
         """Consistent anchor pairs (segment-local positions) for a large segment.
 
-        For signatures, then op codes: occurrence pairs of equally frequent ids; if they cover
-        less than half of the shorter side, nearest-to-the-diagonal pairs of k-gram ids (a
-        repeated layer's k-grams recur only once per layer, so drift rarely confuses them),
+        For signatures, then attribute ids, then op codes: occurrence pairs of equally frequent
+        ids; if they cover less than half of the shorter side, nearest-to-the-diagonal pairs of
+        k-gram ids (a repeated layer's k-grams recur only once per layer, so drift rarely
+        confuses them),
         then up to REFINE_ROUNDS re-pairings of single ids guided by the best anchors so far.
         Each candidate set is thinned to a longest increasing subsequence; the largest wins.
         """
@@ -266,8 +288,7 @@ class _Aligner:
             best = (pa[keep], pb[keep])
             return True
 
-        for level, ids_a, ids_b in (("sig", self.a_sig, self.b_sig),
-                                    ("code", self.a_code, self.b_code)):
+        for level, (ids_a, ids_b) in self._levels().items():
             xa, xb = ids_a[a0:a1], ids_b[b0:b1]
             consider(*_occurrence_pairs(xa, xb))
             if len(best[0]) >= enough:
@@ -299,14 +320,20 @@ class _Aligner:
 
     def _dp(self, a0: int, a1: int, b0: int, b1: int) -> None:
         ia, ib, _ = weighted_lcs(self.a_sig[a0:a1], self.a_code[a0:a1], self.b_sig[b0:b1],
-                                 self.b_code[b0:b1])
+                                 self.b_code[b0:b1], *self._attr_slices(a0, a1, b0, b1))
         self._emit(ia + a0, ib + b0)
+
+    def _attr_slices(self, a0: int, a1: int, b0: int, b1: int
+                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        if self.a_attr is None or self.b_attr is None:
+            return None, None
+        return self.a_attr[a0:a1], self.b_attr[b0:b1]
 
     # ------------------------------------------------------------ polish
     def polish(self, ma: np.ndarray, mb: np.ndarray,
                segments: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
         """Re-solve, with the exact DP, a window of POLISH_WINDOW matched ops on each side of
-        every imperfection (a gap, an op-code-only match) and keep the better answer.
+        every imperfection (a gap, a match that is not by signature) and keep the better answer.
 
         Anchors are fixed once chosen; inside runs of identical ops an anchor can sit one op
         off, costing a same-signature match. Windows never cross a segment's edges.
@@ -324,8 +351,7 @@ class _Aligner:
             eb = np.concatenate([[b0 - 1], mb[i0:i1], [b1]])
             w = np.zeros(len(ea), dtype=np.int64)
             inner = slice(1, len(ea) - 1)
-            same = self.a_sig[ea[inner]] == self.b_sig[eb[inner]]
-            w[inner] = np.where(same, SIG_WEIGHT, 1)
+            w[inner] = self._weights(ea[inner], eb[inner])
             gap = np.flatnonzero((np.diff(ea) > 1) | (np.diff(eb) > 1))  # between k and k+1
             weak = np.flatnonzero(w[inner] != SIG_WEIGHT) + 1
             if not len(gap) and not len(weak):
@@ -347,7 +373,8 @@ class _Aligner:
                     continue
                 current = int(cum[h] - cum[lo_k + 1])  # matches strictly inside (lo_k, h)
                 ia, ib, score = weighted_lcs(self.a_sig[ra0:ra1], self.a_code[ra0:ra1],
-                                             self.b_sig[rb0:rb1], self.b_code[rb0:rb1])
+                                             self.b_sig[rb0:rb1], self.b_code[rb0:rb1],
+                                             *self._attr_slices(ra0, ra1, rb0, rb1))
                 if score > current:
                     keep[i0 + lo_k:i0 + h - 1] = False  # ea index k = match index i0 + k - 1
                     add_a.append(ia + ra0)
@@ -358,74 +385,6 @@ class _Aligner:
         mb = np.concatenate([mb[keep], *add_b])
         order = np.argsort(ma, kind="stable")
         return ma[order], mb[order]
-
-
-def weighted_lcs(asig: np.ndarray, acode: np.ndarray, bsig: np.ndarray, bcode: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Exact weighted LCS: pairs need the same op code; the same signature scores SIG_WEIGHT,
-    the op code alone 1. Returns matched positions (increasing) and the score. O(n * m) cells,
-    one numpy pass per row of A: for small segments only.
-
-    Computed on the reversed sequences so that the traceback, which keeps the first match it
-    can, prefers early positions: among equally good alignments, the k-th repeated op of A goes
-    with the k-th of B, as the prefix trimming and the anchors do.
-    """
-    n, m = len(asig), len(bsig)
-    empty = np.zeros(0, np.int64)
-    if n == 0 or m == 0:
-        return empty, empty, 0
-    if n == 1 or m == 1:  # one op on one side: its best partner, first on ties
-        if n == 1:
-            hits = np.flatnonzero(bcode == acode[0])
-            if not len(hits):
-                return empty, empty, 0
-            best = int(hits[np.argmax(bsig[hits] == asig[0])])
-            return np.array([0]), np.array([best]), SIG_WEIGHT if bsig[best] == asig[0] else 1
-        hits = np.flatnonzero(acode == bcode[0])
-        if not len(hits):
-            return empty, empty, 0
-        best = int(hits[np.argmax(asig[hits] == bsig[0])])
-        return np.array([best]), np.array([0]), SIG_WEIGHT if asig[best] == bsig[0] else 1
-    rs, rc = asig[::-1], acode[::-1]
-    qs, qc = bsig[::-1], bcode[::-1]
-    score = np.zeros((n + 1, m + 1), dtype=np.int32)
-    hit_cache: dict[int, np.ndarray] = {}
-    w_cache: dict[tuple[int, int], np.ndarray] = {}
-    rc_l, rs_l = rc.tolist(), rs.tolist()
-    for i in range(n):
-        c, sg = rc_l[i], rs_l[i]
-        hits = hit_cache.get(c)
-        if hits is None:
-            hits = hit_cache[c] = np.flatnonzero(qc == c)
-        prev, row = score[i], score[i + 1]
-        row[:] = prev
-        if len(hits):
-            w = w_cache.get((c, sg))
-            if w is None:
-                w = w_cache[(c, sg)] = np.where(qs[hits] == sg, SIG_WEIGHT, 1).astype(np.int32)
-            row[hits + 1] = np.maximum(prev[hits + 1], prev[hits] + w)
-            np.maximum.accumulate(row, out=row)
-    # Traceback from the end: a diagonal step when it explains the score, else up, else left.
-    qc_l, qs_l = qc.tolist(), qs.tolist()
-    out_a, out_b = [], []
-    i, j = n, m
-    while i > 0 and j > 0:
-        v = score.item(i, j)
-        if v == 0:
-            break
-        if rc_l[i - 1] == qc_l[j - 1]:
-            w = SIG_WEIGHT if rs_l[i - 1] == qs_l[j - 1] else 1
-            if v == score.item(i - 1, j - 1) + w:
-                out_a.append(n - i)  # reversed position i - 1 is n - i in A
-                out_b.append(m - j)
-                i, j = i - 1, j - 1
-                continue
-        if v == score.item(i - 1, j):
-            i -= 1
-        else:
-            j -= 1
-    return (np.array(out_a, dtype=np.int64), np.array(out_b, dtype=np.int64),
-            int(score.item(n, m)))
 
 
 def kgram_ids(a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -500,12 +459,15 @@ def _find_moves(a_sig: np.ndarray, b_sig: np.ndarray, ma: np.ndarray, mb: np.nda
 
 def align_sequences(a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray | None = None,
                     b_code: np.ndarray | None = None, a_region: np.ndarray | None = None,
-                    b_region: np.ndarray | None = None, moves: bool = True) -> Alignment:
+                    b_region: np.ndarray | None = None, moves: bool = True,
+                    a_attr: np.ndarray | None = None, b_attr: np.ndarray | None = None
+                    ) -> Alignment:
     """Align two op sequences given as integer ids.
 
     ``a_sig``/``b_sig``: signature ids (equal ids = same op); ``a_code``/``b_code``: coarser op
     code ids for the fallback (default: the signatures); ``a_region``/``b_region``: region key ids
-    (equal ids = the same signpost region on both sides; default: no region anchoring).
+    (equal ids = the same signpost region on both sides; default: no region anchoring);
+    ``a_attr``/``b_attr``: attribute ids, the fallback tried before op codes (default: none).
     """
     a_sig = np.asarray(a_sig, dtype=np.int64)
     b_sig = np.asarray(b_sig, dtype=np.int64)
@@ -515,7 +477,10 @@ def align_sequences(a_sig: np.ndarray, b_sig: np.ndarray, a_code: np.ndarray | N
     segments = [(0, la, 0, lb)]
     if a_region is not None and b_region is not None and la and lb:
         segments = _region_segments(np.asarray(a_region, np.int64), np.asarray(b_region, np.int64))
-    aligner = _Aligner(a_sig, b_sig, a_code, b_code)
+    attrs = a_attr is not None and b_attr is not None
+    aligner = _Aligner(a_sig, b_sig, a_code, b_code,
+                       np.asarray(a_attr, dtype=np.int64) if attrs else None,
+                       np.asarray(b_attr, dtype=np.int64) if attrs else None)
     aligner.run(segments)
     ma, mb = aligner.result()
     ma, mb = aligner.polish(ma, mb, segments)

@@ -12,13 +12,17 @@ from .signature import NOISE_K, region_labels
 from .trace import View
 
 STATUS_MATCHED, STATUS_ADDED, STATUS_REMOVED = "matched", "added", "removed"
-MATCH_SIGNATURE, MATCH_OP_CODE = "exact", "op_code"
+#: What a matched pair was matched on (the ``match`` column): the same signature (op code, input
+#: shapes and dtypes), else the same op code + normalised ATTRIBUTES + shape bucket
+#: (signature.attribute_keys), else the op code alone.
+MATCH_SIGNATURE, MATCH_ATTRIBUTES, MATCH_OP_CODE = "exact", "attributes", "op_code"
+MATCH_KINDS = (MATCH_SIGNATURE, MATCH_ATTRIBUTES, MATCH_OP_CODE)
 
 PAIR_COLUMNS = (
     "baseline_id", "candidate_id", "op_code", "size", "status", "baseline_us", "candidate_us",
     "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us", "gap_delta_us",
     "baseline_bound", "candidate_bound", "region", "device", "match", "moved", "within_noise",
-    "noise_pct", "baseline_pos", "candidate_pos", "host_pause",
+    "noise_pct", "baseline_pos", "candidate_pos", "host_pause", "change", "cause",
 )
 GROUP_COLUMNS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
                  "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
@@ -26,7 +30,9 @@ GROUP_COLUMNS = ("baseline_count", "candidate_count", "baseline_us", "candidate_
 
 def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: np.ndarray,
                  mb: np.ndarray, moved: np.ndarray, a_sig: np.ndarray, b_sig: np.ndarray,
-                 sig_a: np.ndarray, sig_b: np.ndarray, per_device: bool) -> pd.DataFrame:
+                 sig_a: np.ndarray, sig_b: np.ndarray, per_device: bool,
+                 a_attr: np.ndarray | None = None, b_attr: np.ndarray | None = None
+                 ) -> pd.DataFrame:
     na, nb = len(a_ops), len(b_ops)
     rem = np.setdiff1d(np.arange(na), ma, assume_unique=True)
     add = np.setdiff1d(np.arange(nb), mb, assume_unique=True)
@@ -81,6 +87,8 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
     if na and nb:
         same_sig = matched & (a_sig[sa] == b_sig[sb])
         match[matched] = MATCH_OP_CODE
+        if a_attr is not None and b_attr is not None:
+            match[matched & (a_attr[sa] == b_attr[sb])] = MATCH_ATTRIBUTES
         match[same_sig] = MATCH_SIGNATURE
 
     # Noise: sigmas of both sides, one side standing in for a missing other.
@@ -128,11 +136,11 @@ def pairs_frame(a: View, b: View, a_ops: pd.DataFrame, b_ops: pd.DataFrame, ma: 
 
 def _pair_sizes(size_a: np.ndarray, size_b: np.ndarray, ha: np.ndarray,
                 match: np.ndarray) -> np.ndarray:
-    """The op's size; "baseline → candidate" for a pair matched by op code only (another
+    """The op's size; "baseline → candidate" for a pair not matched by signature (another
     shape on each side)."""
     a, b = _blank_none(size_a), _blank_none(size_b)
     out = np.where(ha, a, b).astype(object)
-    both = (match == MATCH_OP_CODE) & (a != b)
+    both = ((match == MATCH_OP_CODE) | (match == MATCH_ATTRIBUTES)) & (a != b)
     if both.any():
         out[both] = [f"{x or '?'} → {y or '?'}" for x, y in zip(a[both], b[both])]
     return out

@@ -6,12 +6,16 @@ signpost iterations. The rules are documented in :mod:`ttdash.model.diff`.
 from __future__ import annotations
 
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .cells import factorize_rows
 from .trace import View
+
+if TYPE_CHECKING:
+    from .attributes import Coded
 
 NOISE_MIN_SAMPLES = 3  # iterations needed for a spread estimate
 NOISE_K = 2.0  # threshold in combined robust sigmas
@@ -87,6 +91,40 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     sig = factorize_rows(columns)
     n = len(a_ops)
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
+
+
+def attribute_keys(a: View, a_ops: pd.DataFrame, a_cells: Coded, b: View, b_ops: pd.DataFrame,
+                   b_cells: Coded) -> tuple[np.ndarray, np.ndarray]:
+    """Attribute ids of both op tables (comparable across the two): op code + normalised
+    ATTRIBUTES (:func:`ttdash.model.attributes.normalise`, as tt-metal's comparison script
+    pairs ops) + shape bucket (:func:`shape_buckets`). `*_cells`: each op's ATTRIBUTES."""
+    from .attributes import joint, normalise
+
+    norm_a, norm_b, _ = joint(a_cells, b_cells, normalise)
+    code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
+    bucket = np.concatenate([shape_buckets(a, a_ops), shape_buckets(b, b_ops)])
+    ids = factorize_rows([code.to_numpy(dtype=object), np.concatenate([norm_a, norm_b]), bucket])
+    n = len(a_ops)
+    return ids[:n], ids[n:]
+
+
+def shape_buckets(view: View, ops: pd.DataFrame) -> np.ndarray:
+    """Per op: the shape bucket of its first input, floor(log4(W*Z*Y*X)) of the padded dims
+    (-1: no input 0). tt-metal's comparison script buckets its ops by input 0 (32x32 vs
+    1024x1024); a power of four keeps one op's two sizes apart without needing their names."""
+    pos = _positions(view, ops)
+    vol = np.ones(len(ops))
+    known = np.zeros(len(ops), dtype=bool)
+    for d in "WZYX":
+        v = _raw_column(view, pos, f"INPUT_0_{d}")
+        v = v.astype("float64") if v.dtype != object else pd.to_numeric(
+            pd.Series(v), errors="coerce").to_numpy(dtype="float64")
+        ok = np.isfinite(v) & (v > 0)
+        vol = np.where(ok, vol * np.where(ok, v, 1.0), vol)
+        known |= ok
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bucket = np.floor(np.log2(vol) / 2.0)
+    return np.where(known, bucket, -1.0).astype(np.int64)
 
 
 def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
