@@ -216,10 +216,11 @@ def test_wh_vs_bh_clip_encoder_align_mostly_matched():
     r = diff_traces(a, b)
     p = r.pairs
     # Measured: every one of the 660 BH ops finds its WH counterpart (96 with the same shapes,
-    # the rest by op code: the BH model is narrower, 768 vs 1280 hidden); 1212 WH ops removed.
+    # the rest by attributes (416) or op code (148): the BH model is narrower, 768 vs 1280
+    # hidden); 1212 WH ops removed.
     assert r.counts["matched"] >= 650 and r.counts["added"] <= 10
     assert r.counts["removed"] == len(a.op_rows) - r.counts["matched"]
-    assert r.counts["op_code_only"] > 500
+    assert r.counts["op_code_only"] + r.counts["by_attributes"] > 500
     m = p[p["status"] == "matched"]
     assert m["delta_us"].notna().all() and m["delta_pct"].notna().all()
     assert (m["baseline_us"] - m["candidate_us"]).abs().sum() > 0

@@ -275,7 +275,11 @@ def build_parser() -> Parser:
 
     df = sub.add_parser("diff", help="compare a baseline and a candidate trace",
                         description="Compare two traces: ops aligned, per-op, per-op-code and "
-                        "per-signpost deltas. A CI gate with --fail-above.")
+                        "per-signpost deltas, what changed between paired ops (the cause) and "
+                        "around the runs. A CI gate with --fail-above / --fail-below.",
+                        epilog="Exit codes: 0 ok, 1 regression (--fail-above), 2 bad input or "
+                        "usage or a comparison that cannot be trusted, 3 faster than expected "
+                        "(--fail-below).")
     df.add_argument("baseline", metavar="A", nargs="?", type=path_arg,
                     help="baseline CSV or directory")
     df.add_argument("candidate", metavar="B", nargs="?", type=path_arg,
@@ -294,6 +298,14 @@ def build_parser() -> Parser:
                     "percent on --metric; exit 2 (fail closed) when the totals cannot be trusted "
                     f"(archs differ, under {MIN_MATCH_RATE * 100:.0f}%% of ops matched, gaps or "
                     "valid timings missing on one side)")
+    df.add_argument("--fail-below", type=non_negative_float, metavar="PCT",
+                    help="exit 3 when the candidate is faster than the baseline by more than PCT "
+                    "percent on --metric: the target is out of date (as tt-metal's "
+                    "check_device_perf fails a run that beats its expected time by more than "
+                    "the margin)")
+    df.add_argument("--min-delta-us", type=non_negative_float, metavar="US",
+                    help="an absolute floor: a change smaller than US microseconds on --metric "
+                    "never fails --fail-above or --fail-below, whatever its percentage")
     df.add_argument("--metric", choices=tuple(METRIC_NAMES), default=DEFAULT_METRIC,
                     help="total compared: steady = device + dispatch gaps (default; host pauses "
                     "left out), device, wall = device + every gap, pauses = host pauses only")
@@ -479,7 +491,8 @@ def options(a: argparse.Namespace):
                 "B2 ...")
         return o.DiffOptions(baseline=base[0], candidate=cand[0], baseline_runs=tuple(base[1:]),
                              candidate_runs=tuple(cand[1:]), format=a.format,
-                             fail_above=a.fail_above, metric=a.metric,
+                             fail_above=a.fail_above, fail_below=a.fail_below,
+                             min_delta_us=a.min_delta_us, metric=a.metric,
                              allow_arch_mismatch=a.allow_arch_mismatch, top=a.top, theme=a.theme,
                              window=_window(a), out=_out(a))
     if a.command == "watch":

@@ -1,13 +1,20 @@
 """`ttdash diff`: compare a baseline and a candidate; a CI gate.
 
 Exit codes: 0 ok; 1 when `--fail-above PCT` finds the candidate slower than the baseline by more
-than PCT percent on `--metric`; 2 bad input (a TraceError, printed by the CLI as one line).
+than PCT percent on `--metric`; 2 bad input (a TraceError, printed by the CLI as one line); 3
+when `--fail-below PCT` finds it faster by more than PCT percent (the target is out of date). A
+change smaller than `--min-delta-us` in absolute time never fails. The rules:
+ttdash.model.gate.decide.
+
+The gate's line is written once to the terminal: in the report when a table or markdown report
+goes to stdout (its Gate line), else on stderr (json, csv, --output, the interactive view). A
+json report holds it as its ``gate`` object, a table or markdown file written with --output as
+its Gate line.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
 
 from ..model.errors import TraceError
 from .common import (
@@ -16,38 +23,25 @@ from .common import (
     load_view,
     load_views,
     refuse_input_as_output,
+    stderr_line,
     write_output,
 )
 from .options import DiffOptions
 
-EXIT_OK, EXIT_REGRESSION = 0, 1
+EXIT_OK, EXIT_REGRESSION, EXIT_FASTER = 0, 1, 3
 
 
-def gate(result, fail_above: float | None, metric: str, err: TextIO | None = None,
-         allow_arch_mismatch: bool = False) -> int:
-    """Exit code of --fail-above: 1 (with one line on stderr) when the candidate is slower by
-    more than `fail_above` percent on `metric` (its totals, or the ops both sides ran:
-    DiffResult.gate_pct); 2 (a TraceError) when the comparison cannot be trusted (fail closed:
-    DiffResult.problems, the rules of ttdash.model.gate); else 0."""
-    if fail_above is None:
-        return EXIT_OK
+def gate(result, limits, metric: str, allow_arch_mismatch: bool = False):
+    """The gate's outcome (model.gate.Outcome; None without --fail-above/--fail-below). Raises
+    a TraceError (exit 2) when the comparison cannot be trusted (fail closed:
+    DiffResult.problems, the rules of ttdash.model.gate)."""
+    if not limits.active:
+        return None
     problems = result.problems(metric, allow_arch_mismatch=allow_arch_mismatch)
     if problems:
-        raise TraceError(None, "--fail-above cannot trust this comparison: "
-                         + "; ".join(problems))
-    pct = result.gate_pct(metric)  # the totals' change, or the common ops' when larger
-    s = result.spread(metric)
-    if (pct > fail_above and s is not None and s.within_noise
-            and pct == result.slower_pct(metric)):
-        (err or sys.stderr).write(f"ttdash: {pct:+.2f}% is within the run-to-run noise "
-                                  f"({s.text()}): not a regression\n")
-        return EXIT_OK
-    if pct > fail_above:
-        (err or sys.stderr).write(
-            f"ttdash: regression: {result.verdict(metric)}, above --fail-above "
-            f"{fail_above:g}%\n")
-        return EXIT_REGRESSION
-    return EXIT_OK
+        flag = "--fail-above" if limits.fail_above is not None else "--fail-below"
+        raise TraceError(None, f"{flag} cannot trust this comparison: " + "; ".join(problems))
+    return result.gate(limits, metric)
 
 
 def _check_windows(baseline, candidate) -> None:
@@ -69,7 +63,9 @@ def _run_totals(path: str, opts: DiffOptions) -> dict:
 def diff(opts: DiffOptions) -> int:
     """The `ttdash diff` command (see the module docstring for exit codes)."""
     from ..health.telemetry import readings_for_report, summarize
+    from ..model.context import with_readings
     from ..model.diff import diff_traces
+    from ..model.gate import Limits
     from ..report.diff import render_diff
 
     refuse_input_as_output(opts.out, [opts.baseline, opts.candidate, *opts.baseline_runs,
@@ -82,8 +78,11 @@ def diff(opts: DiffOptions) -> int:
     baseline, candidate = load_views([opts.baseline, opts.candidate], opts.window, columns)
     _check_windows(baseline, candidate)
     result = diff_traces(baseline, candidate, top=opts.top)
-    result.telemetry = {side: summarize(readings_for_report(v.trace.path, v.trace.devices))
-                        for side, v in (("baseline", baseline), ("candidate", candidate))}
+    for side, v in (("baseline", baseline), ("candidate", candidate)):
+        readings = readings_for_report(v.trace.path, v.trace.devices)
+        result.telemetry[side] = summarize(readings)
+        if side in result.context:
+            result.context[side] = with_readings(result.context[side], readings)
     if opts.baseline_runs or opts.candidate_runs:
         result.runs = {
             "baseline": [baseline.totals()] + [_run_totals(p, opts) for p in opts.baseline_runs],
@@ -102,13 +101,28 @@ def diff(opts: DiffOptions) -> int:
                 if isinstance(rc, int) and rc not in (EXIT_OK, EXIT_REGRESSION):
                     return rc
                 fmt = None
+    limits = Limits(opts.fail_above, opts.fail_below, opts.min_delta_us)
+    problem: TraceError | None = None
+    try:
+        outcome = gate(result, limits, opts.metric, opts.allow_arch_mismatch)
+    except TraceError as exc:  # the report is still written, then exit 2
+        outcome, problem = None, exc
+    # A table or markdown report on stdout carries the gate's line; else it goes to stderr.
+    carried = fmt in ("table", "markdown") and not opts.out.output
     if fmt is not None:
         color = color_wanted(fmt, opts.out)
+        shown = outcome if fmt in ("table", "markdown", "json") else None
         try:
-            write_output(opts.out, lambda out: render_diff(result, fmt, out, top=opts.top,
-                                                           metric=opts.metric, color=color))
+            write_output(opts.out, lambda out: render_diff(
+                result, fmt, out, top=opts.top, metric=opts.metric, color=color, gate=shown,
+                limits=limits.as_dict()))
             sys.stdout.flush()
         except BrokenPipeError:  # `diff ... | head`: the gate still decides the exit code
             drop_stdout()
-    return gate(result, opts.fail_above, opts.metric,
-                allow_arch_mismatch=opts.allow_arch_mismatch)
+    if problem is not None:
+        raise problem
+    if outcome is None:
+        return EXIT_OK
+    if outcome.kind != "pass" and not carried:
+        stderr_line(outcome.line)
+    return outcome.exit_code

@@ -82,6 +82,8 @@ class DiffOptions:
     baseline_runs: tuple[str, ...] = ()  # more runs of each side (the first is aligned)
     candidate_runs: tuple[str, ...] = ()
     fail_above: float | None = None
+    fail_below: float | None = None  # faster by more than this fails too (exit 3)
+    min_delta_us: float | None = None  # a change under this (absolute us) never fails
     metric: str = DEFAULT_METRIC
     allow_arch_mismatch: bool = False
     top: int = 10

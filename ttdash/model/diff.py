@@ -11,9 +11,26 @@ regions, prefix/suffix trimming, exact weighted LCS for small segments, anchors 
 polish, moves). This module turns the two op tables into its integer inputs:
 
 * *signature* ids: op code + each input's W/Z/Y/X + each input's dtype, factorised by pandas
-  over both traces; *op code* ids for the fallback when shapes changed;
+  over both traces;
+* *attribute* ids, the first fallback when shapes or dtypes changed: op code + the ATTRIBUTES
+  normalised as tt-metal's ``tools/tracy/compare_ops_perf_bar_chart.py`` pairs ops + a shape
+  bucket (:func:`ttdash.model.signature.attribute_keys`; only when both files' ATTRIBUTES can be
+  read); *op code* ids for the last fallback;
 * *region* ids, when both views have signposts: the runs of ops between signposts keyed by
   (signpost name, occurrence), so a paired region is aligned on its own.
+
+Every pair says what it was matched on (``match``): ``exact`` (the signature), ``attributes``
+or ``op_code``.
+
+What changed
+------------
+For every matched pair, the fields that differ between its two ops (math fidelity, core count,
+each tensor's memory, dtype, layout and shape, every ATTRIBUTES field, program cache hit) are
+named: ``change`` numbers the pair's change set (``DiffResult.compared.sets``, -1: none),
+``cause`` says it ("fidelity HiFi2 -> HiFi4; cores 64 -> 32"); ``by_op_code`` has a ``cause``
+too. The rules: :mod:`ttdash.model.changes`. What changed *around* the run (arch, clock,
+devices, versions, recorded AICLK and temperature): :mod:`ttdash.model.context`, named in the
+verdict when the sides differ.
 
 Multi-device: the given views are compared as they are. When a view is per-device (not merged)
 and holds several devices, each device's ops are aligned separately (devices paired by id).
@@ -74,11 +91,27 @@ import pandas as pd
 
 # The aligner lived here before ttdash.model.align; its public names stay importable from here.
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
+from .attributes import ATTRIBUTES, CACHE_HIT, extra_columns
+from .changes import Change, Compared, FieldRow, cause_text, group_causes
 from .columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
+from .context import RunContext, clock_note, differences, run_context, version_columns
 from .errors import TraceError
-from .gate import METRICS, Basis, SideTotals, joint_pauses, missing_tail, side_totals
+from .gate import (
+    METRICS,
+    Basis,
+    Limits,
+    Outcome,
+    SideTotals,
+    decide,
+    joint_pauses,
+    median_pct,
+    missing_tail,
+    side_totals,
+)
+from .gate import Change as GateChange
 from .pairs import (  # noqa: F401  (the pair vocabulary is part of this module's interface)
     GROUP_COLUMNS,
+    MATCH_ATTRIBUTES,
     MATCH_OP_CODE,
     MATCH_SIGNATURE,
     PAIR_COLUMNS,
@@ -88,13 +121,14 @@ from .pairs import (  # noqa: F401  (the pair vocabulary is part of this module'
     group,
     pairs_frame,
 )
-from .runs import Spread, iteration_totals, spread
+from .runs import METRIC_TOTALS, Spread, iteration_totals, spread
 from .signature import (  # noqa: F401  (the noise constants are documented above)
     IQR_TO_SIGMA,
     NO_SIGNPOST_LABEL,
     NOISE_K,
     NOISE_MAX_SIGMA,
     NOISE_MIN_SAMPLES,
+    attribute_keys,
     noise_sigma,
     region_keys,
     region_labels,
@@ -147,6 +181,10 @@ class DiffResult:
     iterations: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
     #: what a gate decides on (ttdash.model.gate); set by diff_traces
     basis: Basis = field(default=None)  # type: ignore[assignment]
+    #: the compared fields of both sides' ops and the pairs' change sets (model.changes)
+    compared: Compared = field(default_factory=Compared)
+    #: each side's facts around the run (model.context): "baseline", "candidate"
+    context: dict[str, RunContext] = field(default_factory=dict)
 
     def spread(self, metric: str = DEFAULT_METRIC) -> Spread | None:
         """Run-to-run spread of `metric` (None without several runs on a side)."""
@@ -164,12 +202,14 @@ class DiffResult:
 
     # ------------------------------------------------------------ regressions and top lists
     def _matched_mask(self, include_noise: bool = False) -> np.ndarray:
-        """Per row of ``pairs``: an exactly matched pair (same op signature; moved ones included;
-        op-code-only pairs compare different shapes and are left out), and, unless
-        ``include_noise``, not labelled within noise (an unknown label counts as not within)."""
+        """Per row of ``pairs``: a pair of the same op (matched by signature or by attributes:
+        the same op code, normalised ATTRIBUTES and shape bucket, whose ``cause`` names the
+        shape or dtype that changed; moved ones included; op-code-only pairs may compare two
+        different ops and are left out), and, unless ``include_noise``, not labelled within
+        noise (an unknown label counts as not within)."""
         p = self.pairs
-        mask = ((p["status"] == STATUS_MATCHED) & (p["match"] == MATCH_SIGNATURE)
-                ).to_numpy(dtype=bool)
+        mask = ((p["status"] == STATUS_MATCHED) & p["match"].isin(
+            (MATCH_SIGNATURE, MATCH_ATTRIBUTES))).to_numpy(dtype=bool)
         if not include_noise:
             mask = mask & ~p["within_noise"].fillna(False).to_numpy(dtype=bool)
         return mask
@@ -276,6 +316,36 @@ class DiffResult:
             "is_signpost": np.zeros(len(p), dtype=bool),
         })
 
+    # ------------------------------------------------------------ what changed
+    def changed(self, row: int) -> tuple[Change, ...]:
+        """What changed between the two ops of ``pairs`` row `row` (by position)."""
+        k = _column(self.pairs, "change", -1)[row]
+        return self.compared.sets[int(k)] if k is not None and int(k) >= 0 else ()
+
+    def pair_fields(self, row: int) -> list[FieldRow]:
+        """Every compared field of ``pairs`` row `row` (by position) on both sides, the changed
+        ones marked: the diff details' side-by-side view."""
+        r = self.pairs.iloc[row]
+        a = None if pd.isna(r["baseline_pos"]) else int(r["baseline_pos"])
+        b = None if pd.isna(r["candidate_pos"]) else int(r["candidate_pos"])
+        return self.compared.side_by_side(a, b)
+
+    def context_changes(self) -> list[Any]:
+        """What differs around the run (model.context.differences), [] when unknown."""
+        a, b = self.context.get("baseline"), self.context.get("candidate")
+        return differences(a, b) if a is not None and b is not None else []
+
+    def context_text(self, metric: str = DEFAULT_METRIC) -> str | None:
+        """"around the run: clock 1000 -> 800 MHz; the clock change ... explains ..." (None when
+        nothing differs)."""
+        diffs = self.context_changes()
+        if not diffs:
+            return None
+        text = "around the run: " + "; ".join(d.text() for d in diffs)
+        note = clock_note(self.context["baseline"], self.context["candidate"],
+                          self.delta_pct.get("device"))
+        return text + (f" ({note})" if note else "")
+
     # ------------------------------------------------------------ verdict
     def slower_pct(self, metric: str = DEFAULT_METRIC) -> float | None:
         """How much slower the candidate is than the baseline on `metric` (percent): the change
@@ -318,6 +388,9 @@ class DiffResult:
         common = self.basis.common_text(metric)
         if common is not None:
             out.append(common)
+        around = self.context_text(metric)
+        if around is not None:
+            out.append(around)
         if metric in ("wall", "pauses"):
             for side, t in (("baseline", self.baseline_totals),
                             ("candidate", self.candidate_totals)):
@@ -343,6 +416,34 @@ class DiffResult:
     def match_rate(self) -> float:
         """Matched ops / ops of the longer side (1.0 for a trace against itself)."""
         return self.basis.match_rate
+
+    def median_pct(self, metric: str = DEFAULT_METRIC) -> float | None:
+        """Median vs median of the runs' totals on `metric` (None without several runs)."""
+        key = METRIC_TOTALS.get(metric)
+        if key is None or not self.runs:
+            return None
+        return median_pct(self.runs.get("baseline", []), self.runs.get("candidate", []), key)
+
+    def gate_change(self, metric: str = DEFAULT_METRIC) -> GateChange:
+        """What a gate on `metric` judges (model.gate.Change)."""
+        slower = self.slower_pct(metric)
+        gate = self.gate_pct(metric)
+        s = self.spread(metric)
+        if s is not None:
+            whole_us = float(np.mean(s.candidate) - np.mean(s.baseline))
+        else:
+            whole_us = self.candidate_totals.metric(metric) - self.baseline_totals.metric(metric)
+        b, c = self.basis.common[metric]
+        gate_us = whole_us if gate == slower else c - b
+        return GateChange(metric=metric, verdict=self.verdict(metric), slower_pct=slower,
+                          gate_pct=gate, slower_us=whole_us, gate_us=gate_us,
+                          within_noise=bool(s is not None and s.within_noise),
+                          noise_text=s.text() if s is not None else "",
+                          median_pct=self.median_pct(metric))
+
+    def gate(self, limits: Limits, metric: str = DEFAULT_METRIC) -> Outcome:
+        """The gate's outcome (model.gate.decide); check :meth:`problems` first."""
+        return decide(limits, self.gate_change(metric))
 
 
 # ==================================================================== the diff
@@ -373,6 +474,12 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     a_sig, b_sig, a_code, b_code = signatures(a, a_ops, b, b_ops)
+    a_extra = extra_columns(a, a_ops, (ATTRIBUTES, CACHE_HIT, *version_columns(a.trace.header)))
+    b_extra = extra_columns(b, b_ops, (ATTRIBUTES, CACHE_HIT, *version_columns(b.trace.header)))
+    a_attr = b_attr = None
+    if ATTRIBUTES in a_extra and ATTRIBUTES in b_extra:
+        a_attr, b_attr = attribute_keys(a, a_ops, a_extra[ATTRIBUTES], b, b_ops,
+                                        b_extra[ATTRIBUTES])
     use_regions = bool(len(a.trace.signposts)) and bool(len(b.trace.signposts))
     if use_regions:
         keys = pd.concat([region_keys(a, a_ops), region_keys(b, b_ops)], ignore_index=True)
@@ -388,7 +495,9 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     for dev, ia, ib in device_groups(a_ops, b_ops, per_device):
         al = align_sequences(a_sig[ia], b_sig[ib], a_code[ia], b_code[ib],
                              a_reg[ia] if use_regions else None,
-                             b_reg[ib] if use_regions else None)
+                             b_reg[ib] if use_regions else None,
+                             a_attr=a_attr[ia] if a_attr is not None else None,
+                             b_attr=b_attr[ib] if b_attr is not None else None)
         tail += missing_tail(len(ia), len(ib), al.a, al.b)
         parts_a.append(ia[al.a])
         parts_b.append(ib[al.b])
@@ -408,7 +517,22 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
         sig_b, iterations["candidate"] = noise_sigma(b, b_ops)
 
     pairs = pairs_frame(a, b, a_ops, b_ops, ma, mb, moved, a_sig, b_sig, sig_a, sig_b,
-                         per_device)
+                         per_device, a_attr, b_attr)
+    seconds["frame"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    compared = Compared.of(a, a_ops, a_extra, b, b_ops, b_extra)
+    status = pairs["status"].to_numpy(dtype=object)
+    m = status == STATUS_MATCHED
+    change = np.full(len(pairs), -1, dtype=np.int64)
+    change[m] = compared.compare(pairs["baseline_pos"].astype("float64").to_numpy()[m]
+                                 .astype(np.int64),
+                                 pairs["candidate_pos"].astype("float64").to_numpy()[m]
+                                 .astype(np.int64))
+    texts = np.array([cause_text(cs) or None for cs in compared.sets] + [None], dtype=object)
+    pairs["change"] = change
+    pairs["cause"] = texts[change]  # -1: the trailing None
+    seconds["changes"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     bt, ct = joint_pauses(pairs, side_totals(a), side_totals(b), a.pause_above_us)
     basis = Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])))
     delta = {m: basis.whole_pct(m) for m in METRICS}
@@ -417,10 +541,12 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     by_code = group(pairs, "op_code", total_delta)
     by_code = by_code.reindex(by_code["delta_us"].abs().sort_values(
         ascending=False, kind="stable").index).reset_index(drop=True)
+    causes = group_causes(pairs["op_code"].astype(object).fillna("").to_numpy(dtype=object),
+                          change, pairs["delta_us"].to_numpy(dtype="float64"), compared.sets)
+    by_code["cause"] = by_code["op_code"].map(causes).astype(object)
     by_region = (group(pairs, "region", total_delta).reset_index(drop=True)
                  if (len(a.trace.signposts) or len(b.trace.signposts)) else
                  pd.DataFrame(columns=["region", *GROUP_COLUMNS]))
-    status = pairs["status"].to_numpy(dtype=object)
     wn = pairs["within_noise"]
     counts = {
         "matched": int((status == STATUS_MATCHED).sum()),
@@ -428,17 +554,29 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
         "removed": int((status == STATUS_REMOVED).sum()),
         "moved": int(moved.sum()),
         "op_code_only": int((pairs["match"] == MATCH_OP_CODE).sum()),
+        "by_attributes": int((pairs["match"] == MATCH_ATTRIBUTES).sum()),
+        "changed": int((change >= 0).sum()),
         "within_noise": int(wn.fillna(False).astype(bool).sum()),
         "noise_known": int(wn.notna().sum()),
     }
     noise_info = {"enabled": noise, "rule": f"|delta_pct| <= {NOISE_K:g} * 100 * "
                   "sqrt(sigma_a^2 + sigma_b^2), sigma = IQR / 1.349 / median across iterations",
                   "iterations": iterations}
-    seconds["frame"] = time.perf_counter() - t0
+    seconds["frame"] += time.perf_counter() - t0
     its = {side: it for side, v in (("baseline", a), ("candidate", b))
            if (it := iteration_totals(v)) is not None}
     return DiffResult(baseline=a, candidate=b, pairs=pairs, baseline_totals=bt,
                       candidate_totals=ct, delta_pct=delta, speedup=speed, by_op_code=by_code,
                       by_region=by_region, counts=counts, noise=noise_info,
                       per_device=per_device, seconds=seconds, top=top, iterations=its,
-                      basis=basis)
+                      basis=basis, compared=compared,
+                      context={"baseline": run_context(a, a_extra),
+                               "candidate": run_context(b, b_extra)})
+
+
+def _column(frame: pd.DataFrame, name: str, default: Any = None) -> np.ndarray:
+    """A column of `frame` as objects (`default` everywhere when it has none: a hand-made
+    pairs table)."""
+    if name in frame.columns:
+        return frame[name].astype(object).to_numpy()
+    return np.full(len(frame), default, dtype=object)

@@ -255,3 +255,126 @@ class Basis:
             out.append(f"the baseline's {METRIC_NAMES[metric]} total is zero: no percentage "
                        "can be computed")
         return out
+
+
+# ==================================================================== the decision
+
+EXIT_OK, EXIT_REGRESSION, EXIT_FASTER = 0, 1, 3  # 2: bad input (a TraceError)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a gate holds a change to (percent of the baseline; microseconds).
+
+    ``fail_above``: slower by more than this fails (exit 1). ``fail_below``: faster by more than
+    this fails too (exit 3): the target is out of date, as tt-metal's ``check_device_perf``
+    fails a run that beats its expected time by more than the margin. ``min_delta_us``: a change
+    smaller than this in absolute time never fails, whatever its percentage (a floor, as
+    tt-metal's kernel-perf gate proposes a minimum number of cycles)."""
+
+    fail_above: float | None = None
+    fail_below: float | None = None
+    min_delta_us: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.fail_above is not None or self.fail_below is not None
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"fail_above": self.fail_above, "fail_below": self.fail_below,
+                "min_delta_us": self.min_delta_us}
+
+
+@dataclass(frozen=True)
+class Change:
+    """The change a gate judges: percentages and absolute sizes (us) on its metric."""
+
+    metric: str
+    verdict: str  # the diff's sentence
+    slower_pct: float | None  # (candidate - baseline) / baseline of the totals (runs: means)
+    gate_pct: float | None  # the larger of that and the common ops' change
+    slower_us: float  # candidate - baseline of the totals (runs: of the means)
+    gate_us: float  # the absolute change behind gate_pct
+    within_noise: bool = False  # several runs: the bootstrap interval holds 0
+    noise_text: str = ""
+    median_pct: float | None = None  # several runs: median vs median
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a gate decided: ``kind`` (pass, regression, faster, floor, noise, median), the exit
+    code, one line saying it with the verdict (``line``) and a short one for a report that
+    already prints the verdict (``short``)."""
+
+    kind: str
+    exit_code: int
+    line: str
+    short: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"outcome": self.kind, "exit_code": self.exit_code, "line": self.line}
+
+
+def decide(limits: Limits, c: Change) -> Outcome:
+    """The gate's outcome (the rules are the Limits docstring's; several runs: a regression
+    needs the mean's change above the limit with its interval clear of 0, and the median's
+    change above the limit too: one slow run moves the mean, not the median)."""
+    what = METRIC_NAMES[c.metric].split(" (")[0]
+    pct = c.gate_pct
+    if limits.fail_above is not None and pct is not None and pct > limits.fail_above:
+        tag = f"{pct:+.2f}% on {what}"
+        floor = limits.min_delta_us
+        if floor is not None and abs(c.gate_us) < floor:
+            msg = (f"{tag} ({c.gate_us:+,.1f} us) is under --min-delta-us {floor:g}: not a "
+                   "regression")
+            return Outcome("floor", EXIT_OK, msg, "pass: " + msg)
+        if c.within_noise and pct == c.slower_pct:
+            msg = f"{pct:+.2f}% is within the run-to-run noise ({c.noise_text}): not a regression"
+            return Outcome("noise", EXIT_OK, msg, "pass: " + msg)
+        if c.median_pct is not None and c.median_pct <= limits.fail_above \
+                and pct == c.slower_pct:
+            msg = (f"the mean is {pct:+.2f}% on {what} but the median run only "
+                   f"{c.median_pct:+.2f}% (--fail-above {limits.fail_above:g}%): one run is "
+                   "an outlier, not a regression")
+            return Outcome("median", EXIT_OK, msg, "pass: " + msg)
+        limit = f"above --fail-above {limits.fail_above:g}%"
+        return Outcome("regression", EXIT_REGRESSION, f"REGRESSION: {c.verdict}, {limit}",
+                       f"REGRESSION (exit {EXIT_REGRESSION}): {tag}, {limit}")
+    faster = -c.slower_pct if c.slower_pct is not None else None
+    if limits.fail_below is not None and faster is not None and faster > limits.fail_below:
+        tag = f"{-faster:+.2f}% on {what}"
+        floor = limits.min_delta_us
+        if floor is not None and abs(c.slower_us) < floor:
+            msg = (f"{tag} ({c.slower_us:+,.1f} us) is under --min-delta-us {floor:g}: "
+                   "not faster than expected")
+            return Outcome("floor", EXIT_OK, msg, "pass: " + msg)
+        if c.within_noise:
+            msg = f"{tag} is within the run-to-run noise ({c.noise_text})"
+            return Outcome("noise", EXIT_OK, msg, "pass: " + msg)
+        if c.median_pct is not None and -c.median_pct <= limits.fail_below:
+            msg = (f"the mean is {tag} but the median run only {c.median_pct:+.2f}%: one run "
+                   "is an outlier")
+            return Outcome("median", EXIT_OK, msg, "pass: " + msg)
+        limit = (f"beyond --fail-below {limits.fail_below:g}%: update the baseline or the "
+                 "target")
+        return Outcome("faster", EXIT_FASTER, f"FASTER THAN EXPECTED: {c.verdict}, {limit}",
+                       f"FASTER THAN EXPECTED (exit {EXIT_FASTER}): {tag}, {limit}")
+    bits = []
+    if limits.fail_above is not None:
+        bits.append(f"--fail-above {limits.fail_above:g}%")
+    if limits.fail_below is not None:
+        bits.append(f"--fail-below {limits.fail_below:g}%")
+    shown = f"{pct:+.2f}% on {what}" if pct is not None else f"no change on {what}"
+    msg = f"{shown} is within {' and '.join(bits)}"
+    return Outcome("pass", EXIT_OK, msg, "pass: " + msg)
+
+
+def median_pct(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], key: str
+               ) -> float | None:
+    """Median vs median of per-run totals (`key` of View.totals()), percent; None without
+    several runs on a side or with a zero baseline median."""
+    if len(baseline) < 2 and len(candidate) < 2:
+        return None
+    a = float(np.median([t[key] for t in baseline]))
+    b = float(np.median([t[key] for t in candidate]))
+    return pct(a, b)

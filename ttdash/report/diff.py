@@ -6,23 +6,27 @@ import json
 import math
 from typing import TextIO
 
+import numpy as np
 import pandas as pd
 
 from ..format import fmt_int, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
+from ..model.gate import Outcome
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
                   "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
-                  "gap_delta_us", "size", "region", "match", "moved", "within_noise", "noise_pct")
+                  "gap_delta_us", "size", "region", "match", "moved", "within_noise", "noise_pct",
+                  "cause")
 CSV_FIELDS = ("baseline_id", "candidate_id", "op_code", "size", "status", "match", "moved",
               "baseline_us", "candidate_us", "delta_us", "delta_pct", "baseline_gap_us",
               "candidate_gap_us", "gap_delta_us", "baseline_bound", "candidate_bound", "region",
-              "within_noise", "noise_pct")
-CSV_TEXT = ("op_code", "size", "status", "match", "baseline_bound", "candidate_bound", "region")
+              "within_noise", "noise_pct", "cause")
+CSV_TEXT = ("op_code", "size", "status", "match", "baseline_bound", "candidate_bound", "region",
+            "cause")
 GROUP_FIELDS = ("baseline_count", "candidate_count", "baseline_us", "candidate_us", "delta_us",
-                "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us")
+                "delta_pct", "share_pct", "baseline_gap_us", "candidate_gap_us", "cause")
 CHUNK = 20_000
 
 
@@ -56,9 +60,13 @@ def _label(row: dict) -> str:
 
 # ==================================================================== summary
 
-def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
-    """(key, text) lines shared by the table and markdown outputs; the verdict first."""
+def summary_lines(result: DiffResult, metric: str, gate: Outcome | None = None
+                  ) -> list[tuple[str, str]]:
+    """(key, text) lines shared by the table and markdown outputs; the verdict first, then the
+    gate's outcome when one is given (the report carries it: it is not repeated on stderr)."""
     lines = [("Verdict", result.verdict(metric))]
+    if gate is not None:
+        lines.append(("Gate", gate.short))
     problems = result.problems(metric)
     if problems:
         lines.append(("Not comparable", "; ".join(problems)))
@@ -70,10 +78,17 @@ def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
                   f"{b.pauses} in the baseline ({fmt_us(b.pauses_us)}), {c_.pauses} in the "
                   f"candidate ({fmt_us(c_.pauses_us)}); steady state leaves them out"))
     c = result.counts
-    lines.append(("Ops", f"{c['matched']} matched ({c['op_code_only']} by op code only, "
-                  f"{c['moved']} moved), {c['added']} added, {c['removed']} removed; "
-                  f"match rate {result.match_rate:.1%}"
+    lines.append(("Ops", f"{c['matched']} matched ({c.get('by_attributes', 0)} by attributes, "
+                  f"{c['op_code_only']} by op code only, {c['moved']} moved), {c['added']} "
+                  f"added, {c['removed']} removed; match rate {result.match_rate:.1%}"
                   + ("; aligned per device" if result.per_device else "")))
+    if c.get("changed"):
+        lines.append(("Changed", f"{c['changed']} matched ops differ from their pair (the "
+                      "Cause column names what; compared: "
+                      + ", ".join(_compared_names(result)) + ")"))
+    around = result.context_changes()
+    if around:
+        lines.append(("Around the run", "; ".join(d.text() for d in around)))
     its = result.noise.get("iterations", {})
     if c.get("noise_known"):
         desc = "; ".join(f"{side} " + ", ".join(f"{name} x{n}" for name, n in d.items())
@@ -100,6 +115,19 @@ def summary_lines(result: DiffResult, metric: str) -> list[tuple[str, str]]:
             lines.append(("Corrupt timing", f"{tot.corrupt_rows} rows in the {side}, left out "
                           "of totals"))
     return lines
+
+
+def _compared_names(result: DiffResult) -> list[str]:
+    """What was compared, in words ("fidelity, cores, tensors, ATTRIBUTES")."""
+    keys = result.compared.compared
+    names = [k for k in ("fidelity", "cores") if k in keys]
+    if any(k.startswith(("in", "out")) for k in keys):
+        names.append("tensors (memory, dtype, layout, shape)")
+    if "attributes" in keys:
+        names.append("ATTRIBUTES")
+    if "program_cache" in keys:
+        names.append("program cache hit")
+    return names or ["nothing"]
 
 
 def totals_rows(result: DiffResult, metric: str = DEFAULT_METRIC
@@ -133,13 +161,40 @@ def _side_json(result: DiffResult, side: str) -> dict:
     return d
 
 
-def _records(df: pd.DataFrame, fields: tuple[str, ...]) -> str:
+def _records(df: pd.DataFrame, fields: tuple[str, ...], changed: list | None = None) -> str:
+    """JSON records of `fields`; with `changed` (one object per change set), a ``changed``
+    object per row ({key: {baseline, candidate}}; null when nothing changed)."""
     if not len(df):
         return "[]"
-    return records_json(export_frame(df, fields), double_precision=6)
+    frame = export_frame(df, tuple(f for f in fields if f in df.columns))
+    if changed is not None:
+        codes = (df["change"].to_numpy(dtype="int64") if "change" in df.columns
+                 else np.full(len(df), -1, dtype="int64"))
+        lookup = np.array(changed + [None], dtype=object)
+        frame["changed"] = lookup[codes]
+    return records_json(frame, double_precision=6)
 
 
-def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: int = 10) -> None:
+def _changed_objects(result: DiffResult) -> list:
+    return [{c.key: {k: _clean(v) for k, v in c.as_dict().items()} for c in s}
+            for s in result.compared.sets]
+
+
+def _context_json(result: DiffResult, metric: str) -> dict | None:
+    ctx = result.context
+    if not ctx:
+        return None
+    from ..model.context import clock_note
+
+    b, c = ctx.get("baseline"), ctx.get("candidate")
+    return {"baseline": b.as_dict() if b else None, "candidate": c.as_dict() if c else None,
+            "changed": {d.key: d.as_dict() for d in result.context_changes()},
+            "clock_note": clock_note(b, c, result.delta_pct.get("device")) if b and c
+            else None}
+
+
+def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: int = 10,
+            gate: Outcome | None = None, limits: dict | None = None) -> None:
     head = {
         "baseline": _side_json(result, "baseline"),
         "candidate": _side_json(result, "candidate"),
@@ -169,21 +224,26 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "per_device": result.per_device,
         "noise": result.noise,
         "telemetry": result.telemetry or None,
+        "context": _context_json(result, metric),
+        "compared": result.compared.compared,
+        "median_pct": _clean(result.median_pct(metric)),
+        "gate": ({**(limits or {}), **gate.as_dict()} if gate is not None else None),
     }
     fields = JSON_OP_FIELDS + (("device",) if result.per_device else ())
     text = json.dumps(json_clean(head), separators=(",", ":"), allow_nan=False,
                       ensure_ascii=False)
     out.write(text[:-1] + ',"ops":[')
     pairs = result.pairs
+    changed = _changed_objects(result)
     for start in range(0, len(pairs), CHUNK):  # bounded memory for 100k+ ops
-        chunk = _records(pairs.iloc[start:start + CHUNK], fields)
+        chunk = _records(pairs.iloc[start:start + CHUNK], fields, changed)
         out.write(("," if start else "") + chunk[1:-1])
     out.write('],"by_op_code":' + _records(result.by_op_code, ("op_code",) + GROUP_FIELDS))
-    out.write(',"by_region":' + _records(result.by_region, ("region",) + GROUP_FIELDS))
+    out.write(',"by_region":' + _records(result.by_region, ("region",) + GROUP_FIELDS[:-1]))
     top_fields = ("baseline_id", "candidate_id", "op_code", "baseline_us", "candidate_us",
-                  "delta_us", "delta_pct", "region")
-    out.write(',"top_regressions":' + _records(result.regressions(top), top_fields))
-    out.write(',"top_improvements":' + _records(result.improvements(top), top_fields))
+                  "delta_us", "delta_pct", "region", "match", "cause")
+    out.write(',"top_regressions":' + _records(result.regressions(top), top_fields, changed))
+    out.write(',"top_improvements":' + _records(result.improvements(top), top_fields, changed))
     out.write("}\n")
 
 
@@ -200,11 +260,18 @@ def to_csv(result: DiffResult, out: TextIO) -> None:
 def _op_rows(df: pd.DataFrame, kind: str) -> tuple[list[str], list[list[str]]]:
     """Header and text cells of a top list ("change", "added" or "removed")."""
     has_region = df["region"].notna().any() if len(df) else False
+    has_cause = kind == "change" and "cause" in df.columns and bool(df["cause"].notna().any())
+    not_exact = kind == "change" and "match" in df.columns and bool(
+        (df["match"].astype(object) != "exact").any())
     if kind == "change":
         head = ["#", "Op", "Baseline ID", "Candidate ID", "Baseline", "Candidate", "Delta",
                 "Delta %"]
     else:
         head = ["#", "Op", "ID", "Device time", "Op-to-op gap"]
+    if not_exact:
+        head.append("Matched on")
+    if has_cause:
+        head.append("Cause")
     if has_region:
         head.append("Region")
     rows = []
@@ -218,6 +285,10 @@ def _op_rows(df: pd.DataFrame, kind: str) -> tuple[list[str], list[list[str]]]:
             side = "candidate" if kind == "added" else "baseline"
             cells = [str(i), _label(r), fmt_int(_clean(r[f"{side}_id"])),
                      fmt_us(r[f"{side}_us"]), fmt_us(r[f"{side}_gap_us"])]
+        if not_exact:
+            cells.append(str(r["match"]))
+        if has_cause:
+            cells.append("" if is_missing(r.get("cause")) else str(r["cause"]))
         if has_region:
             cells.append("" if is_missing(r["region"]) else str(r["region"]))
         rows.append(cells)
@@ -228,12 +299,19 @@ def _group_rows(df: pd.DataFrame, key: str, top: int) -> tuple[list[str], list[l
     head = ["Op code" if key == "op_code" else "Region", "Ops (baseline / candidate)",
             "Baseline", "Candidate", "Delta", "Delta %", "Share of delta"]
     g = df.reindex(df["delta_us"].abs().sort_values(ascending=False, kind="stable").index)
+    g = g.head(top)
+    has_cause = "cause" in g.columns and bool(g["cause"].notna().any())
+    if has_cause:
+        head.append("Cause")
     rows = []
-    for r in g.head(top).to_dict(orient="records"):
-        rows.append([str(r[key]), f"{int(r['baseline_count'])} / {int(r['candidate_count'])}",
-                     fmt_us(r["baseline_us"]), fmt_us(r["candidate_us"]),
-                     signed_us(r["delta_us"]), signed_pct(r["delta_pct"]),
-                     "" if is_missing(r["share_pct"]) else f"{r['share_pct']:.1f}%"])
+    for r in g.to_dict(orient="records"):
+        cells = [str(r[key]), f"{int(r['baseline_count'])} / {int(r['candidate_count'])}",
+                 fmt_us(r["baseline_us"]), fmt_us(r["candidate_us"]),
+                 signed_us(r["delta_us"]), signed_pct(r["delta_pct"]),
+                 "" if is_missing(r["share_pct"]) else f"{r['share_pct']:.1f}%"]
+        if has_cause:
+            cells.append("" if is_missing(r.get("cause")) else str(r["cause"]))
+        rows.append(cells)
     return head, rows
 
 
@@ -265,10 +343,19 @@ def _sections(result: DiffResult, top: int) -> list[tuple[str, str, tuple[list[s
 
 # ==================================================================== markdown
 
+TEXT_HEADS = ("Op", "Matched on", "Cause", "Region")
+
+
+def _left(kind: str, head: list[str]) -> set[int]:
+    """The text (left-aligned, untrusted) columns of a list."""
+    out = {i for i, h in enumerate(head) if h in TEXT_HEADS}
+    return out | ({0} if kind == "group" else set())
+
+
 def to_markdown(result: DiffResult, out: TextIO, top: int = 10,
-                metric: str = DEFAULT_METRIC) -> None:
+                metric: str = DEFAULT_METRIC, gate: Outcome | None = None) -> None:
     out.write("## ttdash diff\n\n")
-    for key, text in summary_lines(result, metric):
+    for key, text in summary_lines(result, metric, gate):
         out.write(f"- **{md_cell(key)}**: {md_cell(text)}\n")
     out.write("\n")
     out.write(md_table(["", "Baseline", "Candidate", "Delta", "Delta %", "Speed-up"],
@@ -278,16 +365,13 @@ def to_markdown(result: DiffResult, out: TextIO, top: int = 10,
         if not rows:
             out.write("None.\n")
             continue
-        left = (0,) if kind == "group" else (1,)
-        if kind != "group" and "Region" in head:
-            left = left + (len(head) - 1,)
-        out.write(md_table(head, rows, left=left))
+        out.write(md_table(head, rows, left=tuple(sorted(_left(kind, head)))))
 
 
 # ==================================================================== rich table
 
 def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAULT_METRIC,
-             color: bool = False, width: int | None = None) -> None:
+             color: bool = False, width: int | None = None, gate: Outcome | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -304,8 +388,10 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAU
     def delta_style(s: str) -> str:
         return "red" if s.startswith("+") else ("green" if s.startswith("-") else "")
 
-    for key, text in summary_lines(result, metric):
+    for key, text in summary_lines(result, metric, gate):
         style = ""
+        if key == "Gate":
+            style = "" if text.startswith("pass") else "bold red"
         if key == "Verdict":
             style = "bold red" if "slower" in text else ("bold green" if "faster" in text
                                                          else "")
@@ -331,9 +417,7 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAU
             console.print()
             console.print(Text(f"{title}: none", style="bold"))
             continue
-        left = {0} if kind == "group" else {1}
-        if kind != "group" and "Region" in head:
-            left.add(len(head) - 1)
+        left = _left(kind, head)
         signed = {4, 5} if kind == "group" else ({6, 7} if kind == "change" else set())
         table(title, head, rows, left, signed)
 
@@ -341,15 +425,18 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAU
 # ==================================================================== entry points
 
 def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10,
-                metric: str = DEFAULT_METRIC, color: bool = False) -> None:
+                metric: str = DEFAULT_METRIC, color: bool = False, gate: Outcome | None = None,
+                limits: dict | None = None) -> None:
+    """`gate`: the gate's outcome, carried by the report (json: a ``gate`` object with the
+    `limits`; table and markdown: a Gate line after the verdict)."""
     if fmt == "json":
-        to_json(result, out, metric=metric, top=top)
+        to_json(result, out, metric=metric, top=top, gate=gate, limits=limits)
     elif fmt == "csv":
         to_csv(result, out)
     elif fmt == "markdown":
-        to_markdown(result, out, top=top, metric=metric)
+        to_markdown(result, out, top=top, metric=metric, gate=gate)
     else:
-        to_table(result, out, top=top, metric=metric, color=color)
+        to_table(result, out, top=top, metric=metric, color=color, gate=gate)
 
 
 __all__ = ["render_diff", "to_json", "to_csv", "to_markdown", "to_table",
