@@ -168,6 +168,13 @@ def test_check_gates_against_the_median_of_the_last_runs(real, tmp_path, capsys)
     assert doc["regression"] and doc["pct"] > 3 and doc["baseline_runs"] == ids
     assert doc["culprits"][0]["op_code"] == "MinimalMatmulOp"
     assert doc["culprits"][0]["delta_us"] > 0
+    # the REGRESSION line once: on stdout with a table there, on stderr with json (above)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(slow),
+                       "--fail-above", "3")
+    assert rc == 1 and out.startswith("REGRESSION: steady state ") and "REGRESSION" not in err
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(slow),
+                       "--fail-above", "3", "-o", str(tmp_path / "check.txt"))
+    assert rc == 1 and out == "" and err.startswith("ttdash: REGRESSION: steady state ")
     # --last and --where narrow the history
     rc, out, _ = cli(capsys, "history", "check", "--store", store.uri, str(slow),
                      "--fail-above", "3", "--last", "2", "--where", "batch=9", "-f", "json")

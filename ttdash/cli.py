@@ -1,7 +1,8 @@
 """ttdash command line: report, open, watch, demo, diff, run, doctor, history.
 
 Exit codes: 0 ok; 1 regression found by `diff --fail-above` or `history check --fail-above` (or a
-failed `doctor` check); 2 bad input or usage; 130 interrupted.
+failed `doctor` check); 2 bad input or usage; 3 faster than expected (`diff --fail-below`); 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -179,7 +180,8 @@ def _record_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> Parser:
     p = Parser(prog="ttdash", description="Terminal dashboard for Tenstorrent profiler output "
                "(ops_perf_results CSVs and generated/profiler directories).",
-               epilog="Exit codes: 0 ok, 1 regression (diff --fail-above), 2 bad input or usage.")
+               epilog="Exit codes: 0 ok, 1 regression (diff --fail-above), 2 bad input or usage, "
+               "3 faster than expected (diff --fail-below).")
     p.add_argument("--version", action="version", version=f"ttdash {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 

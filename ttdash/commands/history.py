@@ -248,7 +248,9 @@ def check(opts: HistoryOptions) -> int:
              + (", ..." if len(others) > 5 else ""))
     write_output(opts.out, lambda out: render_check(result, opts.format, out))
     if result.failed:
-        stderr_line(result.verdict())
+        # once: a table or markdown on stdout starts with the verdict; else it goes to stderr
+        if opts.out.output or opts.format not in ("table", "markdown"):
+            stderr_line(result.verdict())
         return EXIT_REGRESSION
     return EXIT_OK
 
