@@ -26,6 +26,13 @@ GAP_LIMIT_US = 6.5
 LOW_CORES = 10
 #: Under this share of its performance model an op is coloured (model.perfmodel).
 LOW_EFF_PCT = 30.0
+#: The slowest core at this multiple of the average core's kernel time or more (PER CORE MAX /
+#: AVG): the op's work is spread unevenly; a third or more of its time the grid waits for its
+#: slowest cores (model.imbalance). The real traces with per-core times: median skew 1.01-1.08,
+#: 99th percentile 1.37-1.81.
+SKEW_FLAG = 1.5
+#: Under this share of the available worker cores an op runs on a fraction of the grid.
+LOW_GRID_PCT = 50.0
 #: tt-perf-report's bound rule: an op is DRAM- (FLOP-) bound at this % of the DRAM (FLOP) peak.
 BOUND_THRESHOLD_PCT = 65.0
 #: ttdash's split of op-to-op gaps (default of --pause-above): a gap up to this is *dispatch*
@@ -166,6 +173,8 @@ SEVERITY: dict[str, Callable[[Any], Severity | None]] = {
     "bound": bound_severity,
     "pm_eff_pct": lambda v: Severity.WARN if not is_missing(v) and float(v) < LOW_EFF_PCT
     else None,
+    "core_skew": lambda v: Severity.WARN if not is_missing(v) and float(v) >= SKEW_FLAG
+    else None,
 }
 
 COLUMNS: tuple[Column, ...] = (
@@ -262,6 +271,36 @@ COLUMNS: tuple[Column, ...] = (
     Column("pm_bound", "Model bound", "PM", "text",
            "what bounds the performance model: compute (PM COMPUTE) or bandwidth "
            "(PM BANDWIDTH), the larger of the two", width=4, priority=9, aliases=("pm",)),
+    Column("core_skew", "Core skew", "Skew", "num",
+           "DEVICE KERNEL DURATION PER CORE MAX / AVG: how much longer the op's slowest core ran "
+           f"than its average core (1.00: even; yellow from {SKEW_FLAG:g}: a third of its time "
+           "or more the grid waits for its slowest cores)", "x", 2,
+           width=5, priority=9, aliases=("skew",)),
+    Column("grid_pct", "Grid %", "Grid", "pct",
+           "CORE COUNT as a share of the AVAILABLE WORKER CORE COUNT (blank in files without it): "
+           f"under {LOW_GRID_PCT:g}% the op ran on a fraction of the chip", "%",
+           0, basis="the available worker cores", width=5, priority=9, aliases=("grid",)),
+    Column("dispatch_cq_us", "Dispatch CQ time", "CQ", "us",
+           "DISPATCH TOTAL CQ CMD OP TIME: the dispatch core's time on the op's command-queue "
+           "commands (captures that profiled the dispatch cores)", "us",
+           width=8, priority=9, aliases=("cq",)),
+    Column("go_wait_us", "Go-signal wait", "GoWait", "us",
+           "DISPATCH GO SEND WAIT TIME: the dispatch core's wait on the op's go signal to its "
+           "workers (captures that profiled the dispatch cores)", "us",
+           width=8, priority=9, aliases=("gowait",)),
+    Column("ccl_bytes", "CCL bytes", "CCL B", "num",
+           "a collective's bytes each device sends over its Ethernet links: the ring algorithm's "
+           "S x (n-1)/n (x2 for all-reduce), S the whole array (NCCL's bus-bandwidth rule)",
+           "B", 0, width=8, priority=9, aliases=("cclbytes",)),
+    Column("ccl_gbps", "CCL bus GB/s", "Bus GB/s", "num",
+           "a collective's (all-gather, reduce-scatter, all-reduce, all-to-all) bus bandwidth: "
+           "its CCL bytes over its kernel time, comparable with one link's peak whatever the "
+           "number of devices", "GB/s", 1, width=8, priority=9, aliases=("bus",)),
+    Column("ccl_link_pct", "CCL link %", "Link%", "pct",
+           "the bus bandwidth as a share of the op's links' peak: num_links (ATTRIBUTES) x the "
+           "arch's Ethernet link peak in one direction", "%", 0,
+           basis="num_links x the arch's Ethernet link peak", width=5, priority=9,
+           aliases=("link",)),
     Column("in0_memory", "Input 0 memory", "in0", "text",
            "where the op's first input tensor lives (INPUT_0_MEMORY: DRAM or L1, interleaved or "
            "height/width/block sharded); tt-perf-report's summary groups ops by op code and it, "
@@ -299,11 +338,13 @@ def compare_aliases() -> dict[str, str]:
 #: Fields of `report --format json` ops, in order.
 JSON_FIELDS = ("id", "op_code", "op_type", "device", "device_time_us", "op_to_op_us", "total_pct",
                "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "bound", "math_fidelity",
-               "signpost", "pm_eff_pct", "recoverable_us", "pm_bound")
+               "signpost", "pm_eff_pct", "recoverable_us", "pm_bound", "core_skew", "grid_pct",
+               "ccl_gbps", "ccl_link_pct")
 #: Fields of `report --format csv` and exports.
 CSV_FIELDS = JSON_FIELDS + ("category", "size", "config", "fidelity_desc", "io_dram_gbps",
                             "io_dram_pct", "corrupt", "global_call_count", "overlap_us",
-                            "busy_us", "gap_signed_us")
+                            "busy_us", "gap_signed_us", "ccl_bytes", "dispatch_cq_us",
+                            "go_wait_us")
 #: Text fields (formula-neutralised in csv).
 TEXT_FIELDS = tuple(c.key for c in COLUMNS if c.kind in ("op", "text", "bound")
                     and c.key != "corrupt")

@@ -43,6 +43,10 @@ TENSOR_RE = re.compile(r"^(INPUT|OUTPUT)_(\d+)_(W|Z|Y|X|LAYOUT|DATATYPE|MEMORY)(
 ANALYSIS_EXTRA = (
     "METAL TRACE REPLAY SESSION ID", "PM IDEAL [ns]", "PM COMPUTE [ns]", "PM BANDWIDTH [ns]",
     "DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE",  # a log's clock without FW cycles
+    # core spread and dispatch (model.imbalance), the program cache (model.progcache)
+    "DEVICE KERNEL DURATION PER CORE MAX [ns]", "DEVICE KERNEL DURATION PER CORE AVG [ns]",
+    "DISPATCH TOTAL CQ CMD OP TIME [ns]", "DISPATCH GO SEND WAIT TIME [ns]",
+    "PROGRAM HASH", "PROGRAM CACHE HIT",
 )
 MAX_HEADER_BYTES = 4 << 20
 BLOCK = 1 << 20

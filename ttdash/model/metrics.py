@@ -18,6 +18,7 @@ import pandas as pd
 from .arch import ArchSpec
 from .cells import by_unique, by_unique_rows, dtype_size, interned
 from .columns import BOUND_THRESHOLD_PCT
+from .imbalance import DISPATCH_CQ, GO_WAIT, PER_CORE_AVG, PER_CORE_MAX, imbalance_columns
 from .perfmodel import pm_columns
 from .progress import step
 
@@ -136,7 +137,8 @@ OUTPUT_COLUMNS = (
     "io_dram_pct", "io_dram_capped", "io_dram_basis", "in0_dtype", "in1_dtype", "out_dtype",
     "in0_memory", "raw_kernel_ns", "pm_ideal_ns", "dram_bytes", "in0_block_w", "out_subblock_h",
     "out_subblock_w", "sparse_nnz_missing", "gap_signed_us", "overlap_us", "busy_us", "fw_end_us",
-    "pm_eff_pct", "recoverable_us", "pm_bound",
+    "pm_eff_pct", "recoverable_us", "pm_bound", "core_skew", "grid_pct", "dispatch_cq_us",
+    "go_wait_us", "ccl_bytes", "ccl_gbps", "ccl_link_pct",
 )
 
 SHORT_DTYPE = {"FLOAT32": "FP32", "BFLOAT16": "BF16", "BFLOAT8_B": "BFP8", "BFLOAT4_B": "BFP4"}
@@ -223,6 +225,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
              ) -> tuple[dict[str, np.ndarray], tuple[bool, bool]]:
     """One chunk's columns, and the carry for the next: (a non-signpost row seen, its
     duration invalid)."""
+    from .ccl import ccl_columns  # (it reads cells with this module's helpers)
+
     n = len(rows)
     op_code = text(rows, "OP CODE").fillna("")
     op_type = text(rows, "OP TYPE")
@@ -253,8 +257,8 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
     gap_signed = np.where(ok_signed, gap / 1000.0, np.nan)
 
     cores_raw = whole(num(rows, "CORE COUNT"), 1, MAX_CORES)
-    avail = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)
-    avail = np.where(np.isnan(avail), float(arch.worker_cores), avail)
+    grid = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)  # the file's own
+    avail = np.where(np.isnan(grid), float(arch.worker_cores), grid)
     fidelity = text(rows, "MATH FIDELITY")
     per_core = fidelity.map(arch.tflops_per_core).astype("float64").to_numpy(na_value=np.nan)
 
@@ -382,6 +386,11 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
         # against the profiler's performance model (model.perfmodel)
         **pm_columns(dur, num(rows, "PM IDEAL [ns]"), num(rows, "PM COMPUTE [ns]"),
                      num(rows, "PM BANDWIDTH [ns]"), bad | is_signpost | is_host),
+        # core spread, grid use, dispatch (model.imbalance); collectives (model.ccl)
+        **imbalance_columns(num(rows, PER_CORE_MAX), num(rows, PER_CORE_AVG), cores_raw, grid,
+                            num(rows, DISPATCH_CQ), num(rows, GO_WAIT),
+                            bad | is_signpost | is_host),
+        **ccl_columns(rows, op_code, dur, bad | is_signpost | is_host, arch),
     }
     return out, carry
 

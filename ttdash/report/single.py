@@ -43,6 +43,7 @@ from .where import as_dict as where_dict
 from .where import where_lines
 from .why import as_dict as why_dict
 from .why import headline, why_lines
+from .why import sections as why_sections
 
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
@@ -131,7 +132,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     if shown.top:
         doc["ranked_by"] = {"top": shown.top, "by": RANK_FIELDS[shown.rank_by]}
     doc["where_the_time_goes"] = where_dict(view)
-    doc["performance_model"] = why_dict(view)
+    doc.update(why_dict(view))  # performance_model, core_balance, ccl_bandwidth, program_cache
     if shown.advice != "none":  # streamed: a million-op trace has hundreds of thousands
         doc["advice_summary"] = summary_of(view).as_dict()
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
@@ -316,10 +317,9 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         out.write(f"\n### {md_cell(where[1].partition(':')[0])}\n\n"
                   f"{md_cell(where[1].partition(': ')[2])}\n\n")
         out.writelines(f"- {md_cell(line.strip())}\n" for line in where[2:])
-    why = why_lines(view)
-    if why:
-        out.write(f"\n### Against the performance model\n\n{md_cell(why[1])}\n\n")
-        out.writelines(f"- {md_cell(line.strip())}\n" for line in why[2:])
+    for title, why in why_sections(view):
+        out.write(f"\n### {md_cell(title)}\n\n{md_cell(why[0])}\n\n")
+        out.writelines(f"- {md_cell(line.strip())}\n" for line in why[1:])
     if shown.advice == "full":
         sections = advice_sections(view)
     elif shown.advice == "summary":

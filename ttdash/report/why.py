@@ -1,16 +1,21 @@
-"""Why it is slow, against the profiler's performance model (model.perfmodel): the headline a
-report leads with, the section after "where the time goes", and JSON's `performance_model`."""
+"""Why it is slow: against the profiler's performance model (model.perfmodel), the headline a
+report leads with and the section after "where the time goes"; then core balance and grid use,
+collectives against the Ethernet links and the program cache (model.whyslow), a few lines each,
+per op code. JSON: `performance_model`, `core_balance`, `ccl_bandwidth`, `program_cache`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..format import fmt_us
-from ..model import View
+from ..format import fmt_share, fmt_us, plural
+from ..model import View, whyslow
+from ..model.columns import LOW_GRID_PCT, SKEW_FLAG
 from ..model.perfmodel import ModelSummary, ranking, summarise
 
 #: Groups named in the section (the rest counted); JSON has them all.
 TOP_GROUPS = 8
+#: Op codes named in each of the other sections.
+TOP_CODES = 4
 
 
 def model_summary(view: View) -> ModelSummary | None:
@@ -32,17 +37,18 @@ def headline(view: View, s: ModelSummary | None = None) -> str | None:
             f"{top['median_eff_pct']:.0f}% of its model (median over {int(top['ops']):,} ops)")
 
 
-def why_lines(view: View) -> list[str]:
+def model_lines(view: View) -> list[str]:
+    """The performance-model section: its lead sentence, the ranking, the footer."""
     s = model_summary(view)
     if s is None or not s.modelled_ops:
         return []
     r = ranking(view.op_rows)
     eff = s.ideal_us / s.modelled_us * 100 if s.modelled_us > 0 else 0.0
-    out = ["", f"Against the performance model (PM IDEAL): {s.modelled_ops:,} of "
-               f"{s.device_ops:,} device ops are modelled ({fmt_us(s.modelled_us)} of "
-               f"{fmt_us(s.device_us)} device time) and run at {eff:.0f}% of their model "
-               f"overall; {fmt_us(s.recoverable_us)} is above it "
-               f"({s.recoverable_share_pct:.1f}% of device time)"]
+    out = [f"Against the performance model (PM IDEAL): {s.modelled_ops:,} of "
+           f"{s.device_ops:,} device ops are modelled ({fmt_us(s.modelled_us)} of "
+           f"{fmt_us(s.device_us)} device time) and run at {eff:.0f}% of their model "
+           f"overall; {fmt_us(s.recoverable_us)} is above it "
+           f"({s.recoverable_share_pct:.1f}% of device time)"]
     out.append(f"  {'Recoverable':>11}  {'Share':>6}  {'Median eff':>10}  {'Ops':>6}  Op code")
     for g in r.head(TOP_GROUPS).itertuples(index=False):
         out.append(f"  {fmt_us(g.recoverable_us):>11}  {g.recoverable_share_pct:5.1f}%  "
@@ -61,7 +67,146 @@ def why_lines(view: View) -> list[str]:
     return out
 
 
-def as_dict(view: View) -> dict[str, Any] | None:
+def balance_lines(view: View) -> list[str]:
+    """Core spread, grid use and dispatch: a lead sentence and a line or two each."""
+    b = whyslow.balance(view)
+    if b is None or not (b.per_core_ops or b.grid_ops or len(b.dispatch)):
+        return []
+    if b.per_core_ops:
+        lead = (f"Core balance and grid use: {b.per_core_ops:,} ops have per-core times; "
+                f"{plural(b.skewed_ops, 'op')} run their slowest core at {SKEW_FLAG:g}x the "
+                "average or more" + (f" ({fmt_us(b.skewed_us)} device time, about "
+                                     f"{fmt_us(b.lost_us)} of it lost to the spread)"
+                                     if b.skewed_ops else ""))
+    else:
+        lead = ("Core balance and grid use: no per-core times in this file (DEVICE KERNEL "
+                "DURATION PER CORE MAX/AVG)")
+    out = [lead]
+    for g in b.skewed.head(TOP_CODES).itertuples(index=False):
+        out.append(f"  {fmt_us(g.lost_us):>9} lost  {plural(int(g.ops), 'op'):>9}  skew "
+                   f"{g.median_skew:.2f} median, {g.max_skew:.2f} max  {g.op_code} "
+                   f"(first at op {int(g.first_id)})")
+    if b.grid_ops and b.available_cores:
+        line = (f"Grid: {b.small_ops:,} of {b.grid_ops:,} ops ({fmt_us(b.small_us)}, "
+                f"{fmt_share(b.small_us / b.device_us * 100 if b.device_us else 0)} of device "
+                f"time) ran on under {LOW_GRID_PCT:g}% of the {b.available_cores:,.0f} available "
+                "worker cores")
+        if len(b.small_grid):
+            g = b.small_grid.iloc[0]
+            line += (f"; most: {g['op_code']} ({plural(int(g['ops']), 'op')}, "
+                     f"{fmt_us(g['device_us'])}, {g['median_cores']:,.0f} cores median)")
+        out.append(line)
+    if len(b.dispatch):
+        g = b.dispatch.iloc[0]
+        out.append(f"Dispatch (dispatch-core profiling): command-queue time "
+                   f"{fmt_us(b.dispatch['cq_us'].sum())}, go-signal wait "
+                   f"{fmt_us(b.dispatch['go_wait_us'].sum())} over "
+                   f"{plural(int(b.dispatch['ops'].sum()), 'op')}; most: {g['op_code']} "
+                   f"({fmt_us(g['cq_us'])} + {fmt_us(g['go_wait_us'])})")
+    return out
+
+
+def ccl_lines(view: View) -> list[str]:
+    """Collectives: per op code, bus bandwidth over its device runs against its links."""
+    c = whyslow.collectives(view)
+    if c is None:
+        return []
+    peak = (f"{c.link_peak_gbps:g} GB/s per link and direction ({view.trace.arch.name})"
+            if c.link_peak_gbps else f"no Ethernet link peak for {view.trace.arch.name}")
+    out = [f"Collectives (CCL) against the Ethernet links: bus bandwidth (NCCL's ring rule: "
+           f"each device's bytes S (n-1)/n, x2 for all-reduce, over its kernel time); {peak}"]
+    groups = c.by_op_code()
+    unlinked = False
+    for g in groups[:TOP_CODES]:
+        s = g["gbps_over_devices"]
+        if s["median"] is None:
+            out.append(f"  {g['op_code']} x{g['runs']}: no bandwidth (group size or duration "
+                       "unknown)")
+            continue
+        if g["links"] and g["link_pct_median"] is not None:
+            links = (f"{'/'.join(map(str, g['links']))} links at {g['link_pct_median']:.0f}% of "
+                     "their peak")
+        else:
+            links, unlinked = "links unknown", True
+        n = "/".join(map(str, g["n"])) or "?"
+        line = (f"  {s['median']:6.1f} GB/s  {g['op_code']} x{g['runs']} on {g['devices']} "
+                f"devices (n={n}, {links}): {s['min']:.1f}-{s['max']:.1f} over "
+                f"{g['device_rows']} device runs")
+        if g["max_skew"] is not None and g["devices"] > 1:
+            line += f"; slowest device {g['max_skew']:.2f}x the fastest"
+        if g["first_runs"]:
+            line += (f"; first runs of their programs: {g['first_runs']} of {g['runs']} (their "
+                     "times include waiting for the other devices' compile)")
+        out.append(line)
+    if len(groups) > TOP_CODES:
+        out.append(f"  and {plural(len(groups) - TOP_CODES, 'more op code')} (JSON "
+                   "ccl_bandwidth has every run)")
+    if unlinked:
+        out.append("Links unknown: num_links is in ATTRIBUTES, which this read leaves out; "
+                   "the share of the links' peak needs it")
+    return out
+
+
+def cache_lines(view: View) -> list[str]:
+    """The program cache: recompiles, programs first run inside the steady state."""
+    p = whyslow.program_cache(view)
+    if p is None:
+        return []
+    head = (f"Program cache: {plural(p.programs, 'program')} (PROGRAM HASH) on "
+            f"{plural(p.devices, 'device')}")
+    flag = {"live": "", "absent": "; no PROGRAM CACHE HIT column",
+            "stale": "; PROGRAM CACHE HIT repeats each program's first flag (see the warning): "
+                     "no miss is counted from it",
+            "no_repeats": "; every program ran once on its device (each run a compile)"}[p.flag]
+    out = [head + flag]
+    if p.flag == "live":
+        recompiles = int(p.recompiles["ops"].sum()) if len(p.recompiles) else 0
+        out.append(f"  {p.misses:,} ops missed the cache inside the window: "
+                   f"{p.misses - recompiles:,} first runs (compiles), {recompiles:,} "
+                   "recompiles of a program already run on their device"
+                   + (" (a cleared or evicted cache)" if recompiles else ""))
+        for g in p.recompiles.head(TOP_CODES).itertuples(index=False):
+            out.append(f"    {g.op_code}: {plural(int(g.ops), 'recompile')} (program cache "
+                       f"missed at op {int(g.first_id)}: a recompile)")
+    if p.steady_from_id is not None:
+        n = int(p.new_programs["ops"].sum()) if len(p.new_programs) else 0
+        out.append(f"  Steady state (the window, from op {p.steady_from_id}): "
+                   f"{plural(n, 'op')} ran a new program (compiled inside it)"
+                   + ("" if n else ": every program was compiled before it"))
+        for g in p.new_programs.head(TOP_CODES).itertuples(index=False):
+            out.append(f"    {g.op_code}: {plural(int(g.ops), 'new program')} (first at op "
+                       f"{int(g.first_id)})")
+    elif p.repeats and p.last_new_id is not None and p.last_new_at_pct is not None:
+        out.append(f"  The window is the whole file (mark the steady state with a signpost to "
+                   f"check it): the last new program ran at op {p.last_new_id}, "
+                   f"{p.last_new_at_pct:.0f}% into its device ops")
+    return out
+
+
+def sections(view: View) -> list[tuple[str, list[str]]]:
+    """(title, lines) of each section with something to say: lines[0] leads, the rest are
+    its items."""
+    parts = (("Against the performance model", model_lines),
+             ("Core balance and grid use", balance_lines),
+             ("Collectives against the Ethernet links", ccl_lines),
+             ("Program cache", cache_lines))
+    out = []
+    for title, make in parts:
+        lines = make(view)
+        if lines:
+            out.append((title, lines))
+    return out
+
+
+def why_lines(view: View) -> list[str]:
+    """Every section for the text table, each after a blank line."""
+    out: list[str] = []
+    for _, lines in sections(view):
+        out += ["", *lines]
+    return out
+
+
+def model_dict(view: View) -> dict[str, Any] | None:
     s = model_summary(view)
     if s is None:
         return None
@@ -70,3 +215,13 @@ def as_dict(view: View) -> dict[str, Any] | None:
             "by_op_code": [{k: (round(float(v), 6) if k != "group" and k != "ops" else
                                 (int(v) if k == "ops" else str(v)))
                             for k, v in row.items()} for row in r.to_dict("records")]}
+
+
+def as_dict(view: View) -> dict[str, Any]:
+    """JSON's keys: performance_model, core_balance, ccl_bandwidth, program_cache (null when
+    the file has nothing for one)."""
+    b, c, p = whyslow.balance(view), whyslow.collectives(view), whyslow.program_cache(view)
+    return {"performance_model": model_dict(view),
+            "core_balance": b.as_dict() if b is not None else None,
+            "ccl_bandwidth": c.as_dict() if c is not None else None,
+            "program_cache": p.as_dict() if p is not None else None}
