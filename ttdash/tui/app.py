@@ -28,10 +28,10 @@ from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
 from ..model.query import FILTER_KEYS, Filter, group_ops
 from ..model.text import clean_text
+from ..report import formats
 from ..report.header import timing_facts
-from ..report.perfetto import to_perfetto
-from ..report.single import groups_csv, groups_markdown, to_csv, to_markdown
 from .config import DEFAULT_THEME, load_keymap, load_themes
+from .export import GROUP_WRITERS, OP_EXPORTS, export_format, suffix_list, write_ops
 from .optable import SORTABLE, OpTable
 from .rooflineview import RooflineView
 from .tableview import TABLE_BINDINGS, TableViewMixin
@@ -399,34 +399,28 @@ class TraceScreen(TableViewMixin, Screen):
         self.notify(f"Copied op {op['id']} (tab-separated)", markup=False)
 
     def action_export(self) -> None:
-        current = self.query_one(ContentSwitcher).current
-        grouped = current == "grouped"
+        """The op rows as the table shows them (filter and order), or the grouped table, in the
+        format the file's suffix names (report.formats, the registry `report` uses too)."""
+        grouped = self.query_one(ContentSwitcher).current == "grouped"
+        offered = tuple(GROUP_WRITERS) if grouped else OP_EXPORTS
 
         def render(target: Path) -> str:
+            fmt = export_format(target, offered)
             buf = io.StringIO()
-            md = target.suffix.lower() in (".md", ".markdown")
-            if target.suffix.lower() == ".json":
-                if grouped:
-                    raise TraceError(target, "the grouped table exports to .csv or .md (.json "
-                                     "is the op view's Perfetto trace)")
-                to_perfetto(self.shown_view(), buf)
-            elif grouped:
+            if grouped:
                 g = self.query_one(GroupedView)
                 groups = group_ops(self.view.ops.iloc[self.table.rows], g.by)
-                (groups_markdown if md else groups_csv)(groups, g.by, buf)
-            elif md:
-                to_markdown(self.view, buf, rows=self.table.rows)
-            else:
-                to_csv(self.view, buf, rows=self.table.rows)
+                GROUP_WRITERS[fmt.name](groups, g.by, buf)
+                return buf.getvalue()
+            write_ops(fmt, self.view, self.table.rows, self.shown_view, buf)
             return buf.getvalue()
 
         what = "the grouped table" if grouped else "the current view"
         default = "ttdash_groups.csv" if grouped else "ttdash_export.csv"
-        if current == "timeline":
-            default = "ttdash_trace.json"
-        kinds = "(.csv or .md)" if grouped else "(.csv, .md; .json: a Perfetto trace)"
-        ask_and_export(self, f"Export {what} to {kinds}:",
-                       default, render, self.protected)
+        if self.query_one(ContentSwitcher).current == "timeline":
+            default = "ttdash_trace" + formats.BY_NAME["perfetto"].suffixes[0]
+        ask_and_export(self, f"Export {what}; the suffix picks the format: "
+                       f"{suffix_list(offered)}", default, render, self.protected)
 
     def shown_view(self) -> View:
         """The view as the table shows it (filter, region), for the Perfetto export."""
@@ -457,8 +451,7 @@ class TTDashCommands(Provider):
             ("sort: original order", screen.action_original_order),
             ("view: whole trace (drop the window)", screen.action_whole_trace),
             ("sort: reverse", screen.action_reverse),
-            ("export: current view to csv/markdown, or a Perfetto trace (.json)…",
-             screen.action_export),
+            (f"export: current view ({suffix_list(OP_EXPORTS)})…", screen.action_export),
             ("copy: current row", screen.action_copy_row),
         ]
         for c in SORTABLE:

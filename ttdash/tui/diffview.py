@@ -23,8 +23,10 @@ from ..model.columns import legend
 from ..model.diff import DiffResult, diff_traces
 from ..model.query import DIFF_FILTER_KEYS, Filter
 from ..model.text import clean_text
-from ..report.diff import fmt_speedup, signed_us, to_csv, to_markdown
+from ..report import formats
+from ..report.diff import fmt_speedup, render_diff, signed_us
 from .app import TTDashApp, run_guarded
+from .export import export_format, suffix_list
 from .optable import Col, OpTable
 from .tableview import TABLE_BINDINGS, TableViewMixin
 from .widgets import (
@@ -349,13 +351,18 @@ class DiffScreen(TableViewMixin, Screen):
                                         notes, legend=legend()))
 
     def action_export(self) -> None:
+        """The diff in the format the file's suffix names (report.formats: the formats `diff`
+        offers; written by `diff --format`'s own writer)."""
+        offered = formats.choices("diff")
+
         def render(target: Path) -> str:
+            fmt = export_format(target, offered)
             buf = io.StringIO()
-            (to_csv if target.suffix.lower() == ".csv" else to_markdown)(self.result, buf)
+            render_diff(self.result, fmt.name, buf)
             return buf.getvalue()
 
-        ask_and_export(self, "Export the diff to (.md for a pull request, or .csv):",
-                       "ttdash_diff.md", render)
+        ask_and_export(self, "Export the diff (.md for a pull request); the suffix picks the "
+                       f"format: {suffix_list(offered)}", "ttdash_diff.md", render)
 
 
 def diff_app(result: DiffResult, theme: str | None = None) -> TTDashApp:
