@@ -88,12 +88,29 @@ def test_every_ccl_row_against_pandas():
     assert others[["ccl_bytes", "ccl_gbps", "ccl_link_pct"]].isna().all().all()
 
 
-def test_without_attributes_n_comes_from_the_shapes_and_links_stay_unknown():
-    """The default read leaves ATTRIBUTES out: the group size still follows from the shapes
-    (all-gather: output / input; reduce-scatter: input / its smallest output), so the GB/s are
-    the same; the per-link share needs num_links and is blank."""
+def test_the_default_read_has_the_ring_and_the_links_of_the_attributes():
+    """The default read leaves the ATTRIBUTES column out but the loader keeps ring_size and
+    num_links of the collectives' cells (_ATTR_RING_SIZE, _ATTR_NUM_LINKS): the same GB/s and
+    per-link share as a read of every column."""
     full = Trace.load(real_dir() / DEEPSEEK, columns="all").view(Window("all")).ops
     lean = Trace.load(real_dir() / DEEPSEEK).view(Window("all")).ops
+    assert "ATTRIBUTES" not in Trace.load(real_dir() / DEEPSEEK).ordered.columns
+    for c in ("ccl_gbps", "ccl_link_pct"):
+        np.testing.assert_allclose(lean[c], full[c], rtol=1e-12)
+    assert lean["ccl_gbps"].notna().sum() == 4 and lean["ccl_link_pct"].notna().sum() == 4
+
+
+def test_without_attributes_n_comes_from_the_shapes_and_links_stay_unknown(tmp_path):
+    """A file whose ATTRIBUTES say neither ring_size nor num_links: the group size follows
+    from the shapes (all-gather: output / input; reduce-scatter: input / its smallest output),
+    so the GB/s are the same; the per-link share needs num_links and is blank."""
+    full = Trace.load(real_dir() / DEEPSEEK, columns="all").view(Window("all")).ops
+    df = pd.read_csv(real_dir() / DEEPSEEK, dtype=str, keep_default_na=False)
+    df["ATTRIBUTES"] = df["ATTRIBUTES"].str.replace("'ring_size'", "'ring'").str.replace(
+        "'num_links'", "'links'")
+    p = tmp_path / "no_ring.csv"
+    df.to_csv(p, index=False)
+    lean = Trace.load(p).view(Window("all")).ops
     np.testing.assert_allclose(lean["ccl_gbps"], full["ccl_gbps"], rtol=1e-12)
     assert lean["ccl_gbps"].notna().sum() == 4 and lean["ccl_link_pct"].isna().all()
 
@@ -148,8 +165,8 @@ def test_report_section_json_and_markdown():
     section = run.stdout[run.stdout.index("Collectives (CCL) against the Ethernet links"):]
     assert "50 GB/s per link and direction (blackhole_p150)" in section
     assert re.search(r"40\.2 GB/s  ReduceScatterMinimalAsyncDeviceOperation x2 on 8 devices "
-                     r"\(n=4, links unknown\): 35\.1-42\.9 over 16 device runs; slowest device "
-                     r"1\.20x the fastest", section)
+                     r"\(n=4, 2 links at 40% of their peak\): 35\.1-42\.9 over 16 device runs; "
+                     r"slowest device 1\.20x the fastest", section)
     doc = json.loads(run_main("report", f, "-f", "json", "--advice", "none").stdout)
     c = doc["ccl_bandwidth"]
     assert c["link_peak_gbps"] == 50 and len(c["runs"]) == 4
@@ -185,6 +202,7 @@ def test_all_reduce_without_ring_size_takes_the_devices_that_ran_it(tmp_path):
     df = pd.read_csv(real_dir() / DEEPSEEK, dtype=str, keep_default_na=False)
     rs = df["OP CODE"] == "ReduceScatterMinimalAsyncDeviceOperation"
     df.loc[rs, "OP CODE"] = "AllReduceAsyncDeviceOperation"
+    df.loc[rs, "ATTRIBUTES"] = df.loc[rs, "ATTRIBUTES"].str.replace("'ring_size'", "'ring'")
     p = tmp_path / "ar.csv"
     df.to_csv(p, index=False)
     view = Trace.load(p).view(Window("all"))

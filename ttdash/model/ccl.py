@@ -25,7 +25,6 @@ routing) are not counted.
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .arch import ArchSpec, user_arch_file
-from .cells import by_unique
+from .cells import attribute_int, by_unique
 from .metrics import (
     HOST_MARKER,
     MAX_DEVICE_ID,
@@ -120,15 +119,6 @@ def link_peak_gbps(arch: ArchSpec) -> float | None:
 
 # ------------------------------------------------------------------ ATTRIBUTES facts
 
-def _attr_reader(key: str) -> Any:
-    pattern = re.compile(rf"['\"]{key}['\"]\s*:\s*['\"]?(\d+)")
-
-    def read(cell: object) -> float:
-        m = pattern.search(str(cell))
-        return float(m.group(1)) if m else np.nan
-    return read
-
-
 def attr_number(rows: pd.DataFrame, key: str, mask: np.ndarray) -> np.ndarray:
     """A whole-number fact of the ops' ATTRIBUTES (`ring_size`, `num_links`), on the `mask` rows:
     the loader's `_ATTR_<KEY>` column when it made one, else read from ATTRIBUTES when the read
@@ -139,7 +129,7 @@ def attr_number(rows: pd.DataFrame, key: str, mask: np.ndarray) -> np.ndarray:
     out = np.full(len(rows), np.nan)
     if "ATTRIBUTES" in rows.columns and mask.any():
         cells = text(rows, "ATTRIBUTES")[mask]
-        out[mask] = by_unique(cells, _attr_reader(key))
+        out[mask] = by_unique(cells, attribute_int(key))
     return out
 
 

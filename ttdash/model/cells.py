@@ -181,6 +181,16 @@ def conv_config(attrs: object) -> str | None:
     return out + "]"
 
 
+def attribute_int(key: str) -> Callable[[object], float]:
+    """A whole-number field of an op's ATTRIBUTES (`'ring_size': '4'`, `'num_links': 2`)."""
+    pattern = re.compile(rf"['\"]{key}['\"]\s*:\s*['\"]?(\d+)")
+
+    def read(cell: object) -> float:
+        m = pattern.search(str(cell))
+        return float(m.group(1)) if m else np.nan
+    return read
+
+
 #: Text facts of ATTRIBUTES (the loader adds them as string columns).
 ATTRIBUTE_TEXT_FEATURES = {"_ATTR_CONV_CONFIG": conv_config, "_ATTR_HALO_CONFIG": halo_config}
 
@@ -192,4 +202,7 @@ ATTRIBUTE_FEATURES = {
     "_ATTR_IN0_BLOCK_W": program_config_int("in0_block_w"),
     "_ATTR_OUT_SUBBLOCK_H": program_config_int("out_subblock_h"),
     "_ATTR_OUT_SUBBLOCK_W": program_config_int("out_subblock_w"),
+    # collectives (model.ccl): the ring's size and the links it uses
+    "_ATTR_RING_SIZE": attribute_int("ring_size"),
+    "_ATTR_NUM_LINKS": attribute_int("num_links"),
 }

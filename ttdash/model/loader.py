@@ -441,7 +441,8 @@ def merge_tables(tables: list[RawTable]) -> RawTable:
 
 
 # Only these ops' ATTRIBUTES matter to the analysis.
-ATTRIBUTE_READERS = r"Matmul|OptimizedConvNew|Conv2d|HaloDeviceOperation"
+ATTRIBUTE_READERS = (r"Matmul|OptimizedConvNew|Conv2d|HaloDeviceOperation"
+                     r"|AllGather|ReduceScatter|AllReduce|AllToAll")
 
 
 class _AttributeFeatures:

@@ -375,7 +375,7 @@ class Trace:
 
     # ------------------------------------------------------------ views
     def view(self, window: Window = Window(), merge: bool = True) -> View:
-        rows, desc = self._window_rows(window)
+        rows, desc = self.window_rows(window)
         is_sp = (text(rows, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
         window_rows = int(len(rows) - is_sp.sum())
         step("analysing", 0, len(rows))
@@ -392,7 +392,7 @@ class Trace:
         return View(trace=self, window=window, description=desc, ops=ops, merged=merge,
                     window_rows=window_rows)
 
-    def _window_rows(self, w: Window) -> tuple[pd.DataFrame, str]:
+    def window_rows(self, w: Window) -> tuple[pd.DataFrame, str]:
         o = self.ordered
         is_sp = (text(o, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
         if w.mode == "all" or (w.mode == "default" and not is_sp.any()):

@@ -39,7 +39,7 @@ def window_rows(view: View) -> pd.DataFrame:
         narrow = o[[c for c in o.columns if c in _READ
                     or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))]]
         try:
-            return replace(view.trace, ordered=narrow)._window_rows(view.window)[0]
+            return replace(view.trace, ordered=narrow).window_rows(view.window)[0]
         except Exception:  # a view made without a window of its trace (a live table)
             return narrow
     return _once(view, "window", make)
