@@ -40,6 +40,7 @@ async def test_regressions_navigation_and_details(tmp_path):
     async with app.run_test(size=(120, 36)) as pilot:
         t = app.screen.query_one(DiffTable)
         assert len(t.rows) == 1872
+        await pilot.press("o")  # the pairs in trace order: n walks them down the file
         await pilot.press("n")
         assert t.current_row()["candidate_id"] == 10
         await pilot.press("n", "n")
@@ -117,9 +118,13 @@ def test_diff_in_a_real_terminal(tmp_path):
     cand = slowed_copy(tmp_path, WH, [300], 2.0)
     with Tmux([ttdash_bin(), "diff", str(real_dir() / WH), str(cand)], width=100,
               height=30) as t:
-        # Device time +0.10%: one op 2x slower.
-        t.wait_for(lambda s: "regression ≥ 5%" in s and "1,872 ops" in s and "+0.10%" in s)
-        t.send("n")
+        # Device time +0.10%: one op 2x slower, the largest change: the first row.
+        screen = t.wait_for(lambda s: "regression ≥ 5%" in s and "1,872 ops" in s
+                            and "+0.10%" in s and "sort: Δ time ↓" in s)
+        first = next(ln for ln in screen.splitlines() if "Op code" in ln)
+        first = screen.splitlines()[screen.splitlines().index(first) + 1]
+        assert "+100.0%" in first and "row 1/1,872" in screen
+        t.send("o", "n")  # in trace order, n finds it at its place
         t.wait_for(lambda s: "row 299/1,872" in s and "+100.0%" in s)
         t.send("Enter")
         t.wait_for(lambda s: "B (candidate)" in s and "A (baseline)" in s)

@@ -44,6 +44,7 @@ async def test_cursor_keys():
     async with app.run_test(size=SIZE) as pilot:
         t = table(app)
         assert t.cursor == 0 and len(t.rows) == 1872
+        await pilot.press("o")  # file order: the last row is the file's last op
         await pilot.press("j", "j", "down")
         assert t.cursor == 3
         await pilot.press("k", "up")
@@ -65,7 +66,7 @@ async def test_signpost_jumps_narrow_and_widen():
     app = open_app(v)
     async with app.run_test(size=SIZE) as pilot:
         t = table(app)
-        await pilot.press("]", "]", "]")
+        await pilot.press("o", "]", "]", "]")  # from the first row in file order
         row = t.current_row()
         assert row["is_signpost"] and row["region"] == 3
         await pilot.press("[")
@@ -130,6 +131,10 @@ async def test_filter_sort_reverse_original():
         assert set(v.ops["bound"].to_numpy()[t.rows]) == {"SLOW"}
         await pilot.press("escape")
         assert len(t.rows) == 1872
+        assert app.screen.sort_key == "device_time_us"  # the view opens on the heaviest ops
+        await pilot.press("o")
+        assert app.screen.sort_key is None and (t.rows == np.arange(1872)).all()
+        assert "sort: file order" in str(app.screen.query_one("#summary").render())
         await pilot.press("greater_than_sign", "greater_than_sign")  # ID, then op code
         await pilot.press("greater_than_sign")  # device time, descending
         assert app.screen.sort_key == "device_time_us"

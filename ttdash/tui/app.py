@@ -16,7 +16,6 @@ import numpy as np
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -32,7 +31,8 @@ from ..report import formats
 from ..report.header import timing_facts
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .export import GROUP_WRITERS, OP_EXPORTS, export_format, suffix_list, write_ops
-from .optable import SORTABLE, OpTable
+from .optable import OpTable
+from .palette import TTDashCommands
 from .rooflineview import RooflineView
 from .tableview import TABLE_BINDINGS, TableViewMixin
 from .timelineview import TimelineView
@@ -55,8 +55,9 @@ FILTER_HINT = ("text matches the op code; keys bound:DRAM cat:TM dev:1 rank:1 sp
                "empty clears")
 
 
-def summary_text(view: View, extra: str = "") -> HeaderText:
-    """Two lines, each kept to one line (cropped, or facts dropped, at the header's width)."""
+def summary_text(view: View, extra: str = "", order: str = "") -> HeaderText:
+    """Two lines, each kept to one line (cropped, or facts dropped, at the header's width);
+    `order`, the table's ("sort: Device ↓"), early in the first: every width shows it."""
     sm = view.summary()
     devices = f"{len(sm.devices)} dev" if sm.devices else "no dev"
     if view.trace.ranks:  # a multi-host run
@@ -68,6 +69,8 @@ def summary_text(view: View, extra: str = "") -> HeaderText:
         line1.append(f"! {len(sm.warnings)} warning{'s' if len(sm.warnings) > 1 else ''} (?)",
                      style="bold reverse")
         line1.append(" · ")
+    if order:
+        line1.append_text(Text.assemble(plain(order), " · "))
     line1.append_text(Text.assemble((f"{arch}{clock}", "bold"), f" · {devices} · ",
                                     plain(view.trace.path.name)))
     line1.no_wrap, line1.overflow = True, "ellipsis"
@@ -106,6 +109,8 @@ class TraceScreen(TableViewMixin, Screen):
     """
     filter_keys = FILTER_KEYS
     filter_hint = FILTER_HINT
+    #: the heaviest ops first (host ops, without device time, after every device op)
+    default_sort: str | None = "device_time_us"
 
     def __init__(self, view: View, *, protected: tuple[Path, ...] = ()) -> None:
         super().__init__()
@@ -162,11 +167,13 @@ class TraceScreen(TableViewMixin, Screen):
         panel.set_signposts(sp)
         panel.display = bool(len(sp)) and self.app.size.width >= 100 \
             and not getattr(self, "_panel_hidden", False)
+        # a sorted table at its top stays there (the whole trace replacing its first rows)
+        top = self.state.sort_key is not None and self.table.cursor == 0
         if keep_state:
             self.state.frame = view.ops
         else:
             self.state = self.new_state(view.ops)
-        self.recompute()
+        self.recompute(top=top)
 
     def recompute(self, *, top: bool = False) -> None:
         self.refresh_table(top=top, multi_device=len(self.view.trace.devices) > 1)
@@ -179,11 +186,16 @@ class TraceScreen(TableViewMixin, Screen):
         """The grouped view, timeline or roofline, when shown, follow the table's rows."""
         current = self.query_one(ContentSwitcher).current
         if current == "grouped":
-            self.query_one(GroupedView).show(self.view.ops, self.table.rows)
+            self.show_groups()
         elif current == "timeline":
             self.show_timeline()
         elif current == "roofline":
             self.refresh_roofline()
+
+    def show_groups(self) -> None:
+        """The grouped view of the table's rows, in file order (its plot is device time over
+        the run, whatever the table's sort)."""
+        self.query_one(GroupedView).show(self.view.ops, np.sort(self.table.rows))
 
     def show_timeline(self) -> None:
         self.query_one(TimelineView).show(self.view, self.table.rows, self.table.current_pos())
@@ -204,7 +216,8 @@ class TraceScreen(TableViewMixin, Screen):
             r = self.view.trace.signposts.iloc[self.narrowed - 1]
             region = f"region {r['label']}: {int(r['ops'])} ops, {fmt_us(r['device_time_us'])}"
             extra = f"{extra} · {region}" if extra else region
-        self.query_one("#summary", Static).update(summary_text(self.view, extra))
+        self.query_one("#summary", Static).update(summary_text(self.view, extra,
+                                                               self.sort_text()))
         self.update_status()
 
     def update_status(self) -> None:
@@ -370,7 +383,7 @@ class TraceScreen(TableViewMixin, Screen):
     def action_show(self, name: str) -> None:
         self.query_one(ContentSwitcher).current = name
         if name == "grouped":
-            self.query_one(GroupedView).show(self.view.ops, self.table.rows)
+            self.show_groups()
             self.query_one("#groups").focus()
         elif name == "advice":
             self.query_one(AdviceView).show(self.view)
@@ -388,7 +401,7 @@ class TraceScreen(TableViewMixin, Screen):
         g = self.query_one(GroupedView)
         cycle = ("op_code", "category", "memory")  # the last: tt-perf-report's summary groups
         g.by = cycle[(cycle.index(g.by) + 1) % len(cycle)]
-        g.show(self.view.ops, self.table.rows)
+        self.show_groups()
 
     def action_copy_row(self) -> None:
         op = self.query_one(OpTable).current_row()
@@ -422,6 +435,30 @@ class TraceScreen(TableViewMixin, Screen):
         ask_and_export(self, f"Export {what}; the suffix picks the format: "
                        f"{suffix_list(offered)}", default, render, self.protected)
 
+    def palette_commands(self) -> list[tuple[str, Callable[[], Any]]]:
+        """The table's commands (sort) and the trace view's, for the palette (tui.palette)."""
+        cmds = super().palette_commands()
+        cmds += [
+            ("view: ops table", partial(self.action_show, "ops")),
+            ("view: grouped by op code / category", partial(self.action_show, "grouped")),
+            ("view: advice", partial(self.action_show, "advice")),
+            ("view: timeline (when ops ran, per device)", partial(self.action_show, "timeline")),
+            ("view: roofline (FLOP/byte vs TFLOP/s)", partial(self.action_show, "roofline")),
+            ("view: toggle signpost panel", self.action_toggle_signposts),
+            ("filter: ops…", self.action_filter),
+            ("filter: clear (whole trace)", self.action_widen),
+            ("view: whole trace (drop the window)", self.action_whole_trace),
+            (f"export: current view ({suffix_list(OP_EXPORTS)})…", self.action_export),
+            ("copy: current row", self.action_copy_row),
+        ]
+        for b in ("DRAM", "FLOP", "BOTH", "SLOW", "HOST"):
+            cmds.append((f"filter: bound {b}", partial(self._set_filter, f"bound:{b}")))
+        return cmds
+
+    def _set_filter(self, text: str) -> None:
+        self.op_filter = Filter(text)
+        self.recompute(top=True)
+
     def shown_view(self) -> View:
         """The view as the table shows it (filter, region), for the Perfetto export."""
         rows = self.table.rows
@@ -430,54 +467,6 @@ class TraceScreen(TableViewMixin, Screen):
         keep = np.zeros(len(self.view.ops), dtype=bool)
         keep[rows] = True
         return self.view.subset(keep, what="as filtered on screen")
-
-
-class TTDashCommands(Provider):
-    """Palette commands, named "area: action"."""
-
-    def _commands(self):
-        screen = self.screen
-        if not isinstance(screen, TraceScreen):
-            return []
-        cmds = [
-            ("view: ops table", partial(screen.action_show, "ops")),
-            ("view: grouped by op code / category", partial(screen.action_show, "grouped")),
-            ("view: advice", partial(screen.action_show, "advice")),
-            ("view: timeline (when ops ran, per device)", partial(screen.action_show, "timeline")),
-            ("view: roofline (FLOP/byte vs TFLOP/s)", partial(screen.action_show, "roofline")),
-            ("view: toggle signpost panel", screen.action_toggle_signposts),
-            ("filter: ops…", screen.action_filter),
-            ("filter: clear (whole trace)", screen.action_widen),
-            ("sort: original order", screen.action_original_order),
-            ("view: whole trace (drop the window)", screen.action_whole_trace),
-            ("sort: reverse", screen.action_reverse),
-            (f"export: current view ({suffix_list(OP_EXPORTS)})…", screen.action_export),
-            ("copy: current row", screen.action_copy_row),
-        ]
-        for c in SORTABLE:
-            cmds.append((f"sort: by {c.title.lower()}", partial(screen.sort_by, c.key)))
-        for b in ("DRAM", "FLOP", "BOTH", "SLOW", "HOST"):
-            cmds.append((f"filter: bound {b}", partial(self._set_filter, screen, f"bound:{b}")))
-        for name in sorted(self.app.available_themes):
-            if name.startswith("ttdash"):
-                cmds.append((f"theme: {name}", partial(setattr, self.app, "theme", name)))
-        return cmds
-
-    @staticmethod
-    def _set_filter(screen: TraceScreen, text: str) -> None:
-        screen.op_filter = Filter(text)
-        screen.recompute(top=True)
-
-    async def discover(self) -> Hits:
-        for name, cb in self._commands():
-            yield DiscoveryHit(name, cb)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, cb in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), cb)
 
 
 class TTDashApp(App):

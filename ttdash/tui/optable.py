@@ -51,7 +51,6 @@ def _col(key: str, width: int | None = None, priority: int | None = None,
 
 
 COLUMNS = tuple(_col(k) for k in SCREEN_FIELDS)
-SORTABLE = tuple(c for c in COLUMNS)
 SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
                   Severity.BAD: "optable--bad"}
 OP_MAX = 72
@@ -80,6 +79,14 @@ def int_widths(data: dict[str, np.ndarray], keys=NEVER_CUT) -> dict[str, int]:
     return out
 
 
+def candidates(columns: tuple[Col, ...], multi_device: bool,
+               empty: frozenset[str] = frozenset()) -> list[Col]:
+    """The columns a table can show: the device only when there are several, and none without
+    data (those of priority 0 always)."""
+    return [c for c in columns if (multi_device or c.key != "device")
+            and (c.priority == 0 or c.key not in empty)]
+
+
 def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS,
            empty: frozenset[str] = frozenset(),
            need: dict[str, int] | None = None) -> list[tuple[Col, int]]:
@@ -91,8 +98,7 @@ def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS,
     columns = tuple(Col(c.key, c.title, max(c.width, need.get(c.key, 0)), c.priority, c.kind,
                         c.align, max(c.pref, need.get(c.key, 0)) if c.pref else 0)
                     for c in columns)
-    cols = [c for c in columns if (multi_device or c.key != "device")
-            and (c.priority == 0 or c.key not in empty)]
+    cols = candidates(columns, multi_device, empty)
     while len(cols) > 2:
         need = sum(c.width for c in cols) + len(cols) - 1
         if need <= width:
@@ -362,6 +368,11 @@ class OpTable(ScrollView, can_focus=True):
 
     def visible_columns(self) -> list[Col]:
         return [c for c, _ in self._layout()]
+
+    def data_columns(self) -> list[Col]:
+        """Every column this table could show (with data), on screen or dropped at this
+        width."""
+        return candidates(self.all_columns, self.multi_device, self._empty | self._hidden)
 
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width

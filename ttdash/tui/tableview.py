@@ -4,19 +4,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from textual.binding import Binding
 
 from ..model.query import Filter, FilterError, TableState, signpost_positions
 from .optable import OpTable
+from .sortmenu import SortChoice, SortEntry, SortMenu, sort_entries, sort_key_of
 from .widgets import PromptScreen
 
 #: The keys of every table view (ids are what keymap.toml remaps).
 TABLE_BINDINGS = [
     Binding("slash", "filter", "Filter", id="ttdash.filter"),
-    Binding("less_than_sign", "sort(-1)", "Sort←", show=False, id="ttdash.sort_prev"),
-    Binding("greater_than_sign", "sort(1)", "Sort", id="ttdash.sort_next"),
+    Binding("S", "sort_menu", "Sort", id="ttdash.sort_menu"),
+    Binding("less_than_sign", "sort(-1)", "Sort by the previous column", show=False,
+            id="ttdash.sort_prev"),
+    Binding("greater_than_sign", "sort(1)", "Sort by the next column", show=False,
+            id="ttdash.sort_next"),
     Binding("r", "reverse", "Reverse", show=False, id="ttdash.reverse"),
     Binding("o", "original_order", "Orig order", show=False, id="ttdash.original_order"),
     Binding("left_square_bracket", "signpost(-1)", "◆prev", show=False,
@@ -30,13 +38,16 @@ TABLE_BINDINGS = [
 class TableViewMixin:
     """For a Screen with one OpTable (``table_type``) showing ``self.state.frame``.
 
-    The screen sets ``filter_keys`` / ``filter_hint`` / ``default_reverse_key`` and implements
-    ``table_changed()`` (header and status line)."""
+    The screen sets ``filter_keys`` / ``filter_hint`` / ``default_reverse_key`` /
+    ``default_sort`` and implements ``table_changed()`` (header and status line)."""
 
     table_type: type[OpTable] = OpTable
     filter_keys: dict[str, str] = {}
     filter_hint: str = ""
     default_reverse_key: str = "id"
+    #: the sort a new table starts with (None: the frame's own order, "file order"); numbers
+    #: largest first
+    default_sort: str | None = None
     state: TableState
 
     # ------------------------------------------------------------ state shortcuts
@@ -69,7 +80,9 @@ class TableViewMixin:
         self.state.filter = Filter.for_keys(value.text, self.filter_keys)
 
     def new_state(self, frame: pd.DataFrame) -> TableState:
-        return TableState(frame, Filter.for_keys("", self.filter_keys))
+        state = TableState(frame, Filter.for_keys("", self.filter_keys))
+        state.sort_by(self.default_sort)
+        return state
 
     # ------------------------------------------------------------ redraw
     def refresh_table(self, *, top: bool = False, multi_device: bool = False) -> None:
@@ -155,10 +168,36 @@ class TableViewMixin:
 
     def action_sort(self, step: int) -> None:
         """Sort by the next/previous column on screen."""
-        keys = [c.key for c in self.table.visible_columns()]
-        keys = list(dict.fromkeys("delta_pct" if k == "delta_bar" else k for k in keys))
+        keys = list(dict.fromkeys(sort_key_of(c.key) for c in self.table.visible_columns()))
         self.state.sort_step(keys, step)
         self.refresh_table(top=True)
+
+    def sort_entries(self) -> list[SortEntry]:
+        """What the sort picker lists: file order, the columns on screen, then the table's
+        other columns with data (dropped at this width)."""
+        table = self.table
+        shown = table.visible_columns()
+        keys = {c.key for c in shown}
+        return sort_entries(shown, [c for c in table.data_columns() if c.key not in keys])
+
+    def palette_commands(self) -> list[tuple[str, Callable[[], Any]]]:
+        """The sorts, for the palette (tui.palette): the picker's entries, names and letters."""
+        cmds: list[tuple[str, Callable[[], Any]]] = [
+            ("sort: pick a column…", self.action_sort_menu),
+            ("sort: reverse", self.action_reverse)]
+        for e in self.sort_entries():
+            keys = f" (S {e.hotkey})" if e.hotkey else ""
+            cmds.append((f"sort: by {e.name}{keys}", partial(self.sort_by, e.key)))
+        return cmds
+
+    def action_sort_menu(self) -> None:
+        """The sort picker: a letter per column (tui.sortmenu)."""
+        def done(choice: SortChoice | None) -> None:
+            if choice is not None:
+                self.sort_by(choice.key, choice.descending)
+
+        self.app.push_screen(SortMenu(self.sort_entries(), self.state.sort_key,  # type: ignore[attr-defined]
+                                      self.state.sort_desc), done)
 
     def sort_by(self, key: str | None, descending: bool | None = None) -> None:
         self.state.sort_by(key, descending)
@@ -177,6 +216,13 @@ class TableViewMixin:
 
     def action_signpost(self, direction: int) -> None:
         table = self.table
+        if self.state.sort_key is not None:
+            # signposts mark places in the file: jump in file order (from the op under the
+            # cursor), not between scattered rows of a sorted table
+            self.state.sort_by(None)
+            self.refresh_table()
+            self.notify("Signposts follow the file: now in file order (S to sort again)",  # type: ignore[attr-defined]
+                        markup=False)
         starts = signpost_positions(self.state.frame, table.rows)
         if not len(starts):
             self.notify("No signposts in this view", severity="warning")  # type: ignore[attr-defined]
@@ -190,14 +236,24 @@ class TableViewMixin:
         table.cursor = int(target)
         table.scroll_to(y=max(0, int(target)), animate=False)
 
-    def status_parts(self) -> list[str]:
-        """"row i/n", "showing", filter and sort: the common part of every status line."""
+    def sort_text(self) -> str:
+        """The order: "sort: Device ↓" (the column's title in the table's header, where the
+        arrow is too; short, so that the filter after it still shows at 80 columns), or
+        "sort: file order"."""
+        key = self.state.sort_key
+        if key is None:
+            return "sort: file order"
+        col = next((c for c in self.table.all_columns if sort_key_of(c.key) == key), None)
+        title = (col.title if col is not None else "") or key
+        return f"sort: {title} {'↓' if self.state.sort_desc else '↑'}"
+
+    def status_parts(self, order: bool = False) -> list[str]:
+        """"row i/n", the filter and (`order`: for a screen whose header does not say it) the
+        order second: the common part of every status line."""
         table = self.table
         parts = [f"row {table.cursor + 1 if len(table.rows) else 0:,}/{len(table.rows):,}"]
+        if order:
+            parts.append(self.sort_text())
         if self.state.filter.text:
             parts.append(f"filter: {self.state.filter.text}")
-        if self.state.sort_key:
-            col = next((c for c in table.all_columns if c.key == self.state.sort_key), None)
-            title = (col.title if col else self.state.sort_key) or self.state.sort_key
-            parts.append(f"sort: {title} {'↓' if self.state.sort_desc else '↑'}")
         return parts

@@ -132,6 +132,10 @@ class WatchScreen(TraceScreen):
         Binding("L", "live", "Live", show=False, id="ttdash.live"),
     ]
 
+    #: live rows in the order they arrive (following the tail), and a report switched to in
+    #: file order, the cursor on the op it was on (the same call count)
+    default_sort: str | None = None
+
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
                  arch: str | None = None, sources: LiveSources | None = None,
                  record: Callable[[Path], str] | None = None) -> None:
@@ -279,7 +283,8 @@ class WatchScreen(TraceScreen):
         if self.mode == "live":
             tot = self.view.totals()
             extra = f"live: {tot['ops']:,} ops · {self.feed.rate:,.0f} ops/s"
-            self.query_one("#summary", Static).update(summary_text(self.view, extra))
+            self.query_one("#summary", Static).update(summary_text(self.view, extra,
+                                                                   self.sort_text()))
             self.update_status()
         else:
             super().update_header()
