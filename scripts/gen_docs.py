@@ -2,7 +2,8 @@
 """Write the generated pages of the docs site (docs/reference/): the command reference from the
 argparse parser (ttdash.cli.build_parser), the keys from the Textual BINDINGS of ttdash's screens
 and views, the columns from the column registry (ttdash.model.columns), the glossary and the
-filter syntax from ttdash.model.glossary and ttdash.model.filters.
+filter syntax from ttdash.model.glossary and ttdash.model.filters, the JSON outputs' fields
+from their schemas (ttdash/schemas/*.schema.json).
 
 Usage: python scripts/gen_docs.py              # rewrite docs/reference/*.md
        python scripts/gen_docs.py --out DIR    # write them into DIR instead
@@ -408,9 +409,68 @@ def glossary_page() -> str:
     return HEADER.format(source="ttdash/model/glossary.py") + "\n".join(out).rstrip() + "\n"
 
 
+# ------------------------------------------------------------------ the JSON outputs' schemas
+def _json_type(s: dict) -> str:
+    if "const" in s:
+        return f"{s['const']!r}"
+    t = s.get("type", "any")
+    types = [t] if isinstance(t, str) else list(t)
+    name = {"array": "list", "object": "object"}
+    text = " or ".join(name.get(x, x) for x in types)
+    if "enum" in s:
+        text += ": " + ", ".join(map(str, s["enum"]))
+    return text
+
+
+def _json_rows(s: dict, path: str, required: bool) -> list[str]:
+    """A row per field of schema `s` at `path`, then its nested fields (`[]`: a list's items,
+    `*`: any key of a map)."""
+    rows = [f"| {code(path)} | {cell(_json_type(s))} | {'yes' if required else ''} | "
+            f"{cell(s.get('description', ''))} |"] if path else []
+    items = s.get("items")
+    if isinstance(items, dict) and ("properties" in items or "additionalProperties" in items):
+        rows += _json_rows(items, path + "[]", True)[0 if "description" in items else 1:]
+    req = set(s.get("required", ()))
+    for key, sub in s.get("properties", {}).items():
+        rows += _json_rows(sub, f"{path}.{key}" if path else key, key in req)
+    for pattern, sub in s.get("patternProperties", {}).items():
+        rows += _json_rows(sub, f"{path}.<{pattern}>", False)
+    extra = s.get("additionalProperties")
+    if isinstance(extra, dict) and extra:
+        rows += _json_rows(extra, f"{path}.*", False)
+    return rows
+
+
+def json_page() -> str:
+    """Every schema of ttdash/schemas/ as a table of its fields."""
+    from ttdash.schemas import NAMES, SCHEMA_VERSION, load
+
+    out = ["# JSON outputs", "",
+           "Every `--format json` output has a JSON Schema (Draft 2020-12) in the package, "
+           "`ttdash/schemas/NAME.schema.json` (`ttdash.schemas.load(NAME)`), and a top-level "
+           f"`schema_version` ({SCHEMA_VERSION}). The version changes when a field is removed "
+           "or its meaning changes; an added field does not change it, so a reader should "
+           "ignore fields it does not know. tests/test_json_schemas.py validates every output "
+           "on the real fixtures against its schema; each schema allows no top-level key it "
+           "does not document.", "",
+           "Missing numbers are `null` (type `number or null`). Per-op records "
+           "(`report`'s `ops`) also carry the file's own counter and per-RISC columns under "
+           "their own names (`DEVICE BRISC KERNEL DURATION [ns]`, `PM FPU UTIL (%)`): the "
+           "pattern `^[A-Z]` (ttdash's own fields are lower case), each a number or null. "
+           "`[]` is a list's items, `*` any key of a map.", ""]
+    for name, command in NAMES.items():
+        s = load(name)
+        out += [f"## {name}", "", f"`{command}`: {s['description'].split(': ', 1)[-1]} "
+                f"(`ttdash/schemas/{name}.schema.json`)", "",
+                "| field | type | required | meaning |", "|---|---|---|---|",
+                *_json_rows(s, "", True), ""]
+    return HEADER.format(source="ttdash/schemas/*.schema.json") + "\n".join(out).rstrip() + "\n"
+
+
 PAGES: dict[str, Callable[[], str]] = {"cli.md": cli_page, "keys.md": keys_page,
                                        "columns.md": columns_page,
-                                       "glossary.md": glossary_page}
+                                       "glossary.md": glossary_page,
+                                       "json.md": json_page}
 
 
 def generate() -> dict[str, str]:

@@ -113,6 +113,30 @@ def test_glossary_page_holds_the_glossary_and_every_filter_key():
     assert "reference/glossary.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
 
 
+def test_json_page_lists_every_schema_field():
+    """docs/reference/json.md is generated from ttdash/schemas: every schema's section names its
+    every top-level and nested field; formats.md and the nav link to it, and no longer spell
+    the shapes by hand."""
+    from ttdash.schemas import NAMES, load
+
+    page = (REFERENCE / "json.md").read_text(encoding="utf-8")
+
+    def fields(schema: dict, path: str = ""):
+        for key, sub in schema.get("properties", {}).items():
+            yield f"{path}.{key}" if path else key
+            yield from fields(sub, f"{path}.{key}" if path else key)
+            if isinstance(sub.get("items"), dict):
+                yield from fields(sub["items"], (f"{path}.{key}" if path else key) + "[]")
+
+    for name in NAMES:
+        section = page.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+        for field in fields(load(name)):
+            assert f"| `{field}` |" in section, (name, field)
+    assert "| `ops[].<^[A-Z]>` | number or null |" in page  # report's counter columns
+    formats = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    assert "(reference/json.md)" in formats and '"peaks_arch", "clock_mhz"' not in formats
+    assert "reference/json.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
 def test_every_screen_with_keys_is_documented():
     """A new screen or view with ttdash bindings gets a section on the keys page."""
     import ttdash.tui
@@ -154,7 +178,8 @@ def test_mkdocs_build_strict(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "--fail-above" in (site / "reference" / "cli.html").read_text(encoding="utf-8")
     for page in ("index", "benchmarks", "limits", "formats", "contributing", "exit-codes",
-                 "reference/keys", "reference/columns", "reference/glossary", "commands/report",
+                 "reference/keys", "reference/columns", "reference/glossary", "reference/json",
+                 "commands/report",
                  "commands/history"):
         assert (site / f"{page}.html").is_file(), page
     assert (site / "screenshots" / "open-80x24.svg").is_file()

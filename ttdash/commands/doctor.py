@@ -10,6 +10,7 @@ from typing import TextIO
 from ..model.errors import TraceError
 from ..model.text import clean_text
 from ..report.safe import md_cell
+from ..schemas import SCHEMA_VERSION
 from .common import refuse_input_as_output, write_output
 from .options import DoctorOptions
 
@@ -28,7 +29,8 @@ def doctor(opts: DoctorOptions) -> int:
 
     def render(out: TextIO) -> None:
         if opts.format == "json":
-            json.dump({"checks": [c.as_dict() for c in checks]}, out, indent=1)
+            json.dump({"schema_version": SCHEMA_VERSION,  # schemas/doctor.schema.json
+                       "checks": [c.as_dict() for c in checks]}, out, indent=1)
             out.write("\n")
         elif opts.format == "markdown":
             out.write("| check | status | detail |\n|---|---|---|\n")

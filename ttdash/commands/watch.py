@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from ..model.errors import TraceError
+from ..schemas import SCHEMA_VERSION
 from .options import DemoOptions, WatchOptions
 
 
@@ -23,13 +24,13 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
     _listable(root, root)
     _listable(root / TTRUN_DIR)
     ranks = find_ranks(root)
-    if not ranks:
-        return {**_one_state(root, arch),
+    if not ranks:  # schemas/watch.schema.json
+        return {"schema_version": SCHEMA_VERSION, **_one_state(root, arch),
                 # the host's Tenstorrent devices now (sysfs; [] without one): temperature,
                 # power, AICLK, throttling
                 "telemetry": [r.as_dict() for r in Telemetry().read()]}
     states = [(rank, _one_state(folder, arch)) for rank, folder in ranks]
-    return {"root": str(root), "exists": True,
+    return {"schema_version": SCHEMA_VERSION, "root": str(root), "exists": True,
             "runs": [{**run, "rank": rank} for rank, st in states for run in st["runs"]],
             "ranks": [{"rank": rank, "root": st["root"], "live": st["live"]}
                       for rank, st in states],
@@ -166,7 +167,8 @@ def demo(opts: DemoOptions) -> int:
             tot = view.totals()
             # "kept": false says the paths are gone (a temporary run is removed on exit;
             # --dir keeps it).
-            doc = {"dir": str(root), "report": str(report), "kept": not temp,
+            doc = {"schema_version": SCHEMA_VERSION,  # schemas/demo.schema.json
+                   "dir": str(root), "report": str(report), "kept": not temp,
                    "arch": view.trace.arch.name, "ops": tot["ops"],
                    "device_time_us": tot["device_time_us"], "op_to_op_us": tot["op_to_op_us"],
                    "signposts": int(len(view.trace.signposts))}

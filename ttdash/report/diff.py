@@ -13,6 +13,7 @@ from ..format import fmt_int, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from ..model.gate import Outcome
+from ..schemas import SCHEMA_VERSION
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
@@ -195,7 +196,8 @@ def _context_json(result: DiffResult, metric: str) -> dict | None:
 
 def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: int = 10,
             gate: Outcome | None = None, limits: dict | None = None) -> None:
-    head = {
+    head = {  # schemas/diff.schema.json
+        "schema_version": SCHEMA_VERSION,
         "baseline": _side_json(result, "baseline"),
         "candidate": _side_json(result, "candidate"),
         "metric": metric,

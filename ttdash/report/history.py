@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from ..format import fmt_us, signed_pct
 from ..history.query import labels_text
 from ..model.text import clean_text
+from ..schemas import SCHEMA_VERSION
 from .safe import md_cell, md_table, neutralise_formula
 
 #: (key, title, kind) of `list` and `trend` rows; kind: us, pct, int, text, time, labels
@@ -89,7 +90,7 @@ def runs_json(rows: Sequence[dict], out: TextIO, extra: dict | None = None) -> N
     """{"runs": [{"run_id", "added_at", "file", "arch", "ops", "device_time_us", ...}]}."""
     keep = ("run_id", "added_at", "file", "arch", "window", "ops", "device_time_us",
             "steady_us", "change_pct", "labels")
-    doc = _json_value({**(extra or {}),
+    doc = _json_value({"schema_version": SCHEMA_VERSION, **(extra or {}),
                        "runs": [{k: r[k] for k in keep if k in r} for r in rows]})
     json.dump(doc, out, allow_nan=False)
     out.write("\n")
@@ -108,7 +109,8 @@ def render_runs(rows: Sequence[dict], fmt: str, out: TextIO, title: str = "",
 def render_check(check, fmt: str, out: TextIO) -> None:
     """The verdict of `history check` with its baseline runs and culprits."""
     if fmt == "json":
-        json.dump(_json_value(check.as_dict()), out, allow_nan=False)
+        json.dump(_json_value({"schema_version": SCHEMA_VERSION, **check.as_dict()}), out,
+                  allow_nan=False)
         out.write("\n")
         return
     if fmt == "csv":
@@ -125,7 +127,8 @@ def render_check(check, fmt: str, out: TextIO) -> None:
 def render_sql(columns: list[str], rows: list[tuple], fmt: str, out: TextIO) -> None:
     """A query's result (DuckDB), every column as text except numbers in json."""
     if fmt == "json":
-        json.dump(_json_value({"columns": columns, "rows": [list(r) for r in rows]}), out,
+        json.dump(_json_value({"schema_version": SCHEMA_VERSION, "columns": columns,
+                               "rows": [list(r) for r in rows]}), out,
                   default=str, allow_nan=False)
         out.write("\n")
         return

@@ -28,6 +28,7 @@ from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
 from ..model.runs import replay_sessions
 from ..model.text import clean_text
+from ..schemas import SCHEMA_VERSION
 from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's and tests' names)
     advice_entries,
     advice_sections,
@@ -126,7 +127,7 @@ def summary_dict(view: View) -> dict:
 
 
 def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
-    doc = summary_dict(view)
+    doc = {"schema_version": SCHEMA_VERSION, **summary_dict(view)}  # schemas/report.schema.json
     if shown.telemetry:
         doc["telemetry"] = shown.telemetry
     if shown.top:
@@ -490,8 +491,8 @@ def render_summary(view: View, fmt: str, out: TextIO, shown: Shown) -> None:
     if by == "category":  # no FLOPs statistics across op types
         groups = groups.drop(columns=[c for c in groups.columns if c.startswith("flops_pct")]
                              + ["category"])
-    if fmt == "json":
-        doc = summary_dict(view)
+    if fmt == "json":  # schemas/report-summary.schema.json
+        doc = {"schema_version": SCHEMA_VERSION, **summary_dict(view)}
         doc["group_by"] = by
         frame = groups.astype(object).where(groups.notna(), None)
         doc["groups"] = frame.to_dict("records")
