@@ -224,6 +224,7 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
     from ttdash.tui.optable import OpTable
     from ttdash.tui.rooflineview import RooflineView
     from ttdash.tui.run import RunScreen
+    from ttdash.tui.sortmenu import SortMenu
     from ttdash.tui.timelineview import TimelineView
     from ttdash.tui.watch import RunsScreen, WatchScreen
     from ttdash.tui.widgets import (
@@ -241,7 +242,11 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
          "Moving in the table of the trace, watch, run and diff views."),
         ("Timeline (`4`)", TimelineView, None, "When it has the focus (after `4`)."),
         ("Roofline (`5`)", RooflineView, None, "When it has the focus (after `5`)."),
-        ("Advice list (`3`)", AdviceView, None, "`enter` on an entry shows its op."),
+        ("Sort picker (`S`)", SortMenu, None,
+         "Each sortable column of the table with a letter: the letter sorts by it (numbers "
+         "largest first, text A→Z), the capital letter the other way."),
+        ("Advice list (`3`)", AdviceView, None, "Grouped as `report` prints it; `f` lists every "
+         "entry; `enter` on an entry shows its op."),
         ("Op details (`enter`)", DetailScreen, None, "Every figure and column of one op."),
         ("Optional columns (`a`)", ColumnsScreen, None,
          "The slowest RISC, per-RISC times, utilisation and counter columns."),

@@ -35,7 +35,7 @@ def test_every_column_is_defined_with_its_unit_basis_and_filter():
         for a in c.aliases:
             assert f"{a}:" in meaning or f"{a}<N" in meaning, (c.key, a)
     # the words the issue found undefined
-    assert "wall time" in cols["Total"] and "GLOBAL CALL COUNT" in cols["Call"]
+    assert "wall time" in cols["Wall%"] and "GLOBAL CALL COUNT" in cols["Call"]
     assert "LoFi" in cols["Fid"] and "device id" in cols["Dev"]
     assert "INPUT_0_MEMORY" in cols["in0"] and "mem:" in cols["in0"]
     assert "device<N (with a unit)" in cols["Device"] and "dev<N, device:N" in cols["Dev"]

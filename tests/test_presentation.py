@@ -206,7 +206,7 @@ def test_each_share_names_its_basis():
     assert "wall" in BY_KEY["total_pct"].title and "wall" in BY_KEY["total_pct"].basis
     assert "device" in SUMMARY_COLUMNS["total_pct"][0]
     terms = dict(legend())
-    assert "wall time" in terms["Total"] and "device time" in terms["Share (grouped)"]
+    assert "wall time" in terms["Wall%"] and "device time" in terms["Share (grouped)"]
 
 
 # ------------------------------------------------------------------ 5: JSON numbers

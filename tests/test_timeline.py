@@ -192,7 +192,7 @@ async def test_timeline_keys_move_the_table_cursor_zoom_and_open_the_op():
     app = open_app(view_of(DEEPSEEK, merge=False, columns="all"))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await pilot.press("4")
+        await pilot.press("o", "4")  # file order: the first op on the first lane
         await pilot.pause()
         screen = app.screen
         tlv = screen.query_one(TimelineView)
@@ -279,7 +279,7 @@ async def test_roofline_view_highlights_the_cursor_op_and_groups():
 
 async def test_export_from_the_timeline_writes_a_perfetto_trace(tmp_path):
     app = open_app(view_of(SIGNPOSTED, columns="all"))
-    target = tmp_path / "run.json"
+    target = tmp_path / "run.perfetto.json"  # the export's format follows the suffix
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("4", "e")
@@ -304,7 +304,7 @@ async def test_every_view_in_every_theme_at_80x24(theme):
     """Keys 1-5 at 80x24 in each bundled theme: each view draws its own content (a theme
     variable a view needs and a theme lacks would crash here), and its first line is uncut."""
     app = open_app(view_of(DEEPSEEK, columns="all"), theme=theme)
-    marks = {"1": ["Op code"], "2": ["Count"], "3": ["High op-to-op gap"],
+    marks = {"1": ["Op code"], "2": ["Count"], "3": ["Grouped: ", "Op-to-op gaps over"],
              "4": ["Timeline 0–", "█DRAM █FLOP"], "5": ["Roofline · blackhole_p150"]}
     async with app.run_test(size=(80, 24)) as pilot:
         for key, wanted in marks.items():

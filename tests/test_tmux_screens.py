@@ -338,7 +338,7 @@ def test_open_view_at_200x50(term_env):
     with Tmux([ttdash_bin(), "open", real(SIGNPOSTED)], 200, 50, term_env) as t:
         wait_stable(t, lambda s: ready(s) and "…" not in line_with(s, "Op code") and all(
             has_word(line_with(s, "Op code"), w)
-            for w in ("ID", "Op code", "Device", "Gap", "Total", "Cores", "Bound", "Signpost"))
+            for w in ("ID", "Op code", "Device", "Gap", "Wall%", "Cores", "Bound", "Signpost"))
             and "OftNet module started" in s  # the first signpost, in the panel and the table
             and "Quit" in s.splitlines()[-1], LOAD)
         t.send("q")
@@ -355,11 +355,15 @@ def test_grouped_view_header_at_80_columns(term_env, name):
 
 
 def test_advice_view_at_80x24_then_enter_shows_the_op(term_env):
-    """`3` in the installed binary: the advice listing, bullets indented; enter on an entry
-    lands on that op in the op table."""
+    """`3` in the installed binary: the advice grouped, `f` every entry with bullets indented;
+    enter on an entry lands on that op in the op table (in file order: `o`)."""
     with Tmux([ttdash_bin(), "open", real(DEEPSEEK)], 80, 24, term_env) as t:
         t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
+        t.send("o")
         t.send("3")
+        wait_stable(t, lambda s: "Grouped: 38 entries; f lists each" in s
+                    and "Op-to-op gaps over 6.5 us: 25 ops waited" in s)
+        t.send("f")
         wait_stable(t, lambda s: "High op-to-op gap (over 6.5 us)" in s
                     and "ID 14  ReduceScatterMinimalAsyncDeviceOperation  gap 5.05 s" in s)
         t.send("G")
@@ -632,6 +636,8 @@ def test_timeline_in_a_real_terminal(term_env, size):
     order, a row per device, so 8 rows down); + zooms (the range shrinks)."""
     with Tmux([ttdash_bin(), "open", real(DEEPSEEK), "--per-device"], *size, term_env) as t:
         t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
+        t.send("o")  # file order: the lane's next op is 8 rows down
+        wait_stable(t, lambda s: "sort: file order" in s)
         t.send("4")
         s = wait_stable(t, lambda s: "Timeline 0–" in s and "dev 7" in s and "▶ #" in s)
         assert all(f"dev {d}" in s for d in range(8)) and "┊0" in s and "FW cycles" in s
@@ -655,6 +661,8 @@ def test_timeline_in_a_real_terminal(term_env, size):
 def test_roofline_in_a_real_terminal(term_env, size):
     with Tmux([ttdash_bin(), "open", real(CLIP_WH)], *size, term_env) as t:
         t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
+        t.send("o")
+        wait_stable(t, lambda s: "sort: file order" in s)
         t.send("5")
         s = wait_stable(t, lambda s: "Roofline · wormhole_b0" in s
                         and "FLOP per DRAM byte" in s)

@@ -194,6 +194,9 @@ def attribute_int(key: str) -> Callable[[object], float]:
 #: Text facts of ATTRIBUTES (the loader adds them as string columns).
 ATTRIBUTE_TEXT_FEATURES = {"_ATTR_CONV_CONFIG": conv_config, "_ATTR_HALO_CONFIG": halo_config}
 
+#: The ops whose ATTRIBUTES cells the loader reads the features of (op code substrings).
+ATTRIBUTE_OPS = ("Matmul", "OptimizedConvNew", "Conv2d", "HaloDeviceOperation", "AllGather",
+                 "ReduceScatter", "AllReduce", "AllToAll")
 ATTRIBUTE_FEATURES = {
     "_ATTR_DRAM_SHARDED": lambda a: float(DRAM_SHARDED_CONFIG in str(a)),
     "_ATTR_WINDOW_H": lambda a: conv_window(a, 0),

@@ -195,7 +195,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("op_to_op_us", "Op-to-op gap", "Gap", "us",
            f"idle time before the op started (red above {GAP_LIMIT_US:g} us: host-bound)", "us",
            width=9, priority=1, aliases=("gap",), filter_example="gap>100us"),
-    Column("total_pct", "Total % (wall)", "Total", "pct",
+    Column("total_pct", "Total % (wall)", "Wall%", "pct",
            "share of the window's wall time: device time + every op-to-op gap, host pauses "
            "included (tt-perf-report's Total %); the grouped view's Share and --summary's "
            "Total % (device) are shares of device time", "%", basis=WALL_BASIS,
@@ -403,7 +403,8 @@ def legend() -> list[tuple[str, str]]:
     rows = [(b.value, b.meaning) for b in Bound]
     rows += [("blank bound", f"{UNMODELLED}: tt-perf-report models only matmuls and "
               "convolutions; other ops get device time and gap, no DRAM/FLOP figures"),
-             ("Total", f"share of {WALL_BASIS}: host pauses make it small"),
+             (BY_KEY["total_pct"].short, f"Total % (tt-perf-report's): share of {WALL_BASIS}; "
+              "host pauses make it small"),
              ("Share (grouped)", f"share of {DEVICE_BASIS} (as --summary's Total % (device))"),
              ("bars", "DRAM% and FLOP% as a share of the peak (8 steps per cell)"),
              ("red gap", f"op-to-op gap above {GAP_LIMIT_US:g} us: the device waited for "

@@ -24,7 +24,7 @@ import pyarrow.csv as pacsv
 
 from .badcsv import binary_error, compressed, locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
-from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
+from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_OPS, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
 from .counters import counter_columns, is_counter
 from .discover import is_live_header, rank_of
 from .errors import TraceError
@@ -42,7 +42,7 @@ TENSOR_RE = re.compile(r"^(INPUT|OUTPUT)_(\d+)_(W|Z|Y|X|LAYOUT|DATATYPE|MEMORY)(
 # Columns the analysis needs; everything else is kept only when all columns are asked for.
 ANALYSIS_EXTRA = (
     "METAL TRACE REPLAY SESSION ID", "PM IDEAL [ns]", "PM COMPUTE [ns]", "PM BANDWIDTH [ns]",
-    "DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE",  # a log's clock without FW cycles
+    "DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE",  # a log's clock without FW cycles;
     # core spread and dispatch (model.imbalance), the program cache (model.progcache)
     "DEVICE KERNEL DURATION PER CORE MAX [ns]", "DEVICE KERNEL DURATION PER CORE AVG [ns]",
     "DISPATCH TOTAL CQ CMD OP TIME [ns]", "DISPATCH GO SEND WAIT TIME [ns]",
@@ -441,8 +441,7 @@ def merge_tables(tables: list[RawTable]) -> RawTable:
 
 
 # Only these ops' ATTRIBUTES matter to the analysis.
-ATTRIBUTE_READERS = (r"Matmul|OptimizedConvNew|Conv2d|HaloDeviceOperation"
-                     r"|AllGather|ReduceScatter|AllReduce|AllToAll")
+ATTRIBUTE_READERS = "|".join(ATTRIBUTE_OPS)
 
 
 class _AttributeFeatures:
