@@ -285,6 +285,10 @@ async def test_keymap_and_theme(tmp_path, monkeypatch):
         assert app.theme == "ttdash-light"
         await pilot.press("f")
         assert isinstance(app.screen, PromptScreen)
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)  # ? lists the key as remapped
+        assert ("f", "ttdash.filter") in {(k, bid) for k, _, bid in app.screen.rows}
     with pytest.raises(TraceError):
         open_app(view_of("tt-perf-report__bh_p100_dlv3.csv"), theme="no-such-theme")
 

@@ -159,7 +159,10 @@ def help_rows(app, *nodes) -> list[tuple[str, str, str]]:
     seen: set[str | None] = set()
     for node in nodes:
         by_id: dict[str | None, list] = {}
-        for bindings in node._bindings.key_to_bindings.values():
+        mapped = node._bindings.copy()  # Textual applies the keymap to a copy when keys arrive
+        if app._keymap:
+            mapped.apply_keymap(app._keymap)
+        for bindings in mapped.key_to_bindings.values():
             for b in bindings:
                 by_id.setdefault(b.id, []).append(b)
         for bid, bindings in by_id.items():
