@@ -159,9 +159,8 @@ def help_rows(app, *nodes) -> list[tuple[str, str, str]]:
     seen: set[str | None] = set()
     for node in nodes:
         by_id: dict[str | None, list] = {}
-        mapped = node._bindings.copy()  # Textual applies the keymap to a copy when keys arrive
-        if app._keymap:
-            mapped.apply_keymap(app._keymap)
+        mapped = node._bindings.copy()  # the keymap applied, as Textual does to keys arriving
+        mapped.apply_keymap(app._keymap)
         for bindings in mapped.key_to_bindings.values():
             for b in bindings:
                 by_id.setdefault(b.id, []).append(b)
