@@ -426,3 +426,18 @@ def test_100k_ops_with_attributes_find_every_changed_op_fast():
     assert set(r.pairs["cause"].dropna()) == {"cores 64 -> 32"}
     assert r.regressions(1)["cause"].iloc[0] == "cores 64 -> 32"
     assert "attributes" in r.compared.compared
+
+
+def test_diff_format_tui_without_a_terminal_is_one_line_exit_2(capsys, monkeypatch):
+    """`diff --format tui` asked for in a pipe: one line, exit 2, no screen drawn into it (it
+    used to draw the full-screen diff into the pipe and wait for keys)."""
+    import ttdash.tui.diffview as diffview
+    from ttdash.cli import main
+
+    started = []
+    monkeypatch.setattr(diffview, "run_diff_tui", lambda *a, **k: started.append(a) or 0)
+    f = str(real_dir() / "tt-perf-report__bh_p100_dlv3.csv")
+    assert main(["diff", f, f, "--format", "tui"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "diff --format tui needs a terminal" in err, err
+    assert started == []

@@ -22,6 +22,7 @@ from .common import (
     drop_stdout,
     load_view,
     load_views,
+    needs_terminal,
     refuse_input_as_output,
     stderr_line,
     write_output,
@@ -73,6 +74,9 @@ def diff(opts: DiffOptions) -> int:
     fmt = opts.format
     if fmt in (None, "tui") and opts.out.output:
         fmt = "markdown"  # --output without --format: the pull-request summary
+    if fmt == "tui":  # asked for by name without a terminal: one line, not a screen in a pipe
+        needs_terminal(opts.candidate, "diff --format tui",
+                       "--format table, markdown, csv or json")
     interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
     columns = "lazy" if interactive else "analysis"  # the TUI's details show every column
     baseline, candidate = load_views([opts.baseline, opts.candidate], opts.window, columns)
