@@ -603,6 +603,7 @@ def test_default_format_opens_the_tui_on_a_terminal_else_falls_back(monkeypatch,
     _, args = parse(["diff", str(a), str(b), "--theme", "ttdash-light", "--fail-above", "0",
                      "--metric", "device"])
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr("ttdash.commands.common.no_terminal", lambda: None)  # a terminal
     calls = []
     fake = types.ModuleType("ttdash.tui.diffview")
     fake.run_diff_tui = lambda result, theme=None: calls.append((result, theme)) or 0

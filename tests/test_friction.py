@@ -93,7 +93,7 @@ def test_history_list_of_a_new_store_is_an_empty_list(tmp_path, capsys):
     store = tmp_path / "new" / "store"
     assert main(["history", "list", "--store", str(store), "-f", "json"]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out) == {"store": str(store), "runs": []}
+    assert json.loads(out) == {"schema_version": 1, "store": str(store), "runs": []}
     assert err.startswith(f"ttdash: note: {store}: no history store here yet")
     assert not store.exists()  # listing creates nothing
 

@@ -194,7 +194,7 @@ def test_every_reader_agrees_after_an_add_killed_at_each_write(real, tmp_path, c
 def test_sql_with_no_result_prints_nothing(real, tmp_path, capsys):
     store, _, _ = make_store(tmp_path, [1.0], src=real / SMALL)
     for fmt, want in (("table", ""), ("csv", ""), ("markdown", ""),
-                      ("json", '{"columns": [], "rows": []}\n')):
+                      ("json", '{"schema_version": 1, "columns": [], "rows": []}\n')):
         rc = main(["history", "sql", "--store", store.uri, "-f", fmt, "-- only a comment"])
         out, err = capsys.readouterr()
         assert (rc, out, err) == (0, want, ""), fmt
@@ -204,7 +204,8 @@ def test_sql_keeps_every_column_of_one_name(real, tmp_path, capsys):
     store, ids, _ = make_store(tmp_path, [1.0, 1.1], src=real / SMALL)
     q = "SELECT 1 AS a, 2 AS a, 3 AS a_2, 4 AS a"
     doc = _cli_json(capsys, "history", "sql", "--store", store.uri, "-f", "json", q)
-    assert doc == {"columns": ["a", "a_3", "a_2", "a_4"], "rows": [[1, 2, 3, 4]]}
+    assert doc == {"schema_version": 1, "columns": ["a", "a_3", "a_2", "a_4"],
+                   "rows": [[1, 2, 3, 4]]}
     assert main(["history", "sql", "--store", store.uri, "-f", "csv", q]) == 0
     assert capsys.readouterr().out == "a,a_3,a_2,a_4\n1,2,3,4\n"
     assert main(["history", "sql", "--store", store.uri, q]) == 0
@@ -212,7 +213,7 @@ def test_sql_keeps_every_column_of_one_name(real, tmp_path, capsys):
     doc = _cli_json(capsys, "history", "sql", "--store", store.uri, "-f", "json",
                     "SELECT x.run_id, y.run_id FROM runs x JOIN runs y ON x.added_at < "
                     "y.added_at")
-    assert doc == {"columns": ["run_id", "run_id_2"], "rows": [ids]}
+    assert doc == {"schema_version": 1, "columns": ["run_id", "run_id_2"], "rows": [ids]}
 
 
 @pytest.mark.parametrize("above", ["run_id=X/arch=Y", "arch=Y/run_id=X"])
