@@ -61,6 +61,11 @@ async def test_regressions_navigation_and_details(tmp_path):
         titles = [s[0] for s in app.screen.sides]
         assert titles[0].startswith("A (baseline)") and titles[1].startswith("B (candidate)")
         assert all(op is not None and raw is not None for _, op, raw in app.screen.sides)
+        sides = list(app.screen.query("VerticalScroll"))
+        first = app.focused
+        await pilot.press("tab")  # the other side
+        await pilot.pause()
+        assert app.focused is not first and app.focused in sides
         await pilot.press("escape")
         assert isinstance(app.screen, DiffScreen)
 

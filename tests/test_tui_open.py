@@ -94,6 +94,12 @@ async def test_signpost_panel_enter_and_toggle():
         await pilot.press("down", "down", "enter")  # (whole trace), 1st, 2nd signpost
         assert app.screen.narrowed == 2
         assert isinstance(app.focused, OpTable)
+        await pilot.press("tab")  # tab moves between the table and the panel
+        await pilot.pause()
+        assert app.focused is panel
+        await pilot.press("tab")
+        await pilot.pause()
+        assert isinstance(app.focused, OpTable)
 
 
 async def test_details_screen_shows_the_row():

@@ -97,7 +97,7 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("e", "export", "Export", id="ttdash.export"),
         Binding("w", "whole_trace", "Whole trace", show=False, id="ttdash.whole_trace"),
         Binding("i", "replay", "Replay session", show=False, id="ttdash.replay"),
-        Binding("tab", "focus_next", "Focus", show=False, id="ttdash.focus_next"),
+        Binding("tab", "app.focus_next", "Focus", show=False, id="ttdash.focus_next"),
         Binding("q", "app.quit", "Quit", id="ttdash.quit"),
     ]
     DEFAULT_CSS = """

@@ -123,7 +123,7 @@ class DiffDetailScreen(ModalScreen[None]):
     """Both rows' details, side by side (stacked on narrow terminals)."""
 
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="ttdash.diff_detail_close"),
-                Binding("tab", "focus_next", "Other side", id="ttdash.diff_detail_other")]
+                Binding("tab", "app.focus_next", "Other side", id="ttdash.diff_detail_other")]
     DEFAULT_CSS = """
     DiffDetailScreen { align: center middle; }
     DiffDetailScreen #sides { width: 100%; height: 100%; background: $surface;
