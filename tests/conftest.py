@@ -75,15 +75,48 @@ def real_dir() -> Path:
 
 
 def run_ttdash(*args: str, env: dict[str, str] | None = None, unset: Iterable[str] = (),
-               cwd: str | Path | None = None, timeout: float = 180
+               cwd: str | Path | None = None, timeout: float = 180, process: bool = False
                ) -> subprocess.CompletedProcess[str]:
-    """`python -m ttdash ARGS` in a child process: the suite's one CLI runner. `env` is added to
-    this process's environment, `unset` names are removed from it; stdin is /dev/null."""
-    drop = set(unset)
-    e = {k: v for k, v in os.environ.items() if k not in drop}
-    e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True,
-                          text=True, env=e, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
+    """`ttdash ARGS` as a child process would run it: the suite's one CLI runner. `env` is added
+    to this process's environment, `unset` names are removed from it, `cwd` is the working
+    directory; stdin is /dev/null, stdout and stderr are files (not terminals); a call running
+    past `timeout` raises subprocess.TimeoutExpired.
+
+    In this process by default (`cli_inproc.run_main`: `ttdash.cli.main(argv)` with descriptors
+    0-2 and sys.std* as a child has them, the environment and working directory set for the
+    call and restored after, exit codes as the interpreter makes them), which spares ~1-2 s of
+    imports per call. `process=True` starts `python -m ttdash` for what only a process shows:
+    signals, its own memory peak, interpreter start-up and shutdown, a stdin that is not
+    /dev/null, calls from several threads at once (run_main takes one at a time). `ttdash run`
+    is always a process: it makes its process a child subreaper for good and handles
+    SIGINT/SIGTERM/SIGHUP for its workload only in the main thread (run_main calls `main` in
+    another). An in-process call that leaves daemon threads running fails (a process would have
+    ended them): give it process=True."""
+    if process or (args and str(args[0]) == "run"):
+        drop = set(unset)
+        e = {k: v for k, v in os.environ.items() if k not in drop}
+        e.update(env or {})
+        return subprocess.run([sys.executable, "-m", "ttdash", *args], capture_output=True,
+                              text=True, env=e, cwd=cwd, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    from cli_inproc import run_main
+
+    removed = {k: os.environ.pop(k) for k in set(unset) if k in os.environ}
+    # run_main takes NO_COLOR away for its hostile cases; a child of this process inherits it
+    kept = {"NO_COLOR": os.environ["NO_COLOR"]} if "NO_COLOR" in os.environ else {}
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        r = run_main(*args, env={**kept, **(env or {})}, timeout=timeout)
+    finally:
+        os.chdir(here)
+        os.environ.update(removed)
+    if r.hung:
+        raise subprocess.TimeoutExpired(r.cmd, timeout, r.stdout, r.stderr)
+    assert not r.threads_left, (f"`ttdash {' '.join(map(str, args))}` left threads running "
+                                f"{r.threads_left}: run it with process=True")
+    return subprocess.CompletedProcess(r.cmd, r.returncode, r.stdout, r.stderr)
 
 
 REPORT_FIXTURES = [

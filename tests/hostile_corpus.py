@@ -466,6 +466,8 @@ class Run:
     seconds: float
     peak_rss: int  # bytes
     hung: bool
+    #: daemon threads an in-process call left running (cli_inproc.run_main; a process ends them)
+    threads_left: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         return (f"$ {' '.join(self.cmd)}\n-> exit {self.returncode} after {self.seconds:.1f}s, "

@@ -165,8 +165,9 @@ def _hwmon(env: dict[str, str]) -> Path:
 
 
 def test_sysfs_fifo_does_not_hang_doctor(tmp_path):
-    """A FIFO where an attribute should be: doctor must not wait for a writer (only a process
-    shows a hang; the timeout guards it)."""
+    """A FIFO where an attribute should be: doctor must not wait for a writer (the timeout
+    guards it: run_ttdash raises subprocess.TimeoutExpired, and fails a call that leaves a
+    reader thread blocked)."""
     env = fake_host(tmp_path, [Card()])
     temp = _hwmon(env) / "temp1_input"
     temp.unlink()
