@@ -31,7 +31,11 @@ MARKERS = {
     "smoke": "the one real-terminal test the lowest-dependency pass keeps",
     "wheel": "builds and installs the wheel",
     "oracle": "runs tt-perf-report itself (the recorded outputs are replayed elsewhere)",
-    "slow": "left out of the fast tier (set for terminal, wheel and oracle tests too)",
+    "slow": "left out of the fast tier (set for terminal, wheel and oracle tests too). By hand "
+            "on tests of 5 s and more whose point the fast tier checks on a smaller input: the "
+            "large traces of the chunk-equivalence properties (chunked output on 1,872 ops, 30 "
+            "s; chunked analysis of the two largest traces, 9 s) and the cache's hypothesis "
+            "property over changed digits (9 s; single changed bytes stay fast)",
 }
 SLOW_TIERS = ("terminal", "wheel", "oracle")
 #: Whole files left out of the fast tier: the hostile corpus (every bad input through every
@@ -117,6 +121,29 @@ def run_ttdash(*args: str, env: dict[str, str] | None = None, unset: Iterable[st
     assert not r.threads_left, (f"`ttdash {' '.join(map(str, args))}` left threads running "
                                 f"{r.threads_left}: run it with process=True")
     return subprocess.CompletedProcess(r.cmd, r.returncode, r.stdout, r.stderr)
+
+
+def assert_frame_equal(got, want) -> None:
+    """pd.testing.assert_frame_equal(got, want), fast on categorical columns. pandas compares
+    those twice: value by value in Python (1-2 s for a wide trace), then by categories (in
+    order) and codes; the first cannot fail when the second passes, so only the second is made
+    here (with the dtype check), and the other columns go through pandas as they are."""
+    import numpy as np
+    import pandas as pd
+
+    assert isinstance(got, pd.DataFrame) and isinstance(want, pd.DataFrame), (type(got),
+                                                                               type(want))
+    pd.testing.assert_index_equal(got.columns, want.columns, obj="DataFrame.columns")
+    cats = [i for i, t in enumerate(want.dtypes) if isinstance(t, pd.CategoricalDtype)]
+    rest = [i for i in range(want.shape[1]) if i not in set(cats)]
+    pd.testing.assert_frame_equal(got.iloc[:, rest], want.iloc[:, rest])
+    for i in cats:
+        a, b = got.iloc[:, i], want.iloc[:, i]
+        where = f"column {want.columns[i]!r}"
+        assert a.dtype == b.dtype, (where, a.dtype, b.dtype)
+        pd.testing.assert_index_equal(a.cat.categories, b.cat.categories, obj=where)
+        np.testing.assert_array_equal(a.cat.codes.to_numpy(), b.cat.codes.to_numpy(),
+                                      err_msg=where)
 
 
 REPORT_FIXTURES = [

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPORT_FIXTURES, real_dir, run_ttdash
+from conftest import REPORT_FIXTURES, assert_frame_equal, real_dir, run_ttdash
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -50,12 +50,12 @@ def test_a_warm_read_equals_a_fresh_parse(name, cached, monkeypatch):
             _no_parse(m)
             warm = loader.read_ops_csv(path, columns=columns)
         for got in (cold, warm):
-            pd.testing.assert_frame_equal(got.df, fresh.df)
+            assert_frame_equal(got.df, fresh.df)
             assert got.header == fresh.header
     with monkeypatch.context() as m:  # the full copy serves the analysis columns too
         _no_parse(m)
         again = loader.read_ops_csv(path)
-    pd.testing.assert_frame_equal(again.df, fresh_of["analysis"].df)
+    assert_frame_equal(again.df, fresh_of["analysis"].df)
 
 
 def _copy(src: Path, dst: Path, times: int = 1) -> Path:
@@ -269,7 +269,7 @@ def _same(got, want) -> None:
         assert isinstance(got, TraceError) and str(got) == str(want)
     else:
         assert not isinstance(got, TraceError), got
-        pd.testing.assert_frame_equal(got, want)
+        assert_frame_equal(got, want)
 
 
 def _parses(monkeypatch) -> list[int]:
@@ -301,6 +301,7 @@ _DIGITS = [i for i in range(_ORIGINAL.index(b"\n") + 1, len(_ORIGINAL))
            if 48 <= _ORIGINAL[i] <= 57]
 
 
+@pytest.mark.slow  # 25 examples of 5 reads, 9 CPU-s; the single changes below stay fast
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pos=st.sampled_from(_DIGITS), digit=st.integers(0, 9))

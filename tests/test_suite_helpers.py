@@ -1,7 +1,8 @@
 """The suite's own helpers. conftest.run_ttdash, the CLI runner: in this process by default, as
 a child would run (the environment, `unset`, `cwd`, NO_COLOR, the timeout), a real process for
 `run` and on request; what cli_inproc.run_main does so that a call sees what a fresh process
-sees (descriptor 0, sys.__stderr__, logging, ttdash's caches, threads left running)."""
+sees (descriptor 0, sys.__stderr__, logging, ttdash's caches, threads left running). And
+conftest.assert_frame_equal: fails exactly where pandas' does."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
+import pandas as pd
 import pytest
 from cli_inproc import run_main
-from conftest import run_ttdash
+from conftest import assert_frame_equal, run_ttdash
 
 
 @pytest.fixture
@@ -137,3 +140,44 @@ def test_ttdash_caches_are_those_of_a_fresh_process(tmp_path, real):
     assert r.returncode == 2 and r.stderr == f"ttdash: {arches}: [wormhole_new] lacks " \
         "tflops_per_core\n", r.stderr
 
+
+def _frame(**changes):
+    cat = pd.Categorical(["a", None, "b", "a"], categories=["a", "b"])
+    cols = {"op": cat, "us": [1.0, 2.5, np.nan, 4.0], "n": [1, 2, 3, 4],
+            "s": ["x", None, "y", "z"]}
+    return pd.DataFrame({**cols, **changes})
+
+
+@pytest.mark.parametrize("change", [
+    {},
+    {"op": pd.Categorical(["a", None, "b", "b"], categories=["a", "b"])},  # a value
+    {"op": pd.Categorical(["a", "a", "b", "a"], categories=["a", "b"])},  # a missing one
+    {"op": pd.Categorical(["a", None, "b", "a"], categories=["b", "a"])},  # category order
+    {"op": pd.Categorical.from_codes([0, -1, 1, 0], categories=["b", "a"])},  # same codes
+    {"op": pd.Categorical(["a", None, "b", "a"], categories=["a", "b", "c"])},  # one more
+    {"op": pd.Categorical(["a", None, "b", "a"], categories=["a", "b"], ordered=True)},
+    {"op": pd.array(["a", None, "b", "a"], dtype=object)},  # not categorical
+    {"us": [1.0, 2.5, np.nan, 4.5]},
+    {"n": [1.0, 2.0, 3.0, 4.0]},
+    {"s": ["x", None, "y", "w"]},
+], ids=["same", "value", "missing", "order", "codes", "categories", "ordered", "object", "float",
+        "dtype", "text"])
+def test_frame_equality_fails_where_pandas_does(change):
+    want, got = _frame(), _frame(**change)
+    for a, b in ((got, want), (want, got)):
+        try:
+            pd.testing.assert_frame_equal(a, b)
+            theirs = None
+        except AssertionError as exc:
+            theirs = exc
+        try:
+            assert_frame_equal(a, b)
+            ours = None
+        except AssertionError as exc:
+            ours = exc
+        assert (ours is None) == (theirs is None) == (not change), (ours, theirs)
+    renamed = want.rename(columns={"op": "code"})
+    with pytest.raises(AssertionError):
+        assert_frame_equal(renamed, want)
+    with pytest.raises(AssertionError):
+        assert_frame_equal(want.iloc[::-1], want)
