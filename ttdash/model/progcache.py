@@ -105,7 +105,7 @@ def _programs(ordered: pd.DataFrame) -> Programs | None:
         _, idx = np.unique(pair[at], return_index=True)
         first[at[idx]] = True
     hit = by_unique(ordered[HIT], _flag) if HIT in ordered.columns else np.full(n, np.nan)
-    gcc = num(ordered, "GLOBAL CALL COUNT")
+    gcc = whole(num(ordered, "GLOBAL CALL COUNT"), 0, 2.0 ** 53)  # 1e300: no call count
     ids = ordered["ID"].to_numpy(dtype=np.int64) if "ID" in ordered else np.arange(2, n + 2)
     both = usable & ~np.isnan(gcc) & ~np.isnan(dev)
     g = np.nan_to_num(gcc).astype(np.int64)
