@@ -71,8 +71,8 @@ def summarise(ops: pd.DataFrame, target_pct: float = TARGET_EFF_PCT) -> ModelSum
     rec = ops["recoverable_us"].to_numpy(dtype="float64")
     m = ~np.isnan(eff)
     dur = ops["raw_kernel_ns"].to_numpy(dtype="float64") / 1000.0
-    ideal = dur * eff / 100.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(all="ignore"):  # absurd cells: inf x 0 is NaN, not a warning on stderr
+        ideal = dur * eff / 100.0
         at_target = ideal / (target_pct / 100.0)
         saving = np.where(m & (dur > at_target), dur - at_target, 0.0)
     return ModelSummary(
@@ -94,8 +94,9 @@ def ranking(ops: pd.DataFrame, by: str = "op") -> pd.DataFrame:
     o = ops[m]
     dur = o["raw_kernel_ns"].to_numpy(dtype="float64") / 1000.0
     key = summary_key(o, "op") if by == "op" else o[by].astype(object)
-    frame = pd.DataFrame({"group": key.to_numpy(), "device_us": dur,
-                          "ideal_us": dur * eff[m] / 100.0,
+    with np.errstate(all="ignore"):  # absurd cells: inf x 0 is NaN, not a warning on stderr
+        ideal = dur * eff[m] / 100.0
+    frame = pd.DataFrame({"group": key.to_numpy(), "device_us": dur, "ideal_us": ideal,
                           "recoverable_us": o["recoverable_us"].to_numpy(dtype="float64"),
                           "eff": eff[m]})
     g = frame.groupby("group", sort=False, dropna=False)
