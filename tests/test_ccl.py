@@ -244,3 +244,16 @@ def test_bus_bandwidth_is_nccls_algbw_times_its_factor(op, n, rows, links, ns):
     assert got["ccl_link_pct"][0] == pytest.approx(algbw * factor / (links * 12.5) * 100,
                                                    rel=1e-12)
     assert 0 < got["ccl_gbps"][0] < 2 * algbw
+
+
+def test_links_unknown_says_what_the_file_lacks(tmp_path):
+    """Without num_links in ATTRIBUTES the section says the file lacks it (the default read
+    keeps num_links, so it is never 'this read leaves it out')."""
+    df = pd.read_csv(real_dir() / DEEPSEEK, dtype=str, keep_default_na=False)
+    df["ATTRIBUTES"] = df["ATTRIBUTES"].str.replace("'num_links'", "'links'")
+    p = tmp_path / "no_links.csv"
+    df.to_csv(p, index=False)
+    out = run_main("report", str(p), "--advice", "none").stdout
+    assert "Links unknown: the ops' ATTRIBUTES do not say num_links" in out
+    full = run_main("report", str(real_dir() / DEEPSEEK), "--advice", "none").stdout
+    assert "Links unknown" not in full

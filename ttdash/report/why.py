@@ -142,8 +142,8 @@ def ccl_lines(view: View) -> list[str]:
         out.append(f"  and {plural(len(groups) - TOP_CODES, 'more op code')} (JSON "
                    "ccl_bandwidth has every run)")
     if unlinked:
-        out.append("Links unknown: num_links is in ATTRIBUTES, which this read leaves out; "
-                   "the share of the links' peak needs it")
+        out.append("Links unknown: the ops' ATTRIBUTES do not say num_links; the share of "
+                   "the links' peak needs it")
     return out
 
 
