@@ -1,4 +1,4 @@
-"""ttdash command line: report, open, watch, demo, diff, run, doctor, history.
+"""ttdash command line: report, open, watch, demo, diff, run, doctor, history, mcp, serve.
 
 Exit codes: 0 ok; 1 regression found by `diff --fail-above` or `history check --fail-above` (or a
 failed `doctor` check); 2 bad input or usage; 3 faster than expected (`diff --fail-below`); 130
@@ -8,173 +8,47 @@ interrupted.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .argtypes import NOT_UTF8, output_path, path_arg, shown, text_error
+from .argtypes import NOT_UTF8, path_arg, shown, text_error
+from .cliargs import (
+    EXIT_BAD_INPUT,
+    Parser,
+    _cache_arg,
+    _output_args,
+    _record_args,
+    _window_args,
+    arch_name,
+    device_count,
+    finite_float,
+    history_parser,
+    id_range,
+    non_negative_float,
+    ops_count,
+    port_number,
+    positive_float,
+    positive_int,
+    store_uri,
+)
 from .memory import return_freed_memory
 from .model.columns import (
     DEFAULT_METRIC,
     METRIC_NAMES,
     MIN_MATCH_RATE,
-    PAUSE_ABOVE_US,
     SUMMARY_GROUP_BY,
 )
 from .model.errors import TraceError
-from .model.text import clean_text
 from .report import formats
 from .report.choices import ADVICE_MODES, DEFAULT_RANK, RANK_WORDS
 
 if TYPE_CHECKING:
     from .commands.options import OutputOptions, WindowOptions
 
-EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_REGRESSION = 0, 1
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:  # type: ignore[name-defined]  # noqa: F821
-        # `message` echoes what was typed (an unknown argument): one inert line
-        message = " ".join(str(clean_text(message.replace("\n", " "))).split())
-        message += _did_you_mean(message)
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-        raise SystemExit(EXIT_BAD_INPUT)
-
-
-def _did_you_mean(message: str) -> str:
-    """"; did you mean 'report'?" for argparse's invalid choice (a typo'd command, action or
-    --format), by difflib ("" when nothing is close, or argparse already suggests one)."""
-    import difflib
-    import re
-
-    m = re.search(r"invalid choice: (.+?) \(choose from (.+)\)$", message)
-    if not m or "maybe you meant" in message:
-        return ""
-    typed = m.group(1).strip("'\"")
-    choices = [c.strip().strip("'\"") for c in m.group(2).split(",")]
-    close = difflib.get_close_matches(typed, choices, n=1, cutoff=0.6) or [
-        c for c in choices if typed and c.startswith(typed)][:1]
-    return f"; did you mean '{close[0]}'?" if close else ""
-
-
-# ------------------------------------------------------------------ argument types
-def _number(kind, text: str, what: str, ok) -> float:
-    try:
-        v = kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-    if not (math.isfinite(v) and ok(v)):
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
-    return v
-
-
-def positive_int(text: str) -> int:
-    return int(_number(int, text, "a positive whole number", lambda v: v > 0))
-
-
-def positive_float(text: str) -> float:
-    return _number(float, text, "a positive number", lambda v: v > 0)
-
-
-def non_negative_float(text: str) -> float:
-    return _number(float, text, "a number >= 0", lambda v: v >= 0)
-
-
-def finite_float(text: str) -> float:
-    return _number(float, text, "a finite number", lambda v: True)
-
-
-def ops_count(text: str) -> int:
-    return int(_number(int, text, f"a whole number from 1 to {MAX_DEMO_OPS:,}",
-                       lambda v: 0 < v <= MAX_DEMO_OPS))
-
-
-def device_count(text: str) -> int:
-    return int(_number(int, text, f"a whole number from 1 to {MAX_DEVICES}",
-                       lambda v: 0 < v <= MAX_DEVICES))
-
-
-def id_range(text: str) -> tuple[int | None, int | None]:
-    """tt-perf-report's --id-range: START-END, START- or -END (thousands separators allowed)."""
-    start, sep, end = text.replace(",", "").strip().partition("-")
-    try:
-        if not sep or not (start or end):
-            raise ValueError
-        lo = int(start) if start else None
-        hi = int(end) if end else None
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not START-END, START- or -END") from None
-    if lo is not None and hi is not None and lo > hi:
-        raise argparse.ArgumentTypeError(f"{text!r}: START is above END")
-    return lo, hi
-
-
-def arch_name(text: str) -> str:
-    from .model.arch import get_arch
-
-    try:
-        return get_arch(text).name
-    except TraceError as exc:
-        raise argparse.ArgumentTypeError(exc.message) from None
-
-
-MAX_DEMO_OPS = 10_000_000
-MAX_DEVICES = 64
-
-
-def _window_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("window (which ops to analyse; default: the whole trace)")
-    g.add_argument("--signpost", metavar="NAME[#K]|N",
-                   help="only the region after signpost NAME (its K-th occurrence, default 1st) "
-                        "or after the N-th signpost, up to the next signpost")
-    g.add_argument("--start-signpost", metavar="A", help="ops after the first signpost named A "
-                   "(tt-perf-report's option)")
-    g.add_argument("--end-signpost", metavar="B", help="ops before the first signpost named B "
-                   "(its second occurrence when A == B)")
-    g.add_argument("--perf-report-window", action="store_true",
-                   help="tt-perf-report's default window: the ops after the first signpost "
-                        "named like the last signpost")
-    g.add_argument("--ignore-signposts", action="store_true",
-                   help="the whole trace (the default; kept for tt-perf-report's users)")
-    g.add_argument("--replay", type=int, metavar="N",
-                   help="only the ops of metal-trace replay session N (METAL TRACE REPLAY "
-                        "SESSION ID)")
-    p.add_argument("--arch", metavar="ARCH", type=arch_name,
-                   help="override the detected arch: grayskull_e75, grayskull_e150, wormhole_b0, "
-                        "blackhole_p100, blackhole_p150 (or an alias: wormhole, blackhole, p100, "
-                        "p150, e150, ...; add your own in ~/.config/ttdash/arches.toml)")
-    p.add_argument("--per-device", "--no-merge-devices", action="store_true",
-                   help="one row per device per op (default: merge devices like tt-perf-report: "
-                        "CCL ops averaged, others the slowest device)")
-    p.add_argument("--pause-above", type=positive_float, default=PAUSE_ABOVE_US, metavar="US",
-                   help="an op-to-op gap longer than US microseconds is a host pause (compile, "
-                        "warm-up, Python), shorter ones are dispatch; steady state = device + "
-                        f"dispatch (default {PAUSE_ABOVE_US:g})")
-    _cache_arg(p)  # every command that analyses a trace takes the window options
-
-
-def _output_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of "
-                   "stdout; refuses to replace an existing file without --force", type=output_path)
-    p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
-
-
-def _cache_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-cache", action="store_true", help="parse the CSV again even when an "
-                   "unchanged copy is cached, and keep none (the cache: $XDG_CACHE_HOME/ttdash, "
-                   "large traces only; also TTDASH_NO_CACHE=1)")
-
-
-def _record_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--record", action="store_true", help="add each report finished while "
-                   "watching to the run history (ttdash history)")
-    p.add_argument("--store", metavar="PATH|URI", type=store_uri, help="--record's history "
-                   "store (default "
-                   "$TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history)")
 
 
 def build_parser() -> Parser:
@@ -366,86 +240,26 @@ def build_parser() -> Parser:
                     "boards in a tt-smi snapshot (`tt-smi -s` JSON: sensors read through the "
                     "device, which doctor itself never opens)")
     _output_args(dr)
-    _history_parser(sub)
+    history_parser(sub)
+    m = sub.add_parser("mcp", help="a Model Context Protocol server on stdio, for agents",
+                       description="Serve ttdash's analyses (traces, diffs, gates, the run "
+                       "history, doctor, a live directory) as MCP tools on stdin/stdout, with the "
+                       "numbers of the JSON outputs (needs the mcp extra: pip install "
+                       "'ttdash[mcp]').")
+    m.add_argument("--store", metavar="PATH|URI", type=store_uri, help="the history tools' "
+                   "store (default $TTDASH_HISTORY, else $XDG_DATA_HOME/ttdash/history)")
+    sv = sub.add_parser("serve", help="`open` in a web browser (textual-serve)",
+                        description="Serve the interactive view of one trace as a web page, one "
+                        "session per page load, for hosts without an SSH terminal (needs the "
+                        "serve extra: pip install 'ttdash[serve]').")
+    sv.add_argument("path", metavar="PATH", type=path_arg, help="CSV file or profiler/report "
+                    "directory (its newest report)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                    "127.0.0.1: this machine only; 0.0.0.0 serves every network)")
+    sv.add_argument("--port", type=port_number, default=8000, help="TCP port (default 8000)")
+    sv.add_argument("--theme", help="theme name")
+    _window_args(sv)
     return p
-
-
-def store_uri(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty store path (give a directory or a URI)")
-    return path_arg(text)
-
-
-def non_empty(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty value")
-    return text
-
-
-def _history_parser(sub) -> None:
-    # --store is accepted before and after the action; SUPPRESS on the action's copy keeps a
-    # value given before it (`history --store S list`)
-    store = argparse.ArgumentParser(add_help=False)
-    store.add_argument("--store", metavar="PATH|URI", type=store_uri, default=argparse.SUPPRESS,
-                       help="the history store: a directory or a URI pyarrow opens (file://, "
-                       "s3://BUCKET/PATH, gs://...); default $TTDASH_HISTORY, else "
-                       "$XDG_DATA_HOME/ttdash/history")
-    fmt = argparse.ArgumentParser(add_help=False)
-    fmt.add_argument("--format", "-f", choices=formats.choices("history"),
-                     default="table", help="output format (default table)")
-    _output_args(fmt)
-    sel = argparse.ArgumentParser(add_help=False)
-    sel.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
-                     help="only runs with this label (or arch=ARCH, window=TEXT); repeatable")
-    sel.add_argument("--last", type=positive_int, metavar="N", help="only the last N runs")
-
-    h = sub.add_parser("history", help="the run history: every run kept, "
-                       "trends, a gate against the last N runs",
-                       description="A Parquet store of runs (runs/) and their ops (ops/), "
-                       "hive-partitioned: DuckDB, Spark or pyarrow read it as it is. Without an "
-                       "action: the interactive list of runs.",
-                       epilog="Exit codes: 0 ok, 1 regression (check --fail-above), 2 bad input "
-                       "or store.")
-    h.add_argument("--store", metavar="PATH|URI", type=store_uri, help="the history store "
-                   "(see ACTION --help)")
-    h.add_argument("--theme", help="theme name (the interactive list)")
-    hs = h.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
-    a = hs.add_parser("add", parents=[store], help="add reports (CSV files or profiler dirs)",
-                      description="Add each PATH's analysis (whole file unless a window option "
-                      "is given) as one run; the same file content is kept once.")
-    a.add_argument("path", nargs="+", metavar="PATH", type=path_arg, help="CSV file or "
-                   "profiler/report directory (its newest report)")
-    a.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
-                   help="a label of the run (commit, branch, model, batch, ...); repeatable. "
-                   "machine and user are added, commit and branch from CI variables")
-    _window_args(a)
-    hs.add_parser("list", parents=[store, sel, fmt], help="the runs, newest first",
-                  description="The stored runs, newest first, with device and steady-state "
-                  "time, the change against the previous run and labels.")
-    t = hs.add_parser("trend", parents=[store, sel, fmt], help="a metric over the runs",
-                      description="Device and steady-state time per run, oldest first: of "
-                      "whole runs, one op code or one signpost region.")
-    which = t.add_mutually_exclusive_group()
-    which.add_argument("--op", metavar="OPCODE", type=non_empty,
-                       help="one op code (as in report's csv/json)")
-    which.add_argument("--region", metavar="NAME", type=non_empty,
-                       help="one signpost region (its label, e.g. 'decode #2')")
-    c = hs.add_parser("check", parents=[store, sel, fmt], help="gate a run against the median "
-                      "of the last N matching runs",
-                      description="Compare PATH's steady state (device + dispatch gaps, the "
-                      "diff gate's default) with the median of the last N stored runs of the "
-                      "same arch and window (and --where labels), with the op codes that grew "
-                      "most. PATH itself is left out of the history if it was added.")
-    c.add_argument("path", metavar="PATH", type=path_arg,
-                   help="the run to check: CSV or profiler directory")
-    c.add_argument("--fail-above", type=finite_float, required=True, metavar="PCT",
-                   help="exit 1 when PATH is more than PCT percent above the median")
-    _window_args(c)
-    q = hs.add_parser("sql", parents=[store, fmt], help="SQL over the store (DuckDB)",
-                      description="Run a DuckDB query with the views `runs` and `ops` over the "
-                      "store (needs the sql extra: pip install 'ttdash[sql]').")
-    q.add_argument("query", metavar="SQL", type=non_empty,
-                   help="e.g. \"SELECT arch, count(*) FROM runs GROUP BY arch\"")
 
 
 # ------------------------------------------------------------------ argv -> typed options
@@ -530,6 +344,11 @@ def options(a: argparse.Namespace):
             fail_above=getattr(a, "fail_above", None), query=getattr(a, "query", None),
             format=getattr(a, "format", "table"), theme=getattr(a, "theme", None),
             window=window, out=_out(a) if hasattr(a, "output") else o.OutputOptions())
+    if a.command == "mcp":
+        return o.McpOptions(store=a.store)
+    if a.command == "serve":
+        return o.ServeOptions(path=a.path, host=a.host, port=a.port, theme=a.theme,
+                              window=_window(a))
     if a.command == "doctor":
         return o.DoctorOptions(format=a.format, smi_snapshot=a.smi_snapshot, out=_out(a))
     raise ValueError(a.command)
@@ -557,7 +376,8 @@ def _command(name: str):
     module, func = {"report": ("report", "report"), "open": ("report", "open_trace"),
                     "watch": ("watch", "watch"), "demo": ("watch", "demo"),
                     "diff": ("diff", "diff"), "run": ("run", "run"),
-                    "doctor": ("doctor", "doctor"), "history": ("history", "history")}[name]
+                    "doctor": ("doctor", "doctor"), "history": ("history", "history"),
+                    "mcp": ("mcp", "mcp"), "serve": ("serve", "serve")}[name]
     return getattr(importlib.import_module(f".commands.{module}", __package__), func)
 
 

@@ -155,3 +155,19 @@ class HistoryOptions:
     theme: str | None = None
     window: WindowOptions = field(default_factory=WindowOptions)
     out: OutputOptions = field(default_factory=OutputOptions)
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """`ttdash mcp`: a Model Context Protocol server on stdin/stdout."""
+    store: str | None = None  # the history tools' store; None: $TTDASH_HISTORY, else XDG
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """`ttdash serve PATH`: `open PATH` in a web page (textual-serve)."""
+    path: str = ""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    theme: str | None = None
+    window: WindowOptions = field(default_factory=WindowOptions)
