@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -182,6 +183,29 @@ async def test_two_live_sources_are_not_counted_twice(tmp_path):
                          and "not counted twice" in str(status.render()))
         assert len(table.rows) == 60
         assert "not counted twice" in str(status.render())
+
+
+def test_rows_all_set_aside_still_redraw_the_status(tmp_path):
+    """A second source's rows, all set aside by the one source rule, change only the status note
+    ("not counted twice"): the feed must tell the UI, or the note waits for the next change."""
+    from ttdash.live.feed import LiveFeed
+    from ttdash.live.watcher import RowsAppended
+
+    root = tmp_path / "p"
+    log = live_log(root, generate_ops(30, seed=9), 0, 30)
+    with log.open(newline="") as f:
+        header, *rows = list(csv.reader(f))
+    feed = LiveFeed(root, refresh=0.05)
+    calls = []
+    feed._notify = lambda: calls.append(1)
+    token = next(iter(feed._watchers.values()))[0]
+    feed._apply((token, RowsAppended(log, header, rows, 2)))
+    feed._flush()  # the first source's rows analysed: one notify
+    assert len(calls) == 1
+    twin = root / ".logs" / "ttdash_realtime_profile.csv"
+    feed._apply((token, RowsAppended(twin, header, rows, 2)))
+    assert sum(feed.sources.ignored.values()) == 30
+    assert len(calls) == 2  # told at once, with no new rows to analyse
 
 
 async def test_live_timeline_and_roofline_grow_with_the_rows(tmp_path):

@@ -313,11 +313,14 @@ class LiveFeed:
         if isinstance(event, RowsAppended):
             lines = event.lines or list(range(event.first_line,
                                               event.first_line + len(event.rows)))
+            left_out = self.sources.stale + sum(self.sources.ignored.values())
             rows, lines = self.sources.filter(event.source, event.header, event.rows, lines)
             if rows and self.model.add_rows(event.source, event.header, rows, lines):
                 with self._lock:
                     self._added += len(rows)
                 self._dirty = True
+            elif self.sources.stale + sum(self.sources.ignored.values()) != left_out:
+                self._notify_soon()  # rows set aside change only the status note: redraw it
             return
         if isinstance(event, SourceReset):
             rank = self.model.rank_of_source(event.source)
