@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 from conftest import run_ttdash, wait_until
@@ -150,3 +151,32 @@ def test_named_runs_the_runs_devices_and_a_bounded_first_run(tmp_path, real, mon
     got = readings_for_report(f, [0])
     assert [(r["device"], r["time"]) for r in got] == [(0, t0 - 100)]
     assert len(readings_for_report(f, [7])) == 2  # no reading of device 7: every device's
+
+
+def test_diff_names_a_firmware_and_driver_change_recorded_by_the_watch(tmp_path, real,
+                                                                       monkeypatch):
+    """The readings the watch records carry the card's firmware bundle and tt-kmd's version;
+    `diff` names a change of either in its verdict and JSON (a card flashed between two runs)."""
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    monkeypatch.setenv("XDG_STATE_HOME", state["XDG_STATE_HOME"])
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    t0 = 1_700_000_000.0
+    _run_dir(base, "2025_01_01_00_00_00", t0, real)
+    _run_dir(cand, "2025_01_02_00_00_00", t0 + 1000, real)
+    host = tmp_path / "host"
+    tel = Telemetry(Roots.from_env(fake_host(host, [Card()])))
+    before = tel.read()[0]
+    assert (before.firmware, before.driver) == ("18.7.0.0", "2.1.0")
+    assert before.as_dict()["firmware"] == "18.7.0.0" and before.as_dict()["driver"] == "2.1.0"
+    append_record(base, [replace(before, t=t0 - 100)])
+    cls = host / "sys" / "bus" / "pci" / "devices" / "0000:01:00.0" / "tenstorrent"
+    write(cls / "tenstorrent!0" / "tt_fw_bundle_ver", "18.8.0.0")
+    write(host / "sys" / "module" / "tenstorrent" / "version", "2.2.0")
+    after = Telemetry(tel.roots).read()[0]
+    append_record(cand, [replace(after, t=t0 + 900)])
+    doc = json.loads(run_ttdash("diff", str(base), str(cand), "-f", "json", env=state).stdout)
+    changed = doc["context"]["changed"]
+    assert changed["firmware"] == {"baseline": "18.7.0.0", "candidate": "18.8.0.0"}
+    assert changed["driver"] == {"baseline": "2.1.0", "candidate": "2.2.0"}
+    assert "firmware 18.7.0.0 -> 18.8.0.0" in doc["verdict"]
+    assert "driver 2.1.0 -> 2.2.0" in doc["verdict"]

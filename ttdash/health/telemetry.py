@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .probe import Device, Roots, Sample, clock_throttled, pci_devices
+from .probe import Device, Roots, Sample, clock_throttled, driver_version, pci_devices
 
 #: Readings kept (one per device per interval; an hour at the 2 s default).
 KEEP = 1800
@@ -26,6 +26,8 @@ class Reading:
     device: int | None
     arch: str
     sample: Sample
+    firmware: str | None = None  # the card's firmware bundle (tt_fw_bundle_ver)
+    driver: str | None = None  # tt-kmd's version (/sys/module/tenstorrent/version)
 
     @property
     def hot(self) -> bool:
@@ -42,20 +44,23 @@ class Reading:
         return {"time": self.t, "device": self.device, "arch": self.arch,
                 "temp_c": s.temp_c, "power_w": s.power_w, "aiclk_mhz": s.aiclk_mhz,
                 "temp_limit_c": s.temp_limit_c, "power_limit_w": s.power_limit_w,
-                "throttled": self.throttled}
+                "throttled": self.throttled, "firmware": self.firmware, "driver": self.driver}
 
 
 class Telemetry:
     """The devices found once; `read()` samples them all and keeps the readings."""
 
     def __init__(self, roots: Roots | None = None) -> None:
-        self.devices: list[Device] = [d for d in pci_devices(roots or Roots.from_env())
+        self.roots = roots or Roots.from_env()
+        self.devices: list[Device] = [d for d in pci_devices(self.roots)
                                       if d.class_dir is not None or d.hwmon_dir is not None]
         self.readings: deque[Reading] = deque(maxlen=KEEP * max(len(self.devices), 1))
 
     def read(self) -> list[Reading]:
         now = time.time()
-        out = [Reading(now, d.index, d.arch, d.sample()) for d in self.devices]
+        driver = driver_version(self.roots) if self.devices else None  # reloadable: read anew
+        out = [Reading(now, d.index, d.arch, d.sample(), d.attrs.get("tt_fw_bundle_ver"), driver)
+               for d in self.devices]
         self.readings.extend(out)
         return out
 
