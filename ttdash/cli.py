@@ -268,7 +268,8 @@ def _window(a: argparse.Namespace) -> WindowOptions:
 
     return WindowOptions(signpost=a.signpost, start_signpost=a.start_signpost,
                          end_signpost=a.end_signpost, perf_report_window=a.perf_report_window,
-                         replay=a.replay, per_device=a.per_device, arch=a.arch,
+                         replay=a.replay, steady_state=a.steady_state,
+                         per_device=a.per_device, arch=a.arch,
                          pause_above_us=a.pause_above)
 
 
@@ -341,6 +342,7 @@ def options(a: argparse.Namespace):
             action=action, store=a.store, paths=paths, labels=tuple(getattr(a, "label", ())),
             where=tuple(getattr(a, "where", ())), last=getattr(a, "last", None),
             op=getattr(a, "op", None), region=getattr(a, "region", None),
+            by=getattr(a, "by", None),
             fail_above=getattr(a, "fail_above", None), query=getattr(a, "query", None),
             format=getattr(a, "format", "table"), theme=getattr(a, "theme", None),
             window=window, out=_out(a) if hasattr(a, "output") else o.OutputOptions())

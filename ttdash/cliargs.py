@@ -130,6 +130,10 @@ def _window_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--replay", type=int, metavar="N",
                    help="only the ops of metal-trace replay session N (METAL TRACE REPLAY "
                         "SESSION ID)")
+    g.add_argument("--steady-state", action="store_true",
+                   help="only the iterations after the warm-up: replay sessions, a repeated "
+                        "signpost or a repeating op sequence, found in the trace (an error, "
+                        "exit 2, when nothing repeats)")
     p.add_argument("--arch", metavar="ARCH", type=arch_name,
                    help="override the detected arch: grayskull_e75, grayskull_e150, wormhole_b0, "
                         "blackhole_p100, blackhole_p150 (or an alias: wormhole, blackhole, p100, "
@@ -224,6 +228,10 @@ def history_parser(sub) -> None:
                        help="one op code (as in report's csv/json)")
     which.add_argument("--region", metavar="NAME", type=non_empty,
                        help="one signpost region (its label, e.g. 'decode #2')")
+    t.add_argument("--by", metavar="LABEL", type=non_empty,
+                   help="one row per value of a numeric label (e.g. batch, for runs added "
+                        "with --label batch=N): device time per sample (time / N), also per "
+                        "op code, the smallest value first")
     c = hs.add_parser("check", parents=[store, sel, fmt], help="gate a run against the median "
                       "of the last N matching runs",
                       description="Compare PATH's steady state (device + dispatch gaps, the "

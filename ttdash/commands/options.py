@@ -2,7 +2,9 @@
 
 The default window rule, one for every command (open, report, diff, watch's report view): the whole
 trace. `--perf-report-window` is tt-perf-report's default (the ops after the first signpost named
-like the last one), `--signpost` one signpost region, `--start-signpost/--end-signpost` a range.
+like the last one), `--signpost` one signpost region, `--start-signpost/--end-signpost` a range,
+`--steady-state` the iterations after the detected warm-up (model.iterations; a trace without
+repeated iterations is an error, exit 2, rather than a silent whole-trace window).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ class WindowOptions:
     end_signpost: str | None = None
     perf_report_window: bool = False
     replay: int | None = None  # one metal-trace replay session
+    steady_state: bool = False  # the iterations after the warm-up
     per_device: bool = False
     arch: str | None = None
     pause_above_us: float = PAUSE_ABOVE_US
@@ -28,13 +31,16 @@ class WindowOptions:
     def explicit(self) -> bool:
         """A window option was given (the user asked for less than the whole trace)."""
         return bool(self.signpost or self.start_signpost or self.end_signpost
-                    or self.perf_report_window or self.replay is not None)
+                    or self.perf_report_window or self.replay is not None
+                    or self.steady_state)
 
     def window(self, trace):  # -> model.Window
         from ..model import Window
 
         if self.replay is not None:
             return Window("replay", region=self.replay)
+        if self.steady_state:
+            return Window("steady")
         if self.signpost:
             return Window("region", region=trace.find_signpost(self.signpost))
         if self.start_signpost or self.end_signpost:
@@ -149,6 +155,7 @@ class HistoryOptions:
     last: int | None = None
     op: str | None = None  # trend: one op code
     region: str | None = None  # trend: one signpost region
+    by: str | None = None  # trend: one row per value of this numeric label (batch size)
     fail_above: float | None = None  # check
     query: str | None = None  # sql
     format: str = "table"

@@ -46,7 +46,7 @@ class Window:
     signpost; the whole file when there are none). "all": the whole file (--ignore-signposts).
     "region": from signpost number `region` (1-based) to the next signpost. "range":
     tt-perf-report's --start-signpost / --end-signpost. "replay": the ops of metal-trace replay
-    session `region`.
+    session `region`. "steady": the iterations after the warm-up (model.iterations).
     """
 
     mode: str = "default"
@@ -180,6 +180,9 @@ class View:
         holds every op). One wording for every front end."""
         if self.window.mode == "all" or self.window_rows < 0:
             return ""
+        if self.window.mode == "steady":
+            from .iterations import steady_note
+            return steady_note(self.trace, self.window_rows)
         total, shown = self.trace.op_count, self.window_rows
         if shown == 0:
             why = (f"the window ({self.description}) is empty" if self.window.mode != "default"
@@ -384,6 +387,11 @@ class Trace:
             rows = merge_devices(rows)
         ops = analyze(rows, self.arch)
         ops["region"] = rows["_region"].to_numpy()
+        if "_DEV_N" in rows.columns:  # a merged op's kernel time over devices (the details)
+            ops["dev_n"] = rows["_DEV_N"].to_numpy()
+            for k in ("min", "median", "max"):
+                ops[f"dev_{k}_us"] = rows[f"_DEV_{k.upper()}_NS"].to_numpy() / 1000.0
+            ops["dev_mean"] = rows["_DEV_MEAN"].to_numpy() == 1.0
         if "_rank" in rows.columns:  # a multi-host run (tt-run ranks)
             ops["rank"] = rows["_rank"].to_numpy(dtype="float64")
         labels = self.signposts.set_index("index")["label"] if len(self.signposts) else None
@@ -418,6 +426,9 @@ class Trace:
                                  f"(sessions: {', '.join(map(str, sessions)) or 'none'})")
             keep = (num(o, REPLAY_COLUMN) == w.region) & ~is_sp
             return o[keep], f"replay session {w.region} of {len(sessions)}"
+        if w.mode == "steady":
+            from .iterations import steady_rows
+            return steady_rows(self, is_sp)
         if w.mode == "range":
             ids = o["ID"].to_numpy()
             keep = np.ones(len(o), dtype=bool)

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from ..format import fmt_share, fmt_us
 from ..model import View
+from ..model.iterations import iterations_of
+
+#: iterations listed one by one in the report's line (the JSON has every one)
+SHOWN_ITERATIONS = 8
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,27 @@ def timing_facts(view: View) -> list[Fact]:
         facts.append(Fact("summed", "times summed over ", f"{n} devices", 0, n))
     facts.append(Fact("window", "", sm.window, 1, sm.window))
     return facts
+
+
+def iterations_line(view: View) -> str | None:
+    """The report's "Iterations:" line: the warm-up verdict (model.iterations) and the first
+    iterations' wall times; None when nothing repeats or the window is neither the whole trace
+    nor the steady state (no second pass over the file for a header line)."""
+    found = iterations_of(view)
+    if found is None or not found.found:
+        return None
+    wall = found.table["wall_us"].to_numpy(dtype="float64")
+    shown = ", ".join(fmt_us(v) for v in wall[:SHOWN_ITERATIONS])
+    more = f", +{len(wall) - SHOWN_ITERATIONS:,} more" if len(wall) > SHOWN_ITERATIONS else ""
+    hint = "; --steady-state for the steady state only" if found.warmup and \
+        view.window.mode != "steady" else ""
+    return f"Iterations: {found.verdict()}; wall time per iteration: {shown}{more}{hint}"
+
+
+def iterations_dict(view: View) -> dict[str, object] | None:
+    """The report JSON's "iterations" key (None as for iterations_line)."""
+    found = iterations_of(view)
+    return found.as_dict() if found is not None and found.found else None
 
 
 def facts_line(facts: list[Fact], sep: str = " · ") -> str:
