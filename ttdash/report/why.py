@@ -10,7 +10,7 @@ from typing import Any
 from ..format import fmt_share, fmt_us, plural
 from ..model import View, whyslow
 from ..model.columns import LOW_GRID_PCT, SKEW_FLAG
-from ..model.perfmodel import ModelSummary, ranking, summarise
+from ..model.perfmodel import ModelSummary
 
 #: Groups named in the section (the rest counted); JSON has them all.
 TOP_GROUPS = 8
@@ -19,9 +19,7 @@ TOP_CODES = 4
 
 
 def model_summary(view: View) -> ModelSummary | None:
-    if "pm_eff_pct" not in view.ops:
-        return None
-    return summarise(view.op_rows)
+    return whyslow.model_summary(view)
 
 
 def headline(view: View, s: ModelSummary | None = None) -> str | None:
@@ -30,7 +28,7 @@ def headline(view: View, s: ModelSummary | None = None) -> str | None:
     s = s or model_summary(view)
     if s is None or not s.modelled_ops:
         return None
-    top = ranking(view.op_rows).iloc[0]
+    top = whyslow.model_ranking(view).iloc[0]
     return (f"{fmt_us(s.recoverable_us)} of {fmt_us(s.device_us)} device time "
             f"({s.recoverable_share_pct:.0f}%) is above the profiler's performance model; "
             f"{top['group']} holds {fmt_us(top['recoverable_us'])} of it, at "
@@ -42,7 +40,7 @@ def model_lines(view: View) -> list[str]:
     s = model_summary(view)
     if s is None or not s.modelled_ops:
         return []
-    r = ranking(view.op_rows)
+    r = whyslow.model_ranking(view)
     eff = s.ideal_us / s.modelled_us * 100 if s.modelled_us > 0 else 0.0
     out = [f"Against the performance model (PM IDEAL): {s.modelled_ops:,} of "
            f"{s.device_ops:,} device ops are modelled ({fmt_us(s.modelled_us)} of "
@@ -58,13 +56,19 @@ def model_lines(view: View) -> list[str]:
         out.append(f"  {fmt_us(rest['recoverable_us'].sum()):>11}  "
                    f"{rest['recoverable_share_pct'].sum():5.1f}%  {'':>10}  "
                    f"{int(rest['ops'].sum()):>6,}  in {len(rest):,} more op codes")
-    out.append(f"If every modelled op reached {s.target_pct:g}% of its model: "
-               f"-{fmt_us(s.target_saving_us)} ({s.target_saving_us / s.device_us * 100:.1f}% of "
-               f"device time). {s.device_ops - s.modelled_ops:,} device ops have no model "
-               "(unmodelled: not known to be fine)"
-               + (f"; {s.faster_than_model:,} run faster than their model"
-                  if s.faster_than_model else ""))
+    out.append(footer(s))
     return out
+
+
+def footer(s: ModelSummary) -> str:
+    """What reaching the target would save, and the ops with no model (the section's last
+    line; the why view's footer)."""
+    return (f"If every modelled op reached {s.target_pct:g}% of its model: "
+            f"-{fmt_us(s.target_saving_us)} ({s.target_saving_us / s.device_us * 100:.1f}% of "
+            f"device time). {s.device_ops - s.modelled_ops:,} device ops have no model "
+            "(unmodelled: not known to be fine)"
+            + (f"; {s.faster_than_model:,} run faster than their model"
+               if s.faster_than_model else ""))
 
 
 def balance_lines(view: View) -> list[str]:
@@ -210,7 +214,7 @@ def model_dict(view: View) -> dict[str, Any] | None:
     s = model_summary(view)
     if s is None:
         return None
-    r = ranking(view.op_rows)
+    r = whyslow.model_ranking(view)
     return {**s.as_dict(), "headline": headline(view, s),
             "by_op_code": [{k: (round(float(v), 6) if k != "group" and k != "ops" else
                                 (int(v) if k == "ops" else str(v)))

@@ -36,6 +36,7 @@ from .palette import TTDashCommands
 from .rooflineview import RooflineView
 from .tableview import TABLE_BINDINGS, TableViewMixin
 from .timelineview import TimelineView
+from .whyview import WhyList, WhyView
 from .widgets import (
     AdviceView,
     DetailScreen,
@@ -91,6 +92,7 @@ class TraceScreen(TableViewMixin, Screen):
         Binding("3", "show('advice')", "Advice", show=False, id="ttdash.view_advice"),
         Binding("4", "show('timeline')", "Timeline", show=False, id="ttdash.view_timeline"),
         Binding("5", "show('roofline')", "Roofline", show=False, id="ttdash.view_roofline"),
+        Binding("6", "show('why')", "Why slow", show=False, id="ttdash.view_why"),
         Binding("c", "group_by", "Group by", show=False, id="ttdash.group_by"),
         Binding("a", "columns", "Columns", show=False, id="ttdash.columns"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
@@ -130,6 +132,7 @@ class TraceScreen(TableViewMixin, Screen):
                 yield AdviceView(id="advice")
                 yield TimelineView(id="timeline")
                 yield RooflineView(id="roofline")
+                yield WhyView(id="why")
         yield from self.panels()
         yield Static(id="status")
         yield Footer()
@@ -191,6 +194,8 @@ class TraceScreen(TableViewMixin, Screen):
             self.show_timeline()
         elif current == "roofline":
             self.refresh_roofline()
+        elif current == "why":
+            self.query_one(WhyView).show(self.view)
 
     def show_groups(self) -> None:
         """The grouped view of the table's rows, in file order (its plot is device time over
@@ -256,9 +261,16 @@ class TraceScreen(TableViewMixin, Screen):
         self.app.push_screen(HelpScreen("ttdash keys: trace view",
                                         help_rows(self.app, self, self.query_one(OpTable),
                                                   self.query_one(TimelineView),
-                                                  self.query_one(RooflineView)),
+                                                  self.query_one(RooflineView),
+                                                  self.query_one(WhyList)),
                                         notes, legend=legend(),
                                         warnings=[w.message for w in self.view.warnings()]))
+
+    def action_columns(self) -> None:
+        """`a`: the counters and the model's columns (tui.columns)."""
+        from .columns import optional_columns, pick_columns
+
+        pick_columns(self, optional_columns(self.view.counter_names, self.view.ops))
 
     def action_whole_trace(self) -> None:
         """The whole trace, whatever window the command line chose."""
@@ -298,8 +310,8 @@ class TraceScreen(TableViewMixin, Screen):
 
     def action_details(self) -> None:
         focused = self.focused
-        if isinstance(focused, (SignpostList, AdviceView)):
-            return  # handled by on_option_list_option_selected
+        if isinstance(focused, (SignpostList, AdviceView, WhyList)):
+            return  # handled by on_option_list_option_selected / the why view
         if isinstance(focused, (TimelineView, RooflineView)):
             pos = self.table.current_pos()
             if pos is not None:
@@ -394,6 +406,9 @@ class TraceScreen(TableViewMixin, Screen):
         elif name == "roofline":
             self.refresh_roofline()
             self.query_one(RooflineView).focus()
+        elif name == "why":
+            self.query_one(WhyView).show(self.view)
+            self.query_one(WhyList).focus()
         else:
             self.query_one(OpTable).focus()
 
@@ -444,6 +459,8 @@ class TraceScreen(TableViewMixin, Screen):
             ("view: advice", partial(self.action_show, "advice")),
             ("view: timeline (when ops ran, per device)", partial(self.action_show, "timeline")),
             ("view: roofline (FLOP/byte vs TFLOP/s)", partial(self.action_show, "roofline")),
+            ("view: why slow (time above the performance model)",
+             partial(self.action_show, "why")),
             ("view: toggle signpost panel", self.action_toggle_signposts),
             ("filter: ops…", self.action_filter),
             ("filter: clear (whole trace)", self.action_widen),

@@ -1,11 +1,14 @@
 """Optional op-table columns: the slowest RISC and the trace's per-RISC times and utilisation
-counters (as the file names them), picked on a small screen; chosen ones join the table after
-the device time and sort like the others (`risc:` filters on the slowest RISC)."""
+counters (as the file names them), then the performance model's efficiency and recoverable time
+(optable.MODEL_COLUMNS), picked on a small screen; chosen ones join the table after the device
+time and sort like the others (`risc:` filters on the slowest RISC)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,7 +18,7 @@ from textual.widgets import OptionList, Static
 
 from ..model.counters import RISC_COLUMN, RISC_NAMES, RISC_ROLES
 from ..model.text import clean_text
-from .optable import Col, _col
+from .optable import MODEL_COLUMNS, Col, _col
 
 TITLE_WIDTH = 12
 
@@ -32,16 +35,36 @@ def counter_title(name: str) -> str:
     return short if len(short) <= TITLE_WIDTH else short[:TITLE_WIDTH - 1] + "…"
 
 
-def optional_columns(counters: list[str]) -> list[Col]:
+def optional_columns(counters: list[str], ops: pd.DataFrame | None = None) -> list[Col]:
     """The columns a view with these counter columns (View.counter_names) can add to the table,
-    the slowest RISC first."""
+    the slowest RISC first; then the model's columns that have a value in `ops` (an op with a
+    performance model)."""
     out = [_col("slowest_risc", 6, 1, "text", "left")] \
         if any(n in RISC_NAMES for n in counters) else []
     for name in counters:
         kind = "ns" if name in RISC_NAMES else "pct" if "(%)" in name else "num"
         title = counter_title(name)
         out.append(Col(name, title, max(len(title), 7), 1, kind))
+    if ops is not None:
+        out += [c for c in MODEL_COLUMNS if c.key in ops and ops[c.key].notna().any()]
     return out
+
+
+def pick_columns(screen: Any, options: list[Col]) -> None:
+    """`a` on a table view (tableview.TableViewMixin): the picker over `options`; the checked
+    ones become the table's extra columns."""
+    if not options:
+        screen.notify("This trace has no per-RISC times or counter columns, and no op with a "
+                      "performance model", markup=False)
+        return
+
+    def done(keys: list[str] | None) -> None:
+        if keys is not None:
+            screen.table.extra_columns = tuple(c for c in options if c.key in keys)
+            screen.refresh_table()
+
+    chosen = [c.key for c in screen.table.extra_columns]
+    screen.app.push_screen(ColumnsScreen(options, chosen), done)
 
 
 class ColumnsScreen(ModalScreen[list[str]]):
@@ -69,8 +92,8 @@ class ColumnsScreen(ModalScreen[list[str]]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Table columns: the file's per-RISC times and counters",
-                         markup=False)
+            yield Static("Table columns: the file's per-RISC times and counters, the "
+                         "model's efficiency", markup=False)
             yield OptionList(*[self._prompt(c) for c in self.columns])
             yield Static("space/enter: show or hide · esc: done", classes="hint", markup=False)
 

@@ -51,6 +51,10 @@ def _col(key: str, width: int | None = None, priority: int | None = None,
 
 
 COLUMNS = tuple(_col(k) for k in SCREEN_FIELDS)
+#: The performance model's per-op figures (model.perfmodel): not default columns (at 80 columns
+#: they would push the DRAM/FLOP bars off), but sortable from the sort picker (`S e`, `S r`)
+#: and shown, like the counters, when picked with `a` (priority 1: after the device time).
+MODEL_COLUMNS = tuple(_col(k, priority=1) for k in ("pm_eff_pct", "recoverable_us"))
 SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
                   Severity.BAD: "optable--bad"}
 OP_MAX = 72
@@ -129,6 +133,8 @@ class OpTable(ScrollView, can_focus=True):
     """Ops of a View, in the order given by `rows` (positions into the ops frame)."""
 
     COLUMNS: tuple[Col, ...] = COLUMNS
+    #: Columns with data the table sorts by without showing them (until picked as an extra).
+    SORT_ONLY: tuple[Col, ...] = MODEL_COLUMNS
 
     BINDINGS = [
         Binding("down,j", "cursor(1)", "Down", show=False, id="ttdash.down"),
@@ -186,12 +192,17 @@ class OpTable(ScrollView, can_focus=True):
 
     @property
     def all_columns(self) -> tuple[Col, ...]:
-        """The table's columns with the chosen optional ones after the device time."""
-        if not self._extra:
-            return self.COLUMNS
+        """The table's columns with the chosen optional ones after the device time, then the
+        sort-only ones not chosen (never laid out: `_sort_only`)."""
         keys = [c.key for c in self.COLUMNS]
         at = keys.index("device_time_us") + 1 if "device_time_us" in keys else len(keys)
-        return (*self.COLUMNS[:at], *self._extra, *self.COLUMNS[at:])
+        cols = (*self.COLUMNS[:at], *self._extra, *self.COLUMNS[at:])
+        return (*cols, *(c for c in self.SORT_ONLY if c.key in self._sort_only))
+
+    @property
+    def _sort_only(self) -> frozenset[str]:
+        shown = {c.key for c in (*self.COLUMNS, *self._extra)}
+        return frozenset(c.key for c in self.SORT_ONLY if c.key not in shown)
 
     @property
     def extra_columns(self) -> tuple[Col, ...]:
@@ -378,7 +389,7 @@ class OpTable(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
             self._columns = layout(width, self.multi_device, self.all_columns,
-                                   self._empty | self._hidden, self._need)
+                                   self._empty | self._hidden | self._sort_only, self._need)
             self._cols_width = width
         return self._columns
 

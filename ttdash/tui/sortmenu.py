@@ -29,7 +29,8 @@ from .optable import Col
 #: Keyed by column key: a renamed title keeps its letter.
 PREFERRED = {"device_time_us": "d", "op_to_op_us": "g", "total_pct": "t", "cores": "c",
              "dram_pct": "m", "flops_pct": "f", "id": "i", "op_code": "n", "bound": "b",
-             "delta_us": "d", "delta_pct": "p", "baseline_us": "a", "candidate_us": "b"}
+             "delta_us": "d", "delta_pct": "p", "baseline_us": "a", "candidate_us": "b",
+             "pm_eff_pct": "e", "recoverable_us": "r"}
 #: The menu's own letters: `o` file order, `q` close, `j` / `k` move.
 ORIGINAL_KEY = "o"
 RESERVED = frozenset({ORIGINAL_KEY, "q", "j", "k"})

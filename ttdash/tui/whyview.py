@@ -1,0 +1,325 @@
+"""The why-slow view (`6`): op codes ranked by the time their ops spend above the profiler's
+performance model, under the report's headline and over its footer; enter on an op code lists
+its ops, most recoverable first (enter on one: its details; esc: back to the op codes).
+
+Every number is model.whyslow's (the ranking, the summary, the group's ops) and every sentence
+report.why's; this file lays them out and renders only the visible lines. The ops without a
+model are a row of their own ("unmodelled": no efficiency known), never counted as fine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Static
+
+from ..format import fmt_int, fmt_pct, fmt_us, is_missing, plural
+from ..model import whyslow
+from ..model.text import clean_text
+from ..report import why
+from .optable import fit
+from .widgets import OpPicked
+
+#: What the unmodelled row and the ops without a model say in the efficiency column.
+NO_MODEL = "no model"
+
+
+@dataclass(frozen=True)
+class WhyCol:
+    key: str
+    title: str
+    width: int
+    left: bool = False
+
+
+#: The op codes' table (the report section's columns) and one op code's ops.
+GROUP_COLS = (WhyCol("recoverable_us", "Recoverable", 11), WhyCol("share", "Share", 6),
+              WhyCol("median_eff_pct", "Median eff", 10), WhyCol("ops", "Ops", 7),
+              WhyCol("group", "Op code", 12, left=True))
+OP_COLS = (WhyCol("id", "ID", 6), WhyCol("recoverable_us", "Recov", 9),
+           WhyCol("pm_eff_pct", "Eff%", 8), WhyCol("device_us", "Device", 9),
+           WhyCol("ideal_us", "Model", 9), WhyCol("pm_bound", "Bound", 9, left=True),
+           WhyCol("op_code", "Op code", 12, left=True))
+
+
+def cell(key: str, v: object) -> str:
+    """One cell's text: times as the report writes them, a missing efficiency as no model."""
+    if key in ("recoverable_us", "device_us", "ideal_us"):
+        return "" if is_missing(v) else fmt_us(v)
+    if key in ("pm_eff_pct", "median_eff_pct"):
+        return NO_MODEL if is_missing(v) else fmt_pct(v)
+    if key == "share":
+        return "" if is_missing(v) else fmt_pct(v)
+    if key in ("id", "ops"):
+        return fmt_int(v)
+    return "" if is_missing(v) else str(clean_text(str(v)))
+
+
+class WhyList(ScrollView, can_focus=True):
+    """The rows of the why view's current level (op codes, or one op code's ops), rendered a
+    visible line at a time (an op code of a million-row trace has 100,000s of ops)."""
+
+    BINDINGS = [
+        Binding("down,j", "cursor(1)", "Down", show=False, id="ttdash.why_down"),
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="ttdash.why_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="ttdash.why_page_down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="ttdash.why_page_up"),
+        Binding("home,g", "edge(0)", "Top", show=False, id="ttdash.why_top"),
+        Binding("end,G", "edge(-1)", "Bottom", show=False, id="ttdash.why_bottom"),
+        Binding("enter", "open", "Drill in", id="ttdash.why_open"),
+        Binding("escape,backspace", "back", "Why: back to the op codes", show=False,
+                id="ttdash.why_back"),
+    ]
+    COMPONENT_CLASSES = {"whylist--header", "whylist--cursor", "whylist--unmodelled"}
+    DEFAULT_CSS = """
+    WhyList { height: 1fr; scrollbar-size-vertical: 1; overflow-x: hidden; }
+    WhyList > .whylist--header { text-style: bold; background: $panel; }
+    WhyList > .whylist--cursor { background: $block-cursor-blurred-background;
+                                 color: $block-cursor-blurred-foreground; }
+    WhyList:focus > .whylist--cursor { background: $block-cursor-background;
+                                       color: $block-cursor-foreground; }
+    WhyList > .whylist--unmodelled { color: $warning; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+
+    class Open(Message):
+        """Enter on a row: `row` is its index in the list's frame."""
+
+        def __init__(self, row: int) -> None:
+            super().__init__()
+            self.row = row
+
+    class Back(Message):
+        pass
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.frame = pd.DataFrame()
+        self.cols: tuple[WhyCol, ...] = GROUP_COLS
+        self._data: dict[str, np.ndarray] = {}
+        self._unmodelled = np.zeros(0, dtype=bool)
+
+    def set_rows(self, frame: pd.DataFrame, cols: tuple[WhyCol, ...], cursor: int = 0) -> None:
+        self.frame, self.cols = frame, cols
+        self._data = {c: frame[c].to_numpy() for c in frame.columns}
+        eff = "pm_eff_pct" if "pm_eff_pct" in frame else "median_eff_pct"
+        self._unmodelled = pd.isna(frame[eff]).to_numpy(dtype=bool) if len(frame) \
+            else np.zeros(0, dtype=bool)
+        self.virtual_size = Size(self.size.width, len(frame) + 1)
+        self.cursor = max(0, min(cursor, len(frame) - 1))
+        self.scroll_to(y=max(0, self.cursor - self.body_height + 1), animate=False)
+        self.refresh()
+
+    @property
+    def body_height(self) -> int:
+        return max(1, self.size.height - 1)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        top = int(self.scroll_offset.y)
+        if new < top:
+            self.scroll_to(y=new, animate=False)
+        elif new >= top + self.body_height:
+            self.scroll_to(y=new - self.body_height + 1, animate=False)
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        if len(self.frame):
+            self.cursor = max(0, min(self.cursor + delta, len(self.frame) - 1))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * self.body_height)
+
+    def action_edge(self, end: int) -> None:
+        self.cursor = max(0, len(self.frame) - 1) if end else 0
+
+    def action_open(self) -> None:
+        if len(self.frame):
+            self.post_message(self.Open(self.cursor))
+
+    def action_back(self) -> None:
+        self.post_message(self.Back())
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y >= 1 and int(self.scroll_offset.y) + event.y - 1 < len(self.frame):
+            self.cursor = int(self.scroll_offset.y) + event.y - 1
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, len(self.frame) + 1)
+
+    def _widths(self, width: int) -> list[int]:
+        """The last (text) column takes what the others leave."""
+        fixed = [max(c.width, self._need(c)) for c in self.cols[:-1]]
+        rest = width - sum(fixed) - (len(self.cols) - 1)
+        return [*fixed, max(rest, 4)]
+
+    def _need(self, c: WhyCol) -> int:
+        """Ids are never cut: the column widens to the widest (a million-op trace's)."""
+        v = self._data.get(c.key)
+        if c.key != "id" or v is None or not len(v):
+            return 0
+        return len(fmt_int(int(np.nanmax(v))))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        widths = self._widths(width)
+        if y == 0:
+            style = self.get_component_rich_style("whylist--header", partial=True)
+            return self._strip([c.title for c in self.cols], widths, width, style)
+        r = int(self.scroll_offset.y) + y - 1
+        if r >= len(self.frame):
+            return Strip.blank(width, self.rich_style)
+        style: Style = self.rich_style
+        if self._unmodelled[r]:
+            style = style + self.get_component_rich_style("whylist--unmodelled", partial=True)
+        if r == self.cursor:
+            style = style + self.get_component_rich_style("whylist--cursor", partial=True)
+        return self._strip([self._text(c.key, r) for c in self.cols], widths, width, style)
+
+    def _text(self, key: str, r: int) -> str:
+        d = self._data
+        if key == "op_code":  # with its shapes, as the op table writes it
+            size = d["size"][r] if "size" in d else ""
+            code = cell(key, d[key][r])
+            return f"{code} {cell('size', size)}" if isinstance(size, str) and size else code
+        if key == "share":
+            return cell(key, d["recoverable_share_pct"][r])
+        return cell(key, d[key][r]) if key in d else ""
+
+    def _strip(self, texts: list[str], widths: list[int], width: int, style: Style) -> Strip:
+        cells = [fit(t, w, c.left) for t, w, c in zip(texts, widths, self.cols)]
+        line = " ".join(cells)
+        line = fit(line, width, True) if cell_len(line) > width else line.ljust(width)
+        return Strip([Segment(line, style)], width)
+
+
+class WhyView(Vertical):
+    """The headline, the ranking (or one op code's ops) and the footer of one view."""
+
+    DEFAULT_CSS = """
+    WhyView { height: 1fr; }
+    WhyView #why-head { height: auto; max-height: 3; padding: 0 1; }
+    WhyView #why-foot { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.view = None
+        self.group: str | None = None  # the op code drilled into (None: the op codes)
+        self.drilled = False
+        self._ranking_cursor = 0
+        self._key: tuple | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="why-head")
+        yield WhyList(id="why-list")
+        yield Static(id="why-foot")
+
+    def on_mount(self) -> None:
+        self.watch(self.list, "cursor", lambda _: self.picked(), init=False)
+
+    @property
+    def list(self) -> WhyList:
+        return self.query_one(WhyList)
+
+    def show(self, view) -> None:
+        """The view's ranking (kept as it was: level and cursor, while the view is the same)."""
+        key = (id(view), id(view.ops))
+        if key == self._key:
+            return
+        self._key, self.view = key, view
+        self.drilled, self.group, self._ranking_cursor = False, None, 0
+        self.show_ranking()
+
+    def ranking_rows(self) -> pd.DataFrame:
+        """model.whyslow's ranking, and a last row for the device ops without a model."""
+        view = self.view
+        s = whyslow.model_summary(view)
+        r = whyslow.model_ranking(view) if s is not None else pd.DataFrame()
+        if s is None or s.device_ops == s.modelled_ops:
+            return r
+        rest = pd.DataFrame({"group": [f"unmodelled ({plural(s.device_ops - s.modelled_ops, 'op')}"
+                                       f", {fmt_us(s.device_us - s.modelled_us)} device time)"],
+                             "ops": [s.device_ops - s.modelled_ops],
+                             "recoverable_us": [np.nan], "median_eff_pct": [np.nan],
+                             "recoverable_share_pct": [np.nan]})
+        return pd.concat([r, rest], ignore_index=True) if len(r) else rest
+
+    def show_ranking(self) -> None:
+        view = self.view
+        s = whyslow.model_summary(view)
+        head = why.headline(view, s) if s is not None else None
+        self.query_one("#why-head", Static).update(Text(
+            f"Model: {head}" if head else "Model: no op in this view has a performance model "
+            "(PM IDEAL blank, 0 or the 1 ns placeholder): how fast they could run is unknown, "
+            "not known to be fine"))
+        self.query_one("#why-foot", Static).update(Text(
+            why.footer(s) if s is not None and s.modelled_ops else
+            "enter: the unmodelled ops, largest device time first"))
+        self.drilled, self.group = False, None
+        self.list.set_rows(self.ranking_rows(), GROUP_COLS, self._ranking_cursor)
+
+    def drill(self, row: int) -> None:
+        """One op code's ops (or the unmodelled ops), most recoverable first."""
+        frame = self.list.frame
+        g = frame.iloc[row]
+        self._ranking_cursor = row
+        modelled = not is_missing(g["median_eff_pct"])
+        self.group = str(g["group"]) if modelled else whyslow.UNMODELLED
+        ops = whyslow.group_ops(self.view, self.group)
+        if modelled:
+            rest = int((ops["pm_eff_pct"].isna()).sum())
+            head = (f"{g['group']}: {plural(int(g['ops']), 'modelled op')}, "
+                    f"{fmt_us(g['recoverable_us'])} above the model "
+                    f"({fmt_pct(g['recoverable_share_pct'])} of the recoverable total), median "
+                    f"{fmt_pct(g['median_eff_pct'])} of the model"
+                    + (f"; {plural(rest, 'op')} of it unmodelled (last)" if rest else ""))
+        else:
+            head = (f"Unmodelled: {plural(len(ops), 'device op')} without a performance model "
+                    "(PM IDEAL blank, 0 or 1 ns), largest device time first: not known to be "
+                    "fine")
+        self.query_one("#why-head", Static).update(Text(head))
+        self.query_one("#why-foot", Static).update(Text(
+            "enter: the op's details · esc: back to the op codes · Recov = Device - Model"))
+        self.drilled = True
+        self.list.set_rows(ops, OP_COLS, 0)
+        self.picked()
+
+    def picked(self) -> None:
+        """The op under the cursor becomes the op table's (OpPicked): 1 lands on it."""
+        if self.drilled and len(self.list.frame):
+            self.post_message(OpPicked(int(self.list.frame["pos"].iloc[self.list.cursor])))
+
+    def current_pos(self) -> int | None:
+        """The op under the cursor (its row in the view's ops), when a list of ops is shown."""
+        lst = self.list
+        if not self.drilled or not len(lst.frame):
+            return None
+        return int(lst.frame["pos"].iloc[lst.cursor])
+
+    def on_why_list_open(self, message: WhyList.Open) -> None:
+        message.stop()
+        if not self.drilled:
+            self.drill(message.row)
+        else:  # the op's details, as enter on the op table's row
+            pos = int(self.list.frame["pos"].iloc[message.row])
+            self.screen.push_details(self.view.ops.iloc[pos])
+
+    def on_why_list_back(self, message: WhyList.Back) -> None:
+        message.stop()
+        if self.drilled:
+            self.show_ranking()
