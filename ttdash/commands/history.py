@@ -168,6 +168,8 @@ def trend(opts: HistoryOptions) -> int:
 
     store = _store(opts)
     runs = _selected(opts, _runs(store, new_ok=True))
+    if opts.by:
+        return _trend_by(opts, store, _last(opts, runs))
     rows = _last(opts, trend_rows(runs, op=opts.op, region=opts.region))
     what = (f"op code {opts.op}" if opts.op else f"region {opts.region}" if opts.region
             else "whole runs")
@@ -184,6 +186,42 @@ def trend(opts: HistoryOptions) -> int:
     write_output(opts.out, lambda out: render_runs(
         rows, opts.format, out, title, {"store": store.uri, "op": opts.op,
                                         "region": opts.region}))
+    return EXIT_OK
+
+
+def _trend_by(opts: HistoryOptions, store, runs: list[dict]) -> int:
+    """`trend --by LABEL`: one row per value of a numeric label (a batch size), with device
+    time per sample; runs without a numeric value of it are left out (said in a note), none
+    at all is an error (exit 2) naming the labels the runs have."""
+    from ..history.query import trend as trend_rows
+    from ..history.query import trend_by
+    from ..report.history import render_by
+
+    label = opts.by or ""
+    rows, used = trend_by(runs, label, op=opts.op, region=opts.region)
+    if runs and not rows:
+        seen = sorted({k for r in runs for k in (r.get("labels") or {})})
+        raise TraceError(store.uri, f"no run in the selection has a numeric label {label!r} "
+                         f"(add runs with --label {label}=N; labels: "
+                         f"{', '.join(seen) or 'none'})")
+    if len(used) < len(runs):
+        note(f"{len(runs) - len(used)} run(s) without a numeric {label} label left out")
+    if (opts.op or opts.region) and rows and not any(r["ops"] for r in rows):
+        from ..history.query import closest_names
+
+        kind = "op_codes" if opts.op else "regions"
+        close = closest_names(used, kind, opts.op or opts.region or "")
+        hint = ("; closest: " + ", ".join(close)) if close else ""
+        what = f"op code {opts.op}" if opts.op else f"region {opts.region}"
+        raise TraceError(store.uri, f"no run in the selection has {what}{hint}")
+    what = (f"op code {opts.op}" if opts.op else f"region {opts.region}" if opts.region
+            else "whole runs")
+    title = (f"Trend of {what} by {label}: {len(rows)} value{'s' * (len(rows) != 1)} from "
+             f"{len(used)} run{'s' * (len(used) != 1)}; per sample = time / {label}")
+    per_run = trend_rows(used, op=opts.op, region=opts.region)
+    write_output(opts.out, lambda out: render_by(
+        rows, label, opts.format, out, title,
+        {"store": store.uri, "op": opts.op, "region": opts.region}, per_run))
     return EXIT_OK
 
 

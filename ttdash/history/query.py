@@ -108,6 +108,80 @@ def trend(runs: list[dict[str, Any]], *, op: str | None = None, region: str | No
     return out
 
 
+def label_number(run: dict[str, Any], label: str) -> float | None:
+    """The run's `label` as a positive number (a batch size: "8", "8.0"); None otherwise."""
+    raw = (run.get("labels") or {}).get(label)
+    try:
+        v = float(str(raw).strip()) if raw is not None else None
+    except ValueError:
+        return None
+    return v if v is not None and v > 0 and v != float("inf") else None
+
+
+def numeric_labels(runs: list[dict[str, Any]]) -> list[str]:
+    """Labels with two or more positive numeric values over `runs` (what `trend --by` can
+    plot), "batch" first, then by name."""
+    values: dict[str, set[float]] = {}
+    for r in runs:
+        for k in r.get("labels") or {}:
+            v = label_number(r, k)
+            if v is not None:
+                values.setdefault(k, set()).add(v)
+    return sorted((k for k, v in values.items() if len(v) >= 2),
+                  key=lambda k: (k != "batch", k))
+
+
+def _group_sums(run: dict[str, Any], op: str | None, region: str | None
+                ) -> tuple[int, float, float]:
+    if op is None and region is None:
+        return int(run["ops"]), float(run["device_time_us"]), float(run["steady_us"])
+    g = group_value(run, "op_codes" if op is not None else "regions",
+                    op if op is not None else region or "")
+    return (int(g["ops"]), float(g["device_us"]), float(g["steady_us"])) if g else (0, 0.0, 0.0)
+
+
+def trend_by(runs: list[dict[str, Any]], label: str, *, op: str | None = None,
+             region: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`history trend --by LABEL` (a batch size): one row per numeric value of the label,
+    smallest first, with the median over its runs of ops, device and steady-state time (of the
+    whole run, or one op code or region) and the same per sample (sample count = the label's
+    value), each op code's device time per sample (whole runs only), and the change of device
+    time per sample against the first row. Also returns the runs used (oldest first); runs
+    without the label or with a value that is not a positive number are left out."""
+    used = [r for r in runs if label_number(r, label) is not None]
+    by: dict[float, list[dict[str, Any]]] = {}
+    for r in used:
+        by.setdefault(label_number(r, label) or 0.0, []).append(r)
+    rows: list[dict[str, Any]] = []
+    for value in sorted(by):
+        group = by[value]
+        sums = [_group_sums(r, op, region) for r in group]
+        ops = statistics.median(s[0] for s in sums)
+        device = statistics.median(s[1] for s in sums)
+        steady = statistics.median(s[2] for s in sums)
+        codes: dict[str, float] = {}
+        if op is None and region is None:
+            names = {g["name"] for r in group for g in r.get("op_codes") or ()}
+            for name in sorted(names):
+                codes[name] = statistics.median(
+                    (g["device_us"] if (g := group_value(r, "op_codes", name)) else 0.0)
+                    for r in group) / value
+        rows.append({"value": value, "label": label,
+                     "samples": int(value) if value.is_integer() else value,
+                     "runs": len(group), "ops": int(ops), "device_time_us": device,
+                     "steady_us": steady, "device_us_per_sample": device / value,
+                     "steady_us_per_sample": steady / value, "op_codes": codes,
+                     "run_ids": [r["run_id"] for r in group]})
+    if rows and rows[0]["device_us_per_sample"] > 0:
+        base = rows[0]["device_us_per_sample"]
+        for row in rows:
+            row["vs_first_pct"] = (row["device_us_per_sample"] / base - 1.0) * 100.0
+    else:
+        for row in rows:
+            row["vs_first_pct"] = None
+    return rows, used
+
+
 @dataclass
 class Check:
     """The verdict of `history check`."""

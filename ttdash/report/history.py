@@ -17,12 +17,12 @@ from ..model.text import clean_text
 from ..schemas import SCHEMA_VERSION
 from .safe import md_cell, md_table, neutralise_formula
 
-#: (key, title, kind) of `list` and `trend` rows; kind: us, pct, int, text, time, labels
+#: (key, title, kind) of `list` and `trend` rows; kind: us, pct, int, num, text, time, labels
 RUN_FIELDS = (("added_at", "Added (UTC)", "time"), ("run_id", "Run", "text"),
               ("arch", "Arch", "text"), ("ops", "Ops", "int"),
               ("device_time_us", "Device", "us"), ("steady_us", "Steady", "us"),
               ("change_pct", "Change", "pct"), ("labels", "Labels", "labels"))
-NUMERIC = ("us", "pct", "int")
+NUMERIC = ("us", "pct", "int", "num")
 CULPRIT_FIELDS = (("op_code", "Op code", "text"), ("ops", "Ops", "int"),
                   ("steady_us", "Steady", "us"), ("median_us", "Median", "us"),
                   ("delta_us", "Delta", "us"), ("pct", "Change", "pct"))
@@ -51,6 +51,8 @@ def _cell(v: Any, kind: str) -> str:
         return signed_pct(v)
     if kind == "int":
         return f"{int(v):,}"
+    if kind == "num":
+        return f"{v:,g}"
     if kind == "time":
         return v.strftime("%Y-%m-%d %H:%M") if isinstance(v, datetime) else str(v)
     if kind == "labels":
@@ -104,6 +106,50 @@ def render_runs(rows: Sequence[dict], fmt: str, out: TextIO, title: str = "",
     if title and fmt == "table":
         out.write(str(clean_text(title)) + "\n")
     rows_table(rows, RUN_FIELDS, out, fmt)
+
+
+#: op codes shown as columns of `trend --by` (the largest by device time per sample; json and
+#: csv have every one)
+BY_OP_CODES = 4
+
+
+def by_fields(rows: Sequence[dict], label: str, every: bool = False
+              ) -> list[tuple[str, str, str]]:
+    """Columns of `trend --by LABEL`: the label's value, runs, ops, device and steady time per
+    sample, the change against the first row, then op codes' device time per sample (the
+    BY_OP_CODES largest at the largest value, or `every` one)."""
+    fields = [("samples", str(label), "num"), ("runs", "Runs", "int"), ("ops", "Ops", "int"),
+              ("device_time_us", "Device", "us"),
+              ("device_us_per_sample", "Device/sample", "us"),
+              ("steady_us_per_sample", "Steady/sample", "us"),
+              ("vs_first_pct", "vs first", "pct")]
+    codes = dict(rows[-1]["op_codes"]) if rows else {}
+    names = sorted(codes, key=lambda c: (-codes[c], c))
+    for name in names if every else names[:BY_OP_CODES]:
+        fields.append((f"op:{name}", f"{name}/sample", "us"))
+    return fields
+
+
+def render_by(rows: Sequence[dict], label: str, fmt: str, out: TextIO, title: str = "",
+              extra: dict | None = None, used: Sequence[dict] = ()) -> None:
+    """`history trend --by LABEL`: one row per label value. json: the trend document with
+    "by" and "by_values" (and "runs": the runs used, oldest first)."""
+    if fmt == "json":
+        keep = ("value", "samples", "runs", "run_ids", "ops", "device_time_us", "steady_us",
+                "device_us_per_sample", "steady_us_per_sample", "vs_first_pct", "op_codes")
+        run_keep = ("run_id", "added_at", "file", "arch", "window", "ops", "device_time_us",
+                    "steady_us", "change_pct", "labels")
+        doc = _json_value({"schema_version": SCHEMA_VERSION, **(extra or {}), "by": label,
+                           "runs": [{k: r[k] for k in run_keep if k in r} for r in used],
+                           "by_values": [{k: r[k] for k in keep} for r in rows]})
+        json.dump(doc, out, allow_nan=False)
+        out.write("\n")
+        return
+    flat = [{**r, **{f"op:{k}": v for k, v in r["op_codes"].items()}} for r in rows]
+    fields = by_fields(rows, label, every=fmt == "csv")
+    if title and fmt == "table":
+        out.write(str(clean_text(title)) + "\n")
+    rows_table(flat, fields, out, fmt)
 
 
 def render_check(check, fmt: str, out: TextIO) -> None:
