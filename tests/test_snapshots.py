@@ -103,3 +103,10 @@ def test_roofline(snap_compare, size):
     """`5`: matmuls under the wormhole roofs, the table's op highlighted."""
     assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=size,
                         press=["5", "right"])
+
+
+def test_why_view_at_80x24(snap_compare):
+    """`6`: op codes by the time above the performance model, under the headline, over the
+    footer; the unmodelled ops a row of their own; the cursor on the second op code."""
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=(80, 24),
+                        press=["6", "down"])

@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 
+from ..model.columns import BY_KEY
 from ..model.counters import RISC_COLUMN, RISC_NAMES, RISC_ROLES
 from ..model.text import clean_text
 from .optable import MODEL_COLUMNS, Col, _col
@@ -88,12 +89,14 @@ class ColumnsScreen(ModalScreen[list[str]]):
 
     def _prompt(self, col: Col) -> Text:  # header names are the file's: never markup
         mark = "[x]" if col.key in self.chosen else "[ ]"
-        return Text(f"{mark} {col.title:<{TITLE_WIDTH}}  {clean_text(col.key)}")
+        spec = BY_KEY.get(col.key)  # ttdash's own columns by their long title
+        name = spec.title if spec is not None else col.key
+        return Text(f"{mark} {col.title:<{TITLE_WIDTH}}  {clean_text(name)}")
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Table columns: the file's per-RISC times and counters, the "
-                         "model's efficiency", markup=False)
+            yield Static("Table columns: per-RISC times, counters, model efficiency",
+                         markup=False)
             yield OptionList(*[self._prompt(c) for c in self.columns])
             yield Static("space/enter: show or hide · esc: done", classes="hint", markup=False)
 
