@@ -102,7 +102,8 @@ def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
         blocks = np.stack(per_dev, axis=1)  # [op, device] -> row position
     else:
         blocks = _lockstep_blocks(per_dev, names)
-    chosen, new_dur = _pick(blocks, names, key, dur, bad)
+    chosen, new_dur, is_ccl = _pick(blocks, names, key, dur, bad)
+    spread = _spread(blocks, dur, bad)
 
     keep_pos = np.concatenate([chosen, pos[~is_dev]])
     order_key = np.concatenate([np.nanmin(np.where(blocks >= 0, blocks, np.iinfo(np.int64).max),
@@ -121,6 +122,9 @@ def merge_devices(rows: pd.DataFrame) -> pd.DataFrame:
         ov[:m][known] = np.fmin(ov[:m][known], new_dur[known])
         busy[:m][known] = new_dur[known] - ov[:m][known]
         out["_OVERLAP_NS"], out["_BUSY_NS"] = ov, busy
+    rest = len(out) - len(chosen)  # the merged rows come first, then the others (NaN)
+    for k, v in {**spread, "_DEV_MEAN": is_ccl.astype("float64")}.items():
+        out[k] = np.concatenate([v, np.full(rest, np.nan)])
     out["_order"] = order_key
     out = out.sort_values("_order", kind="stable").drop(columns="_order")
     return out
@@ -165,4 +169,21 @@ def _pick(blocks: np.ndarray, names: np.ndarray, key: np.ndarray, dur: np.ndarra
         mean = np.where(vcnt > 0, vsum / np.maximum(vcnt, 1), np.nan)
     chosen = np.where(is_ccl, first, slowest)
     new_dur = np.where(is_ccl, mean, dur[chosen])
-    return chosen, new_dur
+    return chosen, new_dur, is_ccl
+
+
+def _spread(blocks: np.ndarray, dur: np.ndarray, bad: np.ndarray) -> dict[str, np.ndarray]:
+    """Per merged op, its valid kernel times over devices: count, min, median, max (ns; NaN
+    without any)."""
+    present = blocks >= 0
+    safe = np.where(present, blocks, 0)
+    vals = np.where(present & ~bad[safe], dur[safe], np.nan)
+    n = (~np.isnan(vals)).sum(axis=1)
+    s = np.sort(vals, axis=1)  # NaN last
+    i = np.arange(len(blocks))
+    none = n == 0
+    top = np.maximum(n - 1, 0)
+    med = (s[i, top // 2] + s[i, np.minimum(n // 2, top)]) / 2  # the middle one, or two
+    return {"_DEV_N": n.astype("float64"), "_DEV_MIN_NS": np.where(none, np.nan, s[:, 0]),
+            "_DEV_MEDIAN_NS": np.where(none, np.nan, med),
+            "_DEV_MAX_NS": np.where(none, np.nan, s[i, top])}

@@ -387,6 +387,11 @@ class Trace:
             rows = merge_devices(rows)
         ops = analyze(rows, self.arch)
         ops["region"] = rows["_region"].to_numpy()
+        if "_DEV_N" in rows.columns:  # a merged op's kernel time over devices (the details)
+            ops["dev_n"] = rows["_DEV_N"].to_numpy()
+            for k in ("min", "median", "max"):
+                ops[f"dev_{k}_us"] = rows[f"_DEV_{k.upper()}_NS"].to_numpy() / 1000.0
+            ops["dev_mean"] = rows["_DEV_MEAN"].to_numpy() == 1.0
         if "_rank" in rows.columns:  # a multi-host run (tt-run ranks)
             ops["rank"] = rows["_rank"].to_numpy(dtype="float64")
         labels = self.signposts.set_index("index")["label"] if len(self.signposts) else None

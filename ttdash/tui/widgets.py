@@ -1,4 +1,5 @@
-"""Small screens and widgets: prompt, confirm, help, detail, signpost list, grouped view."""
+"""Small screens and widgets: prompt, confirm, help, signpost list, advice, grouped view (the
+op details: tui.details)."""
 
 from __future__ import annotations
 
@@ -22,21 +23,18 @@ from textual_plotext import PlotextPlot
 
 from ..format import (
     bar,
-    cell_text,
-    fmt_int,
-    fmt_num,
     fmt_pct,
     fmt_us,
     is_missing,
     linear_ticks,
 )
-from ..model.advice import GAP_LIMIT_US, op_advice
-from ..model.columns import BY_KEY
-from ..model.counters import RISC_COLUMN, RISC_ROLES, counter_cells, risc_times, slowest_risc
+from ..model.advice import GAP_LIMIT_US
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
 from ..model.text import clean_text
 from ..report.export import check_target, write_atomic
+from .details import DetailScreen, detail_body  # noqa: F401  (re-exported: importers of widgets)
+from .richtext import bullet_list, plain
 
 
 class HeaderText(Visual):
@@ -95,11 +93,6 @@ class OpPicked(Message):
     def __init__(self, pos: int) -> None:
         super().__init__()
         self.pos = pos
-
-
-def plain(value: object) -> Text:
-    """Untrusted text as a Text: never parsed as markup; control characters removed."""
-    return Text("" if is_missing(value) else str(clean_text(str(value))))
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -258,140 +251,6 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(lg)
 
 
-class DetailScreen(ModalScreen[None]):
-    """Everything about one op: derived figures, timing, tensors, attributes, advice, raw row."""
-
-    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="ttdash.detail_close"),
-                Binding("j,down", "scroll(1)", "Down", show=False, id="ttdash.detail_down"),
-                Binding("k,up", "scroll(-1)", "Up", show=False, id="ttdash.detail_up")]
-    DEFAULT_CSS = """
-    DetailScreen { align: center middle; }
-    DetailScreen > VerticalScroll { width: 100%; height: 100%; background: $surface;
-                                    border: tall $primary; padding: 0 1; }
-    DetailScreen .section { text-style: bold; color: $accent; margin-top: 1; }
-    """
-
-    def __init__(self, op: dict, raw: pd.Series | None) -> None:
-        super().__init__()
-        self.op, self.raw = op, raw
-
-    def action_scroll(self, delta: int) -> None:
-        self.query_one(VerticalScroll).scroll_relative(y=delta, animate=False)
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield from detail_body(self.op, self.raw)
-
-
-def T(key: str) -> str:
-    """A figure's label in the details: its column's title (model.columns)."""
-    return BY_KEY[key].title
-
-
-def detail_body(op: dict, raw: pd.Series | None, title: str = "") -> ComposeResult:
-    """The widgets describing one op (shared by the op details and the diff details)."""
-    attrs = "" if raw is None or is_missing(raw.get("ATTRIBUTES")) else str(raw["ATTRIBUTES"])
-    name = f"{op['op_code']} {op.get('size') or ''}".strip()
-    yield Static(plain(f"{title}ID {op['id']}  {name}"))
-    yield Static("Figures", classes="section")
-    yield Static(_grid([
-        (T("device_time_us"), fmt_us(op["device_time_us"])),
-        (T("op_to_op_us"), fmt_us(op["op_to_op_us"]) if not is_missing(op["op_to_op_us"])
-         or is_missing(op.get("gap_signed_us")) else
-         f"{fmt_us(op['gap_signed_us'])} (negative: left out of totals)"),
-        *([("Overlap (sub-devices)", f"{fmt_us(op['overlap_us'])} of it ran concurrently")]
-          if not is_missing(op.get("overlap_us")) else []),
-        (T("total_pct"), fmt_pct(op["total_pct"], 2)),
-        (T("bound"), op["bound"] or "-"),
-        (T("cores"), f"{fmt_int(op['cores'])} of {fmt_int(op['available_cores'])}"),
-        ("DRAM", f"{fmt_num(op['dram_gbps'], 1)} GB/s  {fmt_pct(op['dram_pct'])}"
-         if not is_missing(op["dram_gbps"]) else "-"),
-        ("FLOPs", f"{fmt_num(op['flops'], 2)} TFLOP/s  {fmt_pct(op['flops_pct'])}"
-         if not is_missing(op["flops"]) else "-"),
-        ("DRAM traffic (est., DRAM tensors)", f"{fmt_num(op['io_dram_gbps'], 1)} GB/s  "
-         f"{fmt_pct(op['io_dram_pct'])}"
-         + (" * capped: the estimate exceeded the DRAM peak" if op.get("io_dram_capped") else "")
-         if not is_missing(op["io_dram_gbps"]) else "-"),
-        (T("fidelity_desc"), op["fidelity_desc"] or op["math_fidelity"] or "-"),
-        *([(T("config"), op["config"])] if op.get("config") else []),
-        (T("category"), op["category"] or "-"), (T("signpost"), op["signpost"] or "-"),
-        (T("device"), fmt_int(op["device"])),
-        (T("global_call_count"), fmt_int(op["global_call_count"])),
-        (T("corrupt"), "yes (left out of totals)" if op["corrupt"] else "no"),
-    ]))
-    pm = op.get("pm_ideal_ns")
-    if not is_missing(pm) and pm > 1 and not is_missing(op["device_time_us"]):
-        ratio = pm / (op["device_time_us"] * 1000) * 100
-        yield Static("Performance model", classes="section")
-        yield Static(_grid([("Ideal (PM IDEAL)", fmt_us(pm / 1000)),
-                            ("Actual", fmt_us(op["device_time_us"])),
-                            ("Ideal / actual", fmt_pct(ratio))]))
-    if raw is not None and (times := risc_times(raw)):
-        yield Static("Per-RISC kernel time", classes="section")
-        yield Static(_grid([(f"{risc} ({RISC_ROLES[risc]})", fmt_us(ns / 1000))
-                            for risc, ns in times]
-                           + [("Slowest", slowest_risc(raw))]))
-    if raw is not None and (counters := counter_cells(raw)):
-        yield Static("Utilisation counters", classes="section")
-        yield Static(_grid(counters))
-    advice = [a.message[:1].upper() + a.message[1:] for a in op_advice(op)]
-    yield Static("Advice", classes="section")
-    if advice:
-        yield Static(bullet_list(advice))
-    else:
-        yield Static(plain("Nothing to suggest for this op."))
-    if raw is not None:
-        yield Static("Tensors", classes="section")
-        yield Static(_tensors(raw))
-        yield Static("Timing columns", classes="section")
-        shown = {RISC_COLUMN.format(r) for r in RISC_ROLES}  # the per-RISC section has them
-        yield Static(_grid([(k, fmt_num(raw[k], 0)) for k in raw.index
-                            if ("DURATION" in k or "CYCLE" in k or "LATENCY" in k
-                                or k.startswith("PM ")) and not is_missing(raw[k])
-                            and k not in shown and "UTIL" not in k]))
-        if attrs:
-            yield Static("Attributes", classes="section")
-            yield Static(plain(attrs.replace("; ", ";\n  ")))
-        yield Static("All columns", classes="section")
-        yield Static(_grid([(k, raw[k]) for k in raw.index if not k.startswith("_")
-                            and not is_missing(raw[k]) and k != "ATTRIBUTES"]))
-
-
-def _grid(pairs: list[tuple[str, object]]) -> Table:
-    t = Table.grid(padding=(0, 2))
-    t.add_column(style="bold", no_wrap=True)
-    t.add_column()
-    for k, v in pairs:
-        t.add_row(plain(k), plain(cell_text(v)))
-    return t
-
-
-def _tensors(raw: pd.Series) -> Table:
-    t = Table(box=None, header_style="bold", padding=(0, 1), collapse_padding=True, expand=True)
-    # Short headers and a fixed name column: at 80 columns the table fits without cutting
-    # "Tensor" or the names; shapes and memory wrap inside their own cells.
-    t.add_column("Tensor", no_wrap=True, min_width=8)
-    t.add_column("Shape W×Z×Y×X", min_width=9, overflow="fold")
-    t.add_column("Layout", overflow="fold")
-    t.add_column("Dtype", no_wrap=True)
-    t.add_column("Memory", overflow="fold")
-    for prefix in ("INPUT", "OUTPUT"):
-        for i in range(16):
-            name = f"{prefix}_{i}"
-            if f"{name}_MEMORY" not in raw.index or is_missing(raw[f"{name}_MEMORY"]):
-                continue
-            dims = []
-            for d in "WZYX":
-                for key in (f"{name}_{d}_PAD[LOGICAL]", f"{name}_{d}"):
-                    if key in raw.index and not is_missing(raw[key]):
-                        v = raw[key]
-                        dims.append(cell_text(v))  # float32 4096.0 is "4096"
-                        break
-            t.add_row(plain(name), plain("×".join(dims)), plain(raw.get(f"{name}_LAYOUT")),
-                      plain(raw.get(f"{name}_DATATYPE")), plain(raw.get(f"{name}_MEMORY")))
-    return t
-
-
 class SignpostList(OptionList):
     """Signpost regions: label, ops, device time. `enter` narrows the table to one."""
 
@@ -406,16 +265,6 @@ class SignpostList(OptionList):
             options.append(Option(line, id=str(int(r.index))))
         self.add_options(options)
         self.highlighted = 0
-
-
-def bullet_list(items: list[str], bullet: str = "•") -> Table:
-    """One bullet per item; an item's wrapped lines stay indented under its own bullet."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column()
-    for item in items:
-        grid.add_row(bullet, plain(item))
-    return grid
 
 
 class AdviceView(OptionList):
