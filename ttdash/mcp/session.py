@@ -80,7 +80,10 @@ class Session:
         change (the model's on-disk cache makes a reload after a change cheap)."""
         from ..commands.common import view_of
 
-        key = (_stamp(path), window)
+        try:
+            key = (_stamp(path), window)
+        except (OSError, TraceError):  # missing or unreadable: the load says so, as the CLI's
+            return view_of(path, window, "analysis")
         hit = self.views.get(key)
         if hit is not None:
             self.views.move_to_end(key)

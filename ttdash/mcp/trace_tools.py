@@ -129,7 +129,7 @@ def why_slow(op: dict[str, Any]) -> list[str]:
     """What the op's own figures say, each against the threshold the TUI colours it by
     (model.columns); no figure is computed here."""
     out = []
-    if op.get("op_type") == "tt_dnn_cpu" or op.get("bound") == "HOST":
+    if op.get("bound") == "HOST" or op.get("op_type") in ("python_fallback", "tt_dnn_cpu"):
         out.append("it ran on the host (a fallback op): no device time; move it to the device")
     eff, rec = op.get("pm_eff_pct"), op.get("recoverable_us")
     if eff is not None:
