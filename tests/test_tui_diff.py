@@ -66,6 +66,12 @@ async def test_regressions_navigation_and_details(tmp_path):
         await pilot.press("tab")  # the other side
         await pilot.pause()
         assert app.focused is not first and app.focused in sides
+        # long values (the kernel sources) are cut with a count; x shows them on both sides
+        from test_tui_open import statics_text
+        assert statics_text(app.screen).count("x shows them") >= 2
+        await pilot.press("x")
+        await pilot.pause()
+        assert "x shows them" not in statics_text(app.screen)
         await pilot.press("escape")
         assert isinstance(app.screen, DiffScreen)
 

@@ -123,7 +123,8 @@ class DiffDetailScreen(ModalScreen[None]):
     """Both rows' details, side by side (stacked on narrow terminals)."""
 
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="ttdash.diff_detail_close"),
-                Binding("tab", "app.focus_next", "Other side", id="ttdash.diff_detail_other")]
+                Binding("tab", "app.focus_next", "Other side", id="ttdash.diff_detail_other"),
+                Binding("x", "expand", "Whole values", id="ttdash.diff_detail_expand")]
     DEFAULT_CSS = """
     DiffDetailScreen { align: center middle; }
     DiffDetailScreen #sides { width: 100%; height: 100%; background: $surface;
@@ -137,6 +138,12 @@ class DiffDetailScreen(ModalScreen[None]):
                  stacked: bool) -> None:
         super().__init__()
         self.sides, self.stacked = sides, stacked
+        self.expanded = False
+
+    async def action_expand(self) -> None:
+        """Long values whole (again: cut)."""
+        self.expanded = not self.expanded
+        await self.recompose()
 
     def compose(self) -> ComposeResult:
         box = Vertical(id="sides") if self.stacked else Horizontal(id="sides")
@@ -147,7 +154,7 @@ class DiffDetailScreen(ModalScreen[None]):
                     if op is None:
                         yield Static(plain("(not in this trace)"))
                     else:
-                        yield from detail_body(op, raw)
+                        yield from detail_body(op, raw, expanded=self.expanded)
 
 
 class DiffScreen(TableViewMixin, Screen):
