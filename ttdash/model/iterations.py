@@ -234,8 +234,12 @@ def _sequence_labels(trace: Trace) -> tuple[int, np.ndarray] | None:
     rows = _sequence_rows(trace)
     if len(rows) < 2 * MIN_PERIOD:
         return None
-    codes = trace.ordered["OP CODE"].iloc[rows]
-    x = pd.factorize(codes.astype(object).to_numpy(dtype=object), use_na_sentinel=False)[0]
+    col = trace.ordered["OP CODE"]
+    if isinstance(col.dtype, pd.CategoricalDtype):  # the loader's: its codes, no strings
+        x = col.cat.codes.to_numpy()[rows].astype(np.int64) + 1  # -1 (missing) -> 0
+    else:
+        x = pd.factorize(col.iloc[rows].astype(object).to_numpy(dtype=object),
+                         use_na_sentinel=False)[0]
     found = find_period(x)
     if found is None:
         return None
