@@ -250,3 +250,20 @@ def test_header_line_and_json_key_match_the_schema():
     assert [r["first_id"] for r in doc["iterations"]] == [2, 938]
     assert iterations_line(t.view(Window("replay", region=1)) if t.replay_sessions
                            else t.view(Window("default"))) is None  # no second pass
+
+
+async def test_open_shows_the_steady_state_window():
+    from conftest import screen_text
+
+    from ttdash.commands.common import load_view
+    from ttdash.commands.options import WindowOptions
+    from ttdash.tui.app import open_app
+
+    view = load_view(str(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"),
+                     WindowOptions(steady_state=True), columns="lazy")
+    app = open_app(view)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        text, _ = screen_text(app)
+        assert "936 ops" in text and "steady state: iteration 2 of 2" in text
+        assert any("warm-up iteration 1" in str(n.message) for n in app._notifications)
