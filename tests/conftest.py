@@ -35,7 +35,8 @@ MARKERS = {
             "on tests of 5 s and more whose point the fast tier checks on a smaller input: the "
             "large traces of the chunk-equivalence properties (chunked output on 1,872 ops, 30 "
             "s; chunked analysis of the two largest traces, 9 s) and the cache's hypothesis "
-            "property over changed digits (9 s; single changed bytes stay fast)",
+            "property over changed digits (9 s; single changed bytes stay fast), the history "
+            "store killed at each write (10 s; the readers' own tests stay fast)",
 }
 SLOW_TIERS = ("terminal", "wheel", "oracle")
 #: Whole files left out of the fast tier: the hostile corpus (every bad input through every

@@ -149,6 +149,7 @@ def _agree(got: dict[str, list[str]], allowed: list[list[str]], where: str) -> l
     return ids
 
 
+@pytest.mark.slow  # 9-12 s: 14 kills x 8 readers; the fast tier keeps the readers' own tests
 def test_every_reader_agrees_after_an_add_killed_at_each_write(real, tmp_path, capsys):
     base = Store.open(str(tmp_path / "base"))
     ids = [add_run(base, scaled_copy(real / SMALL, tmp_path / f"b{i}.csv", 1 + i / 10),
