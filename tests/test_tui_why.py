@@ -230,3 +230,41 @@ async def test_the_column_picker_shows_efficiency_without_cutting_ids_or_op_code
     row = lines[3].split()
     assert row[0] == str(op["id"]) and row[1] == op["op_code"]  # whole id and op code
     assert fmt_pct(op["pm_eff_pct"]) in row and fmt_us(op["recoverable_us"]) in " ".join(row)
+
+
+async def test_live_rows_keep_the_op_code_drilled_into(tmp_path):
+    """watch: `6` on live rows, enter on the first row (a device log has no performance model:
+    the unmodelled ops), more rows arrive: the view stays on that list (its ops counted again),
+    the cursor on the same row; esc: the ranking, over every op."""
+    from conftest import wait_until
+
+    from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
+    from ttdash.tui.watch import watch_app
+
+    root = tmp_path / "profiler"
+    path = root / ".logs" / "cpp_device_perf_report.csv"
+    path.parent.mkdir(parents=True)
+    rows = cpp_device_rows(generate_ops(400, seed=3))
+    write_cpp_device_csv(rows.iloc[:150], path)
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one(OpTable)
+        await wait_until(pilot, lambda: len(table.rows) == 150)
+        await pilot.press("6")
+        await pilot.pause()
+        w = screen.query_one(WhyView)
+        first = w.list.frame
+        assert len(first) and int(first["ops"].sum()) == 150  # modelled or not, every op
+        await pilot.press("enter", "down")
+        await pilot.pause()
+        group, n = w.group, len(w.list.frame)
+        write_cpp_device_csv(rows.iloc[150:], path, append=True)
+        await wait_until(pilot, lambda: len(table.rows) == 400)
+        await wait_until(pilot, lambda: len(w.list.frame) > n)
+        assert w.drilled and w.group == group and w.list.cursor == 1
+        want = whyslow.group_ops(w.view, group)
+        assert w.list.frame["pos"].tolist() == want["pos"].tolist()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not w.drilled and int(w.list.frame["ops"].sum()) == 400

@@ -237,12 +237,21 @@ class WhyView(Vertical):
         return self.query_one(WhyList)
 
     def show(self, view) -> None:
-        """The view's ranking (kept as it was: level and cursor, while the view is the same)."""
+        """The view's ranking, or the op code drilled into (a live refresh keeps the level and
+        the cursor's row; a new trace or window starts at the top of the op codes)."""
         key = (id(view), id(view.ops))
         if key == self._key:
             return
+        same_trace = self.view is not None and \
+            getattr(view.trace, "path", None) == getattr(self.view.trace, "path", None)
         self._key, self.view = key, view
-        self.drilled, self.group, self._ranking_cursor = False, None, 0
+        if same_trace and self.drilled:
+            self.drill_group(self.group, self.list.cursor)
+            return
+        if not same_trace:
+            self._ranking_cursor = 0
+        else:
+            self._ranking_cursor = self.list.cursor
         self.show_ranking()
 
     def ranking_rows(self) -> pd.DataFrame:
@@ -269,34 +278,44 @@ class WhyView(Vertical):
             "not known to be fine"))
         self.query_one("#why-foot", Static).update(Text(
             why.footer(s) if s is not None and s.modelled_ops else
-            "enter: the unmodelled ops, largest device time first"))
+            "enter: the unmodelled ops, largest device time first" if s is not None else ""))
         self.drilled, self.group = False, None
         self.list.set_rows(self.ranking_rows(), GROUP_COLS, self._ranking_cursor)
 
     def drill(self, row: int) -> None:
         """One op code's ops (or the unmodelled ops), most recoverable first."""
-        frame = self.list.frame
-        g = frame.iloc[row]
+        g = self.list.frame.iloc[row]
         self._ranking_cursor = row
         modelled = not is_missing(g["median_eff_pct"])
-        self.group = str(g["group"]) if modelled else whyslow.UNMODELLED
-        ops = whyslow.group_ops(self.view, self.group)
+        self.drill_group(str(g["group"]) if modelled else whyslow.UNMODELLED)
+
+    def drill_group(self, group: str | None, cursor: int = 0) -> None:
+        """The ops of ranking group `group` (whyslow.UNMODELLED: the ops without a model)."""
+        self.group = group
+        ops = whyslow.group_ops(self.view, group)
+        r = whyslow.model_ranking(self.view) if group is not whyslow.UNMODELLED \
+            else pd.DataFrame()
+        hit = r.index[r["group"] == group] if len(r) else []
+        modelled = len(hit) > 0
         if modelled:
+            g = r.loc[hit[0]]
             rest = int((ops["pm_eff_pct"].isna()).sum())
             head = (f"{g['group']}: {plural(int(g['ops']), 'modelled op')}, "
                     f"{fmt_us(g['recoverable_us'])} above the model "
                     f"({fmt_pct(g['recoverable_share_pct'])} of the recoverable total), median "
                     f"{fmt_pct(g['median_eff_pct'])} of the model"
                     + (f"; {plural(rest, 'op')} of it unmodelled (last)" if rest else ""))
-        else:
+        elif group is whyslow.UNMODELLED:
             head = (f"Unmodelled: {plural(len(ops), 'device op')} without a performance model "
                     "(PM IDEAL blank, 0 or 1 ns), largest device time first: not known to be "
                     "fine")
+        else:  # (a live refresh: no op of it modelled any more)
+            head = f"{group}: {plural(len(ops), 'op')}, none with a performance model"
         self.query_one("#why-head", Static).update(Text(head))
         self.query_one("#why-foot", Static).update(Text(
             "enter: the op's details · esc: back to the op codes · Recov = Device - Model"))
         self.drilled = True
-        self.list.set_rows(ops, OP_COLS, 0)
+        self.list.set_rows(ops, OP_COLS, cursor)
         self.picked()
 
     def picked(self) -> None:
