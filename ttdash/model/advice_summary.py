@@ -19,6 +19,7 @@ import pandas as pd
 
 from .advice import GAP_LIMIT_US, Saving, gap_saving, matmul_rule_chunks
 from .columns import PAUSE_ABOVE_US
+from .guides import GuideInput, GuideSummary, summarise_guides
 
 #: Op codes of host fallbacks named one by one (the rest are counted).
 HOST_CODES = 8
@@ -66,9 +67,11 @@ class AdviceSummary:
     rules: tuple[Rule, ...] = ()  # rules that apply, most device time first
     ok: tuple[Rule, ...] = ()  # "no rule applies" groups
     entries: int = 0  # lines of the flat list (model.advice.iter_advice)
+    guides: GuideSummary = GuideSummary()  # the tuning guides' rules (model.guides)
 
     @property
     def empty(self) -> bool:
+        """No tt-perf-report advice (the guides' rules are counted apart)."""
         return not (self.host_ops or self.gap_ops or self.matmuls)
 
     def as_dict(self) -> dict[str, Any]:
@@ -90,6 +93,7 @@ class AdviceSummary:
                 "dispatch_steady_pct": round(s.steady_pct, 6)},
             "matmul": {"ops": self.matmuls,
                        "rules": [_rule_dict(r) for r in self.rules + self.ok]},
+            "guides": self.guides.as_dict(),
         }
 
 
@@ -99,8 +103,10 @@ def _rule_dict(r: Rule) -> dict[str, Any]:
             "ids": list(r.ids)}
 
 
-def summarise(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US) -> AdviceSummary:
-    """The advice of these ops (a View's op rows), aggregated."""
+def summarise(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US,
+              guides: GuideInput | None = None) -> AdviceSummary:
+    """The advice of these ops (a View's op rows), aggregated; with `guides` (the same ops'
+    guide input, model.guides.guide_input), the tuning guides' rules too."""
     if "is_signpost" in ops:
         ops = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
     ids = ops["id"].to_numpy()
@@ -123,7 +129,8 @@ def summarise(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US) -> Advi
         gap_us=float(gap[high].sum()), top_gaps=tuple(Gap(int(ids[i]), float(gap[i]))
                                                      for i in top),
         saving=gap_saving(ops, pause_above_us), matmuls=matmuls, rules=rules, ok=ok,
-        entries=int(host.sum()) + len(high) + (1 if len(high) else 0) + bullets)
+        entries=int(host.sum()) + len(high) + (1 if len(high) else 0) + bullets,
+        guides=summarise_guides(guides) if guides is not None else GuideSummary())
 
 
 def _matmul_rules(ops: pd.DataFrame) -> tuple[tuple[Rule, ...], tuple[Rule, ...], int, int]:

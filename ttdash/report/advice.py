@@ -1,5 +1,7 @@
 """The advice as a report prints it: aggregated by default (model.advice_summary: what fits a
-screen), every entry on request (--advice full, the TUI's full list, tt-perf-report's layout)."""
+screen), every entry on request (--advice full, the TUI's full list, tt-perf-report's layout).
+The tuning guides' rules (model.guides) come with it: one line per rule in the grouped advice,
+a section per rule in the full list, their entries as frames for JSON (guide_frames_of)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 
 import numpy as np
+import pandas as pd
 
 from ..format import fmt_us
 from ..model import View
@@ -17,6 +20,7 @@ from ..model.advice_summary import (
     rule_examples,
     summarise,
 )
+from ..model.guides import KINDS, GuideInput, GuideSummary, entries, guide_input
 from .layout import op_labels
 
 ADVICE_SECTIONS = {
@@ -31,9 +35,13 @@ AdviceEntry = tuple[int | None, str, list[str]]  # op ID (None: whole trace), li
 
 def advice_sections(view: View, items: list[Advice] | None = None
                     ) -> list[tuple[str, list[AdviceEntry]]]:
-    """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order; a
-    whole-trace entry has no ID and no bullets."""
-    return [(title, list(entries)) for title, entries in _advice_groups(view, items)]
+    """The advice as (section title, [(op ID, op line, [bullets])]) in tt-perf-report's order,
+    then the guides' rules (a section per kind; not with `items`); a whole-trace entry has no
+    ID and no bullets."""
+    out = [(title, list(group)) for title, group in _advice_groups(view, items)]
+    if items is None:
+        out += [(title, list(group)) for title, group in guide_groups(view)]
+    return out
 
 
 def _advice_groups(view: View, items: Iterable[Advice] | None = None
@@ -84,22 +92,115 @@ def advice_entries(view: View, items: Iterable[Advice] | None = None,
 
 def full_advice_lines(view: View) -> Iterator[str]:
     """The advice as text lines, every entry (nothing when there is none), made as they are
-    written."""
-    for k, (title, entries) in enumerate(_advice_groups(view)):
+    written: tt-perf-report's rules, then the tuning guides'."""
+    for k, (title, group) in enumerate(_advice_groups(view)):
         if not k:
             yield ""
             yield ("Advice, every entry (tt-perf-report's rules; --advice summary groups them, "
                    "--advice none leaves it out)")
         yield ""
         yield title
-        for _, head, bullets in entries:
+        for _, head, bullets in group:
+            yield "  " + head
+            for b in bullets:
+                yield f"    - {b}"
+    for k, (title, group) in enumerate(guide_groups(view)):
+        if not k:
+            yield ""
+            yield ("Advice from the tuning guides, every entry (time at stake: device time + "
+                   "dispatch gap; estimates labelled)")
+        yield ""
+        yield title
+        for _, head, bullets in group:
             yield "  " + head
             for b in bullets:
                 yield f"    - {b}"
 
 
+# ------------------------------------------------------------------ the tuning guides' rules
+def guides_of(view: View) -> GuideInput:
+    """The guide rules' input for this view (made once per view and ops frame)."""
+    cached = view.__dict__.get("_guides")
+    if cached is None or cached[0] is not view.ops or cached[1] != view.pause_above_us:
+        g = guide_input(view.op_rows, view.trace.ordered, view.merged,
+                        view.trace.arch.dram_gbps, view.pause_above_us, source=view)
+        cached = (view.ops, view.pause_above_us, g)
+        view.__dict__["_guides"] = cached
+    return cached[2]
+
+
+def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
+    """Every guide entry as frames of at most `chunk` rows (what JSON's "guide_advice"
+    writes: no Python object per entry)."""
+    e = entries(guides_of(view))
+    for start in range(0, len(e), chunk):
+        yield e.iloc[start:start + chunk]
+
+
+def guide_title(kind: str) -> str:
+    k = KINDS[kind]
+    return f"{kind}: {k.advice} (guide: {k.guide.title}, {k.guide.section}: {k.guide.url})"
+
+
+def guide_groups(view: View, batch: int = 20_000
+                 ) -> Iterator[tuple[str, Iterator[AdviceEntry]]]:
+    """Each guide kind's section title with its entries (op line, [message]), op labels looked
+    up a batch of entries at a time."""
+    e = entries(guides_of(view))
+    if not len(e):
+        return
+    ops = view.op_rows
+    all_ids = ops["id"].to_numpy()
+    for kind in pd.unique(e["kind"]):
+        sub = e[(e["kind"] == kind).to_numpy()]
+        yield guide_title(str(kind)), _guide_entries(sub, ops, all_ids, batch)
+
+
+def _guide_entries(sub: pd.DataFrame, ops: pd.DataFrame, all_ids: np.ndarray, batch: int
+                   ) -> Iterator[AdviceEntry]:
+    for start in range(0, len(sub), batch):
+        part = sub.iloc[start:start + batch]
+        ids = part["id"].to_numpy(dtype=np.int64)
+        rows = ops[np.isin(all_ids, ids)]
+        labels = dict(zip(rows["id"].tolist(), op_labels(rows)))
+        for i, msg, stake in zip(ids.tolist(), part["message"].tolist(),
+                                 part["at_stake_us"].tolist()):
+            yield i, f"ID {i}  {labels.get(i, '')}  at stake {fmt_us(stake)}", [msg]
+
+
+def guide_summary_rows(view: View, g: GuideSummary
+                       ) -> list[tuple[int | None, str, list[str]]]:
+    """One line per guide rule (its ops, time at stake, what to do) and a line of its heaviest
+    ops, its estimate and its guide."""
+    ops = view.op_rows
+    wanted = {i for r in g.rules for i in r.ids}
+    sub = ops[np.isin(ops["id"].to_numpy(), np.fromiter(wanted, dtype=np.int64,
+                                                         count=len(wanted)))]
+    labels = dict(zip(sub["id"].tolist(), op_labels(sub, limit=32)))
+    rows: list[tuple[int | None, str, list[str]]] = []
+    for r in g.rules:
+        names = ", ".join(f"ID {i} {labels.get(i, '')}".rstrip() for i in r.ids)
+        more = f" and {r.ops - len(r.ids):,} more" if r.ops > len(r.ids) else ""
+        est = "" if r.saving_us is None else f"; estimate: {fmt_us(r.saving_us)} to save"
+        rows.append((r.ids[0] if r.ids else None,
+                     f"{r.ops:>6,} op{'' if r.ops == 1 else 's'}  {fmt_us(r.at_stake_us)} at "
+                     f"stake ({r.share_pct:.1f}%): {r.kind.kind}: {r.kind.advice}",
+                     [f"{names}{more}{est}; guide: {r.kind.guide.title}"]))
+    return rows
+
+
+def guide_section(view: View, s: AdviceSummary) -> list[tuple[str, list[AdviceEntry]]]:
+    g = s.guides
+    if not g.entries:
+        return []
+    return [(f"Tuning guides: {g.entries:,} entr{'y' if g.entries == 1 else 'ies'} in "
+             f"{len(g.rules)} rule{'' if len(g.rules) == 1 else 's'}; each with its ops "
+             "and the time at stake (device time + dispatch gaps, % of the steady state)",
+             guide_summary_rows(view, g))]
+
+
 def summary_of(view: View) -> AdviceSummary:
-    return summarise(view.op_rows, view.pause_above_us)
+    return summarise(view.op_rows, view.pause_above_us, guides_of(view))
 
 
 def summary_sections(view: View, s: AdviceSummary | None = None
@@ -145,7 +246,7 @@ def summary_sections(view: View, s: AdviceSummary | None = None
                          f"device time): {r.message}", [f"{names}{more}"]))
         out.append((f"Matmuls: {s.matmuls:,} ops; each rule with its ops and their device time",
                     rows))
-    return out
+    return out + guide_section(view, s)
 
 
 def listed_sections(view: View, full: bool, key: str
@@ -159,14 +260,24 @@ def listed_sections(view: View, full: bool, key: str
 
 
 def summary_lines(view: View) -> Iterator[str]:
-    """The aggregated advice as text lines (nothing when there is none)."""
+    """The aggregated advice as text lines (nothing when there is none): the tuning guides'
+    rules, then tt-perf-report's."""
     s = summary_of(view)
+    sections = summary_sections(view, s)
+    guides = sections[len(sections) - len(guide_section(view, s)):] if s.guides.entries else []
+    for title, rows in guides:
+        yield ""
+        yield title
+        for _, line, subs in rows:
+            yield "  " + line
+            for sub in subs:
+                yield "          " + sub
     if s.empty:
         return
     yield ""
     yield (f"Advice (tt-perf-report's rules, grouped: {s.entries:,} entries; --advice full "
            "lists each, JSON has them all)")
-    for title, rows in summary_sections(view, s):
+    for title, rows in sections[:len(sections) - len(guides)]:
         yield ""
         yield title
         for _, line, subs in rows:

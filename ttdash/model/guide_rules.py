@@ -1,0 +1,333 @@
+"""The tuning-guide rules (model.guides registers them): tile padding, fusion candidates, data
+formats. Each is a function of the op rows and their raw rows (guides.GuideInput) returning an
+entries frame; every figure is computed on arrays, messages once per distinct combination of
+what they say (cells.by_unique_rows), op IDs joined in by array string concatenation.
+
+What the CSV does not say and these rules infer (docs/advice.md):
+* padding: the logical size of a dimension is the bracketed number of a V2+ shape cell
+  (``32[19]``: padded 32, logical 19); files before V2 have none, and no padding is found.
+  An op's work is M*K*N (times the batch) for a matmul, else its output's (or input 0's)
+  volume; its padded share is 1 - logical work / padded work.
+* fusion: an eltwise op is taken to run "on the output" of the op one or two places before it
+  (same device) when one of its two inputs has exactly that op's output shape (padded W, Z, Y, X);
+  the profiler records no tensor identities, so two same-shaped tensors cannot be told apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from .cells import by_unique, by_unique_rows, dtype_size
+from .guides import GuideInput, dispatch_gaps, make_entries
+from .metrics import BLOCK_FLOAT_BYTES, contains, num, text
+
+#: Op codes (first word, without a DeviceOperation/Operation/Op suffix) taken as eltwise.
+ELTWISE = frozenset({"Binary", "BinaryNg", "Unary", "Ternary", "Where", "Eltwise",
+                     "EltwiseBinary", "EltwiseUnary", "UnaryWithParam"})
+#: How many ops back an eltwise op's producer is looked for.
+LOOKBACK = 2
+_SUFFIXES = ("DeviceOperation", "Operation", "Op")
+_CELL = re.compile(r"^\s*(\d+)\s*\[\s*(\d+)\s*\]\s*$")
+
+
+def short_code(code: object) -> str:
+    """The op code's first word without a DeviceOperation/Operation suffix."""
+    base = (str(code).split(maxsplit=1) or [""])[0]
+    for suffix in _SUFFIXES[:2]:
+        if base.endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def _is_eltwise(code: object) -> float:
+    base = short_code(code)
+    if base.endswith("Op") and len(base) > 2:
+        base = base[:-2]
+    return float(base in ELTWISE)
+
+
+def _logical_cell(cell: object) -> float:
+    m = _CELL.match(str(cell))
+    if m:
+        return float(m.group(2))
+    try:
+        v = float(str(cell))
+    except ValueError:
+        return np.nan
+    return v if np.isfinite(v) and v >= 1 else np.nan
+
+
+def padded(rows: pd.DataFrame, t: str, d: str) -> np.ndarray:
+    return num(rows, f"{t}_{d}")
+
+
+def logical(rows: pd.DataFrame, t: str, d: str) -> np.ndarray:
+    """A dimension's logical size: a `_LOGICAL` column (the loader adds one where some cell's
+    logical size differs from its padded one), else the V2 text cells (a read that kept every
+    column), else the padded size (call only when has_logical: the file says logical sizes)."""
+    if f"{t}_{d}_LOGICAL" in rows.columns:
+        return np.fmin(num(rows, f"{t}_{d}_LOGICAL"), padded(rows, t, d))
+    cells = f"{t}_{d}_PAD[LOGICAL]"
+    if cells in rows.columns:
+        return by_unique(rows[cells], _logical_cell)
+    return padded(rows, t, d)
+
+
+def has_logical(rows: pd.DataFrame) -> bool:
+    """Whether the rows say logical sizes (V2+ shape cells, read as text or by the loader)."""
+    return any(c.endswith(("_LOGICAL", "_PAD[LOGICAL]")) for c in rows.columns)
+
+
+def bytes_per(dtype: object) -> float:
+    name = str(dtype).strip().upper()
+    for key, size in BLOCK_FLOAT_BYTES.items():
+        if key in name:
+            return size
+    return dtype_size(dtype)
+
+
+def _in_dram(rows: pd.DataFrame, t: str) -> np.ndarray:
+    return contains(text(rows, f"{t}_MEMORY"), "DRAM")
+
+
+def _volume(rows: pd.DataFrame, t: str,
+            fn: Callable[[pd.DataFrame, str, str], np.ndarray] = padded) -> np.ndarray:
+    w, z, y, x = (fn(rows, t, d) for d in "WZYX")
+    return w * z * y * x
+
+
+def _device_ops(ops: pd.DataFrame) -> np.ndarray:
+    """Device ops with a trustworthy timing (host fallbacks, signposts and ops with the
+    profiler's corrupt timing are never named: nothing known is at stake)."""
+    ok = ~ops["is_host"].to_numpy(dtype=bool) & ~ops["is_signpost"].to_numpy(dtype=bool)
+    return ok & ~ops["corrupt"].to_numpy(dtype=bool) if "corrupt" in ops else ok
+
+
+def _ids(ops: pd.DataFrame, pos: np.ndarray) -> np.ndarray:
+    return ops["id"].to_numpy()[pos].astype(np.int64).astype(str).astype(object)
+
+
+# ------------------------------------------------------------------ 1. tile padding
+def _pad_text(p: float, lo: float) -> str:
+    return f"{lo:g}->{p:g}"
+
+
+def find_padding(g: GuideInput) -> pd.DataFrame:
+    """padding_tile: ops whose padded work exceeds the logical one; padding_tilize: the
+    TilizeWithValPadding ops that pad."""
+    from .guides import empty_entries
+    ops, rows = g.ops, g.rows
+    if not len(ops) or not has_logical(rows):
+        return empty_entries()
+    code = ops["op_code"]
+    device = _device_ops(ops)
+    tilize = contains(code, "TilizeWithValPadding") & device
+    is_mm = contains(code, "Matmul") & device
+    has_out = ~np.isnan(_volume(rows, "OUTPUT_0"))
+    work = "OUTPUT_0", "INPUT_0"
+    dims = {}
+    for kind in ("p", "l"):
+        fn = padded if kind == "p" else logical
+        t_y = np.where(has_out, fn(rows, work[0], "Y"), fn(rows, work[1], "Y"))
+        t_x = np.where(has_out, fn(rows, work[0], "X"), fn(rows, work[1], "X"))
+        vol = np.where(has_out, _volume(rows, work[0], fn), _volume(rows, work[1], fn))
+        m, k, n = fn(rows, "INPUT_0", "Y"), fn(rows, "INPUT_0", "X"), fn(rows, "INPUT_1", "X")
+        batch = fn(rows, "INPUT_0", "W") * fn(rows, "INPUT_0", "Z")
+        dims[kind] = (np.where(is_mm, m, t_y), np.where(is_mm, k, t_x), n,
+                      np.where(is_mm, batch * m * k * n, vol))
+    (py, px, pn, pw), (ly, lx, ln, lw) = dims["p"], dims["l"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where((pw > 0) & (lw > 0) & (lw < pw), 1.0 - lw / pw, 0.0)
+    tiled = device & ~tilize & (share > 0)
+    pos = np.flatnonzero(tiled)
+    frames = []
+    if len(pos):
+        pct = np.round(share[pos] * 100, 1)
+        mm = is_mm[pos]
+
+        def words(first: np.ndarray) -> list[str]:
+            out = []
+            for i in first:
+                j = pos[i]
+                names = ("M", "K", "N") if mm[i] else ("Y", "X")
+                pairs = [(py[j], ly[j]), (px[j], lx[j])] + ([(pn[j], ln[j])] if mm[i] else [])
+                told = [f"{nm} {_pad_text(p, lo)}" for nm, (p, lo) in zip(names, pairs)
+                        if np.isfinite(p) and np.isfinite(lo) and lo < p]
+                what = ", ".join(told) or "outer dims"
+                out.append(f"padded {what}: {pct[i]:g}% of its work is tile padding")
+            return out
+
+        keys = [pd.Series(mm), pd.Series(py[pos]), pd.Series(ly[pos]), pd.Series(px[pos]),
+                pd.Series(lx[pos]), pd.Series(np.where(mm, pn[pos], np.nan)),
+                pd.Series(np.where(mm, ln[pos], np.nan)), pd.Series(pct)]
+        message = by_unique_rows(keys, words)
+        dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64",
+                                                           na_value=np.nan)[pos])
+        wasted = dev * share[pos]
+        frames.append(make_entries(g, pos, "padding_tile", message, saving_us=wasted,
+                                   padded_us=wasted))
+    tpos = np.flatnonzero(tilize)
+    if len(tpos):
+        oy, oly = padded(rows, "OUTPUT_0", "Y")[tpos], logical(rows, "OUTPUT_0", "Y")[tpos]
+        ox, olx = padded(rows, "OUTPUT_0", "X")[tpos], logical(rows, "OUTPUT_0", "X")[tpos]
+        pads = ((oly < oy) | (olx < ox))
+        tpos, oy, oly, ox, olx = tpos[pads], oy[pads], oly[pads], ox[pads], olx[pads]
+
+        def tilize_words(first: np.ndarray) -> list[str]:
+            out = []
+            for i in first:
+                told = [f"{nm} {_pad_text(p, lo)}" for nm, p, lo in
+                        (("Y", oy[i], oly[i]), ("X", ox[i], olx[i])) if lo < p]
+                out.append(f"pads {', '.join(told)} to whole 32x32 tiles while tilizing")
+            return out
+
+        if len(tpos):
+            message = by_unique_rows([pd.Series(oy), pd.Series(oly), pd.Series(ox),
+                                      pd.Series(olx)], tilize_words)
+            frames.append(make_entries(g, tpos, "padding_tilize", message))
+    return pd.concat(frames, ignore_index=True) if frames else empty_entries()
+
+
+# ------------------------------------------------------------------ 2. fusion candidates
+def _shift(a: np.ndarray, k: int, fill: float = np.nan) -> np.ndarray:
+    out = np.full_like(a, fill)
+    out[k:] = a[:-k] if k else a
+    return out
+
+
+def find_fusion(g: GuideInput) -> pd.DataFrame:
+    """fusion_matmul / fusion_eltwise: each eltwise op on the output of a matmul, or of an
+    eltwise op, one or two ops before it (a chain from a matmul is the matmul's)."""
+    from .guides import empty_entries
+    ops, rows = g.ops, g.rows
+    n = len(ops)
+    if n < 2:
+        return empty_entries()
+    code = ops["op_code"]
+    device = _device_ops(ops)
+    elt = by_unique(code, _is_eltwise, 0.0).astype(bool) & device
+    mm = contains(code, "Matmul") & device
+    cand = (elt | mm).astype(float)
+    out = [padded(rows, "OUTPUT_0", d) for d in "WZYX"]
+    ins = [[padded(rows, t, d) for d in "WZYX"] for t in ("INPUT_0", "INPUT_1")]
+    dev_id = ops["device"].to_numpy(dtype="float64", na_value=np.nan) \
+        if "device" in ops else np.full(n, np.nan)
+    producer = np.full(n, -1, dtype=np.int64)
+    for k in range(LOOKBACK, 0, -1):  # the nearer producer wins: assigned last
+        prev = [_shift(o, k) for o in out]
+        known = np.all([~np.isnan(p) for p in prev], axis=0)
+        match = np.zeros(n, dtype=bool)
+        for t in ins:
+            match |= np.all([a == b for a, b in zip(t, prev)], axis=0)
+        same_dev = np.ones(n, dtype=bool)
+        if not g.merged:
+            pd_ = _shift(dev_id, k)
+            same_dev = (dev_id == pd_) | (np.isnan(dev_id) & np.isnan(pd_))
+        ok = elt & known & match & same_dev & (_shift(cand, k, 0.0) > 0)
+        producer = np.where(ok, np.arange(n) - k, producer)
+    member = producer >= 0
+    if not member.any():
+        return empty_entries()
+    root = np.where(member, producer, np.arange(n))
+    while True:  # pointer jumping: each op's chain head in log2(chain length) passes
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    pos = np.flatnonzero(member)
+    src, head = producer[pos], root[pos]
+    out_bytes = _volume(rows, "OUTPUT_0") * by_unique(text(rows, "OUTPUT_0_DATATYPE"), bytes_per,
+                                                      2.0)
+    dram = _in_dram(rows, "OUTPUT_0")
+    traffic = np.where(dram[src], 2.0 * np.nan_to_num(out_bytes[src]), 0.0)
+    gap = dispatch_gaps(g)[pos]
+    peak = g.dram_gbps if np.isfinite(g.dram_gbps) and g.dram_gbps > 0 else np.nan
+    saving = gap + traffic / (peak * 1e3)
+    codes, uniques = pd.factorize(code, use_na_sentinel=True)
+    short = np.array([short_code(u) for u in uniques] + [""], dtype=object)[codes]
+    from_mm = mm[head]
+    kind = np.where(from_mm, "fusion_matmul", "fusion_eltwise")
+    msg = np.where(from_mm, " a fused ", " one fused kernel from ").astype(object)
+    message = (short[pos] + " on the output of " + short[src] + " ID " + _ids(ops, src)
+               + ":" + msg + short[head] + np.where(from_mm, " kernel would absorb it", "")
+               + " (chain from ID " + _ids(ops, head) + ")"
+               + np.where(dram[src], "; saves its intermediate's DRAM write and read", ""))
+    frames = []
+    for name in ("fusion_matmul", "fusion_eltwise"):
+        sel = kind == name
+        if sel.any():
+            frames.append(make_entries(g, pos[sel], name, message[sel], saving_us=saving[sel],
+                                       dram_bytes=traffic[sel]))
+    return pd.concat(frames, ignore_index=True).sort_values("id", kind="stable") \
+        .reset_index(drop=True) if len(frames) > 1 else frames[0]
+
+
+# ------------------------------------------------------------------ 3. data formats
+def find_formats(g: GuideInput) -> pd.DataFrame:
+    """format_float32: matmuls/convs with a FLOAT32 operand; format_fidelity: at HiFi4."""
+    from .guides import empty_entries
+    ops, rows = g.ops, g.rows
+    if not len(ops):
+        return empty_entries()
+    device = _device_ops(ops)
+    analysed = ops["analysis"].isin(["full", "flops_only"]).to_numpy(dtype=bool) & device
+    tensors = ("INPUT_0", "INPUT_1", "OUTPUT_0")
+    dts = [text(rows, f"{t}_DATATYPE").fillna("").str.upper().to_numpy(dtype=object)
+           for t in tensors]
+    is32 = [d == "FLOAT32" for d in dts]
+    fp32 = analysed & np.any(is32, axis=0)
+    fid = ops["math_fidelity"].astype("string").fillna("").str.split().str[0] \
+        .fillna("").to_numpy(dtype=object)
+    hifi4 = analysed & (fid == "HiFi4")
+    peak = g.dram_gbps if np.isfinite(g.dram_gbps) and g.dram_gbps > 0 else np.nan
+    frames = []
+    pos = np.flatnonzero(fp32)
+    if len(pos):
+        fp32_bytes = np.zeros(len(ops))
+        for t, f in zip(tensors, is32):
+            fp32_bytes += np.where(f & _in_dram(rows, t), np.nan_to_num(_volume(rows, t)) * 4.0,
+                                   0.0)
+        in_dram = np.sum([f & _in_dram(rows, t) for t, f in zip(tensors, is32)], axis=0)
+
+        def words(first: np.ndarray) -> list[str]:
+            out = []
+            for i in first:
+                j = pos[i]
+                which = ", ".join(f"{t.lower().replace('put_', '')} {d[j] or '?'}"
+                                  for t, d in zip(("in0", "in1", "out"), dts))
+                out.append(f"FLOAT32 operands ({which}; {int(in_dram[j])} FLOAT32 tensor"
+                           f"{'' if in_dram[j] == 1 else 's'} in DRAM): the guides use bfloat16 "
+                           "activations and bfloat8_b weights where the model's accuracy "
+                           "tests allow")
+            return out
+
+        message = by_unique_rows([pd.Series(d[pos]) for d in dts]
+                                 + [pd.Series(in_dram[pos])], words)
+        frames.append(make_entries(g, pos, "format_float32", message,
+                                   saving_us=fp32_bytes[pos] * 0.5 / (peak * 1e3),
+                                   dram_bytes=fp32_bytes[pos]))
+    pos = np.flatnonzero(hifi4)
+    if len(pos):
+        dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64",
+                                                           na_value=np.nan)[pos])
+        pct = ops["flops_pct"].to_numpy(dtype="float64", na_value=np.nan)[pos]
+        bound = dev * np.clip(np.nan_to_num(pct), 0.0, 100.0) / 100.0
+        weights = dts[1][pos]
+        route = {"BFLOAT8_B": "HiFi2 for bfloat8_b weights",
+                 "BFLOAT4_B": "LoFi for bfloat4_b weights",
+                 "BFLOAT16": "bfloat8_b weights at HiFi2 (HiFi4 is their choice for bfloat16 "
+                             "weights that need it)"}
+
+        def fid_words(first: np.ndarray) -> list[str]:
+            return [f"HiFi4 with {weights[i] or 'unknown'} weights: the guides use "
+                    f"{route.get(str(weights[i]), 'HiFi2 or LoFi with block-float weights')}; "
+                    "HiFi2 runs the matrix engine 2x faster, LoFi 4x" for i in first]
+
+        message = by_unique_rows([pd.Series(weights)], fid_words)
+        frames.append(make_entries(g, pos, "format_fidelity", message, saving_us=bound / 2,
+                                   flop_bound_us=bound))
+    return pd.concat(frames, ignore_index=True) if frames else empty_entries()

@@ -1,0 +1,249 @@
+"""Advice from the Tenstorrent tuning guides: rules tt-perf-report does not have.
+
+Each rule reads the trace's op rows (their shapes, datatypes, fidelity and order) and names ops
+with a stable ``kind``, the time at stake (the ops' device time plus the op-to-op gaps before
+them) and the guide it follows (`Guide`: title and URL of the tt-metal tech report):
+
+* ``padding_tile`` / ``padding_tilize``: ops computing on tiles padded beyond the logical shape,
+  and the TilizeWithValPadding ops that pad (model.guide_rules.find_padding);
+* ``fusion_matmul`` / ``fusion_eltwise``: eltwise ops on the output of a matmul or of another
+  eltwise op, which a fused kernel would absorb (find_fusion);
+* ``format_float32`` / ``format_fidelity``: matmuls and convs with FLOAT32 operands or at HiFi4
+  (find_formats).
+
+`RULES` is the list of rule finders, run in order; a new rule is a function from `GuideInput`
+to an entries frame (ENTRY_COLUMNS, plus its own figures) added to it, with its kinds in
+`KINDS`. Everything is computed on arrays over the ops; the entries are frames (no Python
+object per op); `summarise_guides` groups them per kind for the first answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .columns import PAUSE_ABOVE_US
+
+#: The columns every entries frame has, in this order (a rule adds its own figures after them).
+ENTRY_COLUMNS = ("id", "kind", "message", "device_us", "gap_us", "at_stake_us", "saving_us")
+#: Figures a rule may add to its entries, summed per kind in the summary.
+EXTRA_FIGURES = ("padded_us", "dram_bytes", "flop_bound_us")
+#: Op IDs named per rule in the summary (the ops with most time at stake).
+EXAMPLES = 3
+
+TECH = "https://github.com/tenstorrent/tt-metal/blob/main/tech_reports/"
+
+
+@dataclass(frozen=True)
+class Guide:
+    """A Tenstorrent document a rule follows (read for these rules; see docs/advice.md)."""
+    title: str
+    url: str
+    section: str
+
+
+TENSOR_LAYOUTS = Guide("Tensor and Memory Layouts", TECH + "tensor_layouts/tensor_layouts.md",
+                       "3.2 Tiled layout")
+MATRIX_ENGINE = Guide("Matrix Engine", TECH + "matrix_engine/matrix_engine.md",
+                      "Matrix Mult; Math Fidelity")
+LLMS_OP_CONFIGS = Guide("LLMs in TT-NN", TECH + "LLMs/llms.md",
+                        "4.3.2 Program Configs (fused_activation); 4.5.5 Reducing OP-to-OP Gap")
+LLMS_TIPS = Guide("LLMs in TT-NN", TECH + "LLMs/llms.md", "4.6.2 Specific tips")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One advice kind: what it says to do (the summary's line), its guide, and what its
+    saving estimate is (None: the rule gives no estimate)."""
+    kind: str
+    advice: str
+    guide: Guide
+    estimate: str | None
+
+
+KINDS: dict[str, Kind] = {k.kind: k for k in (
+    Kind("padding_tile", "computing on tiles padded beyond the logical shape: sizes that are "
+         "multiples of 32 waste no tile rows or columns", TENSOR_LAYOUTS,
+         "the padded share of each op's device time (time taken as proportional to work)"),
+    Kind("padding_tilize", "TilizeWithValPadding ops padding tensors to whole 32x32 tiles: "
+         "tile-aligned inputs need no padding pass", TENSOR_LAYOUTS, None),
+    Kind("fusion_matmul", "eltwise ops (bias, activation) on a matmul's output: fuse them into "
+         "the matmul (ttnn.linear's bias/activation, the program config's fused_activation)",
+         LLMS_OP_CONFIGS,
+         "each fused op's op-to-op gap plus its intermediate's DRAM write and read at the "
+         "arch's peak DRAM bandwidth"),
+    Kind("fusion_eltwise", "consecutive eltwise ops on one tensor: one fused kernel would "
+         "read and write it once", LLMS_OP_CONFIGS,
+         "each fused op's op-to-op gap plus its intermediate's DRAM write and read at the "
+         "arch's peak DRAM bandwidth"),
+    Kind("format_float32", "matmuls and convs with FLOAT32 operands: the guides use bfloat16 "
+         "activations and bfloat8_b (or bfloat4_b) weights", LLMS_TIPS,
+         "half the FLOAT32 operands' DRAM traffic at the arch's peak DRAM bandwidth "
+         "(bfloat16 is 2 bytes)"),
+    Kind("format_fidelity", "matmuls and convs at HiFi4: the guides use HiFi2 for bfloat8_b "
+         "weights and LoFi for bfloat4_b (2x and 4x the math throughput of HiFi4)", MATRIX_ENGINE,
+         "half the op's FLOP-bound time (its FLOPs at HiFi4's peak), what HiFi2 would take "
+         "off"),
+)}
+
+
+@dataclass(frozen=True)
+class GuideInput:
+    """What a rule reads: the op rows (signposts left out), the raw rows behind them (same
+    positions; shapes, memory and datatypes of every tensor), whether the rows are one per op
+    across devices (merged), and the arch's peak DRAM bandwidth (GB/s)."""
+    ops: pd.DataFrame
+    rows: pd.DataFrame
+    merged: bool
+    dram_gbps: float
+    pause_above_us: float = PAUSE_ABOVE_US  # longer gaps are host pauses, not at stake
+    #: what the input was made from (a View): for rules that read more than the ops (the
+    #: warm-up rule reads the trace's iterations)
+    source: object = field(default=None, compare=False, repr=False)
+    cache: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
+
+
+Finder = Callable[[GuideInput], pd.DataFrame]
+
+
+def guide_input(ops: pd.DataFrame, ordered: pd.DataFrame, merged: bool, dram_gbps: float,
+                pause_above_us: float = PAUSE_ABOVE_US, source: object = None) -> GuideInput:
+    """The rules' input for a view's ops (`ordered`: the trace's rows, with "ID")."""
+    if "is_signpost" in ops:
+        ops = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
+    ids = pd.Index(ordered["ID"].to_numpy())
+    if not ids.is_unique:
+        ids = ids.drop_duplicates()  # (merged multi-file runs) the first row of an ID
+        pos = pd.Index(ordered["ID"].to_numpy()).get_indexer_for(ids)
+        ordered = ordered.iloc[pos]
+    at = ids.get_indexer(ops["id"].to_numpy())  # every op is one of the trace's rows
+    rows = ordered.iloc[np.maximum(at, 0)].reset_index(drop=True)
+    return GuideInput(ops.reset_index(drop=True), rows, merged, float(dram_gbps),
+                      float(pause_above_us), source)
+
+
+def guide_frames(g: GuideInput) -> Iterator[pd.DataFrame]:
+    """Each rule's entries (a frame per rule with any), in RULES order."""
+    for find in RULES:
+        frame = find(g)
+        if len(frame):
+            yield frame
+
+
+def entries(g: GuideInput) -> pd.DataFrame:
+    """Every guide entry as one frame (ENTRY_COLUMNS and the rules' figures), found once per
+    input."""
+    if "entries" not in g.cache:
+        frames = list(guide_frames(g))
+        g.cache["entries"] = pd.concat(frames, ignore_index=True) if frames else \
+            empty_entries()
+    return g.cache["entries"]
+
+
+def empty_entries() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object if c in ("kind", "message") else
+                                      "Int64" if c == "id" else "float64")
+                         for c in ENTRY_COLUMNS})
+
+
+def dispatch_gaps(g: GuideInput) -> np.ndarray:
+    """Each op's op-to-op gap when it is a dispatch gap (up to the pause threshold), else 0:
+    a host pause (compile, warm-up, Python) is not a gap the op adds."""
+    gap = g.ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(gap) | (gap < 0) | (gap > g.pause_above_us), 0.0, gap)
+
+
+def make_entries(g: GuideInput, pos: np.ndarray, kind: str, message: Any,
+                 saving_us: Any = np.nan, **extra: Any) -> pd.DataFrame:
+    """An entries frame for the ops at positions `pos` (time at stake: their device time and
+    the dispatch gap before each)."""
+    ops = g.ops
+    dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan)[pos])
+    gap = dispatch_gaps(g)[pos]
+    frame = pd.DataFrame({
+        "id": pd.array(ops["id"].to_numpy()[pos], dtype="Int64"), "kind": kind,
+        "message": message, "device_us": dev, "gap_us": gap, "at_stake_us": dev + gap,
+        "saving_us": np.broadcast_to(np.asarray(saving_us, dtype="float64"), len(pos))})
+    for k, v in extra.items():
+        frame[k] = v
+    return frame
+
+
+# ------------------------------------------------------------------ the summary
+@dataclass(frozen=True)
+class GuideRule:
+    """One kind's entries aggregated: ops, their device time, gaps, time at stake, the
+    estimate (None when the kind has none) and the figures its rule adds, heaviest IDs."""
+    kind: Kind
+    ops: int
+    device_us: float
+    gap_us: float
+    at_stake_us: float
+    share_pct: float  # of the window's steady state (device time + dispatch gaps)
+    saving_us: float | None
+    figures: dict[str, float]
+    ids: tuple[int, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        k = self.kind
+        return {"kind": k.kind, "message": k.advice, "ops": self.ops,
+                "device_time_us": round(self.device_us, 6), "gap_us": round(self.gap_us, 6),
+                "at_stake_us": round(self.at_stake_us, 6),
+                "at_stake_steady_pct": round(self.share_pct, 6),
+                "saving_us": None if self.saving_us is None else round(self.saving_us, 6),
+                "saving_basis": k.estimate,
+                **{f: round(v, 6) for f, v in self.figures.items()},
+                "ids": list(self.ids),
+                "guide": {"title": k.guide.title, "url": k.guide.url,
+                          "section": k.guide.section}}
+
+
+@dataclass(frozen=True)
+class GuideSummary:
+    entries: int = 0
+    rules: tuple[GuideRule, ...] = ()  # kinds with entries, most time at stake first
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"entries": self.entries, "rules": [r.as_dict() for r in self.rules]}
+
+
+def summarise_guides(g: GuideInput) -> GuideSummary:
+    """The guide entries per kind (arrays and group-bys; no object per op)."""
+    e = entries(g)
+    if not len(e):
+        return GuideSummary()
+    dev = np.nansum(g.ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
+    total = float(dev + dispatch_gaps(g).sum())  # the steady state: device + dispatch gaps
+    figures = [f for f in EXTRA_FIGURES if f in e.columns]
+    sums = e.groupby("kind", sort=False)[["device_us", "gap_us", "at_stake_us", "saving_us",
+                                          *figures]].sum(min_count=1)
+    counts = e.groupby("kind", sort=False).size()
+    heavy = e.sort_values("at_stake_us", ascending=False, kind="stable") \
+        .groupby("kind", sort=False).head(EXAMPLES)
+    examples = heavy.groupby("kind", sort=False)["id"].agg(list)
+    out = []
+    for kind, s in sums.iterrows():
+        kk = KINDS[str(kind)]
+        saving = s["saving_us"]
+        out.append(GuideRule(
+            kk, int(counts[kind]), float(s["device_us"]), float(s["gap_us"]),
+            float(s["at_stake_us"]), float(s["at_stake_us"]) / total * 100 if total > 0 else 0.0,
+            None if kk.estimate is None or pd.isna(saving) else float(saving),
+            {f: float(s[f]) for f in figures if pd.notna(s[f])},
+            tuple(int(i) for i in examples[kind])))
+    out.sort(key=lambda r: (-r.at_stake_us, r.kind.kind))
+    return GuideSummary(len(e), tuple(out))
+
+
+def _rules() -> list[Finder]:
+    from .guide_rules import find_formats, find_fusion, find_padding
+    return [find_padding, find_fusion, find_formats]
+
+
+#: The guide rules, run in this order (the warm-up / steady-state rule is added here).
+RULES: list[Finder] = _rules()
