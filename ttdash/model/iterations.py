@@ -32,7 +32,7 @@ No Textual and no report imports here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -421,9 +421,11 @@ def steady_note(trace: Trace, shown: int) -> str:
 
 # ------------------------------------------------------------------ advice
 def warmup_advice(view: View) -> list[Advice]:
-    """One ``warmup`` entry when the trace's first iterations are warm-up: the iterations, their
-    time, the time above as many steady iterations (saving_us: what a measurement including
-    them overstates) and the guide; [] otherwise."""
+    """One ``warmup`` entry when the trace's first iterations are warm-up, else []: ``id`` is
+    K (the first steady op), the message names the iterations, their ops and time and the
+    guide (GUIDE); ``saving_us`` is the warm-up's time above as many steady iterations (what a
+    measurement including them overstates), ``saving_pct`` that share of every iteration's
+    wall time."""
     from .advice import Advice
 
     found = find_iterations(view.trace, view if view.window.mode == "all" else None)
@@ -436,11 +438,6 @@ def warmup_advice(view: View) -> list[Advice]:
                f"{found.warmup} steady iteration{'s' * (found.warmup != 1)}; per iteration: "
                + ", ".join(fmt_us(v) for v in found.table["wall_us"].iloc[:8])
                + (", ..." if found.count > 8 else "") + f" (source: {GUIDE})")
-    extra: dict[str, Any] = {}
-    names = {f.name for f in fields(Advice)}
-    for key, value in (("ops", ops), ("source", GUIDE), ("guide", GUIDE)):
-        if key in names:
-            extra[key] = value
     return [Advice(id=found.steady_from_id, kind="warmup", message=message,
                    saving_us=found.excess_us,
-                   saving_pct=found.excess_us / wall * 100 if wall > 0 else None, **extra)]
+                   saving_pct=found.excess_us / wall * 100 if wall > 0 else None)]
