@@ -267,3 +267,22 @@ async def test_open_shows_the_steady_state_window():
         text, _ = screen_text(app)
         assert "936 ops" in text and "steady state: iteration 2 of 2" in text
         assert any("warm-up iteration 1" in str(n.message) for n in app._notifications)
+
+
+def test_generator_four_devices_iterations_hold_whole_ops(tmp_path):
+    """Four devices: an op's rows sit around its device-0 row in report order; each iteration
+    still holds every device's rows of its ops (the merged ops: one period each)."""
+    from ttdash.sim.generator import generate_ops
+
+    df = generate_ops(1500, seed=5, layers=2, devices=4, signposts=False)
+    p = tmp_path / "gen4.csv"
+    df.to_csv(p, index=False)
+    t = Trace.load(p)
+    it = find_iterations(t)
+    assert it.source == "sequence" and it.warmup == 1
+    assert (it.table["ops"] == it.period).all()
+    op = pd.to_numeric(t.ordered["GLOBAL CALL COUNT"]).to_numpy() >> 10
+    per_op = pd.Series(it.labels).groupby(op).nunique()
+    assert (per_op == 1).all()  # no op split between two iterations
+    steady = t.view(Window("steady"))
+    assert len(steady.op_rows) == (it.count - 1) * it.period

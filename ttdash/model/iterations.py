@@ -252,7 +252,28 @@ def _sequence_labels(trace: Trace) -> tuple[int, np.ndarray] | None:
     delta[bounds] += 1
     delta[last_end] -= count
     labels = np.cumsum(delta[:-1])
+    if len(trace.devices) > 1:
+        labels = _same_op_same_label(trace, rows, labels)
     return period, labels
+
+
+def _same_op_same_label(trace: Trace, rows: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Several devices: an op's rows on the other devices take the label of its row on the
+    device the sequence was read from (the op is GLOBAL CALL COUNT >> 10; rows of one op can
+    sit on either side of that row in report order). Unchanged when the call counts do not
+    name each op once (an old file's plain counts)."""
+    gcc = num(trace.ordered, "GLOBAL CALL COUNT")
+    if np.isnan(gcc[rows]).any():
+        return labels
+    op = np.where(np.isnan(gcc), -1, gcc).astype(np.int64) >> 10
+    ref = pd.Index(op[rows])
+    if not ref.is_unique:
+        return labels
+    hit = ref.get_indexer(op)
+    out = labels.copy()
+    ok = (hit >= 0) & (op >= 0)
+    out[ok] = labels[rows][hit[ok]]
+    return out
 
 
 def find_period(x: np.ndarray) -> tuple[int, int, int] | None:
