@@ -1,7 +1,7 @@
 """The tuning-guide rules (model.guides registers them): tile padding, fusion candidates, data
 formats. Each is a function of the op rows and their raw rows (guides.GuideInput) returning an
 entries frame; every figure is computed on arrays, messages once per distinct combination of
-what they say (cells.by_unique_rows), op IDs joined in by array string concatenation.
+what they say (`messages`), op IDs joined in by array string concatenation.
 
 What the CSV does not say and these rules infer (docs/advice.md):
 * padding: the logical size of a dimension is the bracketed number of a V2+ shape cell
@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .cells import by_unique, by_unique_rows, dtype_size
+from .cells import by_unique, dtype_size, factorize_rows
 from .guides import GuideInput, dispatch_gaps, make_entries
 from .metrics import BLOCK_FLOAT_BYTES, contains, num, text
 
@@ -100,6 +100,21 @@ def _volume(rows: pd.DataFrame, t: str,
     return w * z * y * x
 
 
+def per_value(s: pd.Series, fn: Callable[[object], str], default: str = "") -> np.ndarray:
+    """`fn` of each distinct value of a column, spread back (object array; missing: default)."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    return np.array([fn(u) for u in uniques] + [default], dtype=object)[codes]
+
+
+def messages(keys: list[pd.Series], fn: Callable[[np.ndarray], list[str]]) -> np.ndarray:
+    """`fn(positions)` (one message per given position) made on one row of each distinct
+    combination of `keys` and spread back to every row, as an object array (cells'
+    by_unique_rows, without a fixed-width string array as large as the rows)."""
+    group = factorize_rows(keys)
+    first = np.unique(group, return_index=True)[1]  # group numbers follow first appearance
+    return np.array(fn(first), dtype=object)[group]
+
+
 def _device_ops(ops: pd.DataFrame) -> np.ndarray:
     """Device ops with a trustworthy timing (host fallbacks, signposts and ops with the
     profiler's corrupt timing are never named: nothing known is at stake)."""
@@ -131,7 +146,16 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
     work = "OUTPUT_0", "INPUT_0"
     dims = {}
     for kind in ("p", "l"):
-        fn = padded if kind == "p" else logical
+        memo: dict[tuple[str, str], np.ndarray] = {}
+        read = padded if kind == "p" else logical
+
+        def fn(rows: pd.DataFrame, t: str, d: str,
+               memo: dict[tuple[str, str], np.ndarray] = memo,
+               read: Callable[[pd.DataFrame, str, str], np.ndarray] = read) -> np.ndarray:
+            if (t, d) not in memo:  # each column read once
+                memo[(t, d)] = read(rows, t, d)
+            return memo[(t, d)]
+
         t_y = np.where(has_out, fn(rows, work[0], "Y"), fn(rows, work[1], "Y"))
         t_x = np.where(has_out, fn(rows, work[0], "X"), fn(rows, work[1], "X"))
         vol = np.where(has_out, _volume(rows, work[0], fn), _volume(rows, work[1], fn))
@@ -164,7 +188,7 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
         keys = [pd.Series(mm), pd.Series(py[pos]), pd.Series(ly[pos]), pd.Series(px[pos]),
                 pd.Series(lx[pos]), pd.Series(np.where(mm, pn[pos], np.nan)),
                 pd.Series(np.where(mm, ln[pos], np.nan)), pd.Series(pct)]
-        message = by_unique_rows(keys, words)
+        message = messages(keys, words)
         dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64",
                                                            na_value=np.nan)[pos])
         wasted = dev * share[pos]
@@ -186,7 +210,7 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
             return out
 
         if len(tpos):
-            message = by_unique_rows([pd.Series(oy), pd.Series(oly), pd.Series(ox),
+            message = messages([pd.Series(oy), pd.Series(oly), pd.Series(ox),
                                       pd.Series(olx)], tilize_words)
             frames.append(make_entries(g, tpos, "padding_tilize", message))
     return pd.concat(frames, ignore_index=True) if frames else empty_entries()
@@ -276,12 +300,12 @@ def find_formats(g: GuideInput) -> pd.DataFrame:
     device = _device_ops(ops)
     analysed = ops["analysis"].isin(["full", "flops_only"]).to_numpy(dtype=bool) & device
     tensors = ("INPUT_0", "INPUT_1", "OUTPUT_0")
-    dts = [text(rows, f"{t}_DATATYPE").fillna("").str.upper().to_numpy(dtype=object)
+    dts = [per_value(rows[f"{t}_DATATYPE"], lambda v: str(v).strip().upper())
+           if f"{t}_DATATYPE" in rows.columns else np.full(len(ops), "", dtype=object)
            for t in tensors]
     is32 = [d == "FLOAT32" for d in dts]
     fp32 = analysed & np.any(is32, axis=0)
-    fid = ops["math_fidelity"].astype("string").fillna("").str.split().str[0] \
-        .fillna("").to_numpy(dtype=object)
+    fid = per_value(ops["math_fidelity"], lambda v: (str(v).split() or [""])[0])
     hifi4 = analysed & (fid == "HiFi4")
     peak = g.dram_gbps if np.isfinite(g.dram_gbps) and g.dram_gbps > 0 else np.nan
     frames = []
@@ -305,7 +329,7 @@ def find_formats(g: GuideInput) -> pd.DataFrame:
                            "tests allow")
             return out
 
-        message = by_unique_rows([pd.Series(d[pos]) for d in dts]
+        message = messages([pd.Series(d[pos]) for d in dts]
                                  + [pd.Series(in_dram[pos])], words)
         frames.append(make_entries(g, pos, "format_float32", message,
                                    saving_us=fp32_bytes[pos] * 0.5 / (peak * 1e3),
@@ -327,7 +351,7 @@ def find_formats(g: GuideInput) -> pd.DataFrame:
                     f"{route.get(str(weights[i]), 'HiFi2 or LoFi with block-float weights')}; "
                     "HiFi2 runs the matrix engine 2x faster, LoFi 4x" for i in first]
 
-        message = by_unique_rows([pd.Series(weights)], fid_words)
+        message = messages([pd.Series(weights)], fid_words)
         frames.append(make_entries(g, pos, "format_fidelity", message, saving_us=bound / 2,
                                    flop_bound_us=bound))
     return pd.concat(frames, ignore_index=True) if frames else empty_entries()

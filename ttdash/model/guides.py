@@ -121,7 +121,11 @@ def guide_input(ops: pd.DataFrame, ordered: pd.DataFrame, merged: bool, dram_gbp
         pos = pd.Index(ordered["ID"].to_numpy()).get_indexer_for(ids)
         ordered = ordered.iloc[pos]
     at = ids.get_indexer(ops["id"].to_numpy())  # every op is one of the trace's rows
-    rows = ordered.iloc[np.maximum(at, 0)].reset_index(drop=True)
+    tensors = [c for c in ordered.columns if c.startswith(("INPUT_", "OUTPUT_"))]
+    if len(at) == len(ordered) and np.array_equal(at, np.arange(len(at))):
+        rows = ordered[tensors].reset_index(drop=True)  # the whole file, one row per op
+    else:
+        rows = ordered[tensors].iloc[np.maximum(at, 0)].reset_index(drop=True)
     return GuideInput(ops.reset_index(drop=True), rows, merged, float(dram_gbps),
                       float(pause_above_us), source)
 
@@ -166,8 +170,11 @@ def make_entries(g: GuideInput, pos: np.ndarray, kind: str, message: Any,
     dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan)[pos])
     gap = dispatch_gaps(g)[pos]
     frame = pd.DataFrame({
-        "id": pd.array(ops["id"].to_numpy()[pos], dtype="Int64"), "kind": kind,
-        "message": message, "device_us": dev, "gap_us": gap, "at_stake_us": dev + gap,
+        "id": pd.array(ops["id"].to_numpy()[pos], dtype="Int64"),
+        "kind": pd.Series(np.full(len(pos), kind, dtype=object), dtype=object),
+        "message": pd.Series(np.broadcast_to(np.asarray(message, dtype=object), len(pos)),
+                             dtype=object),
+        "device_us": dev, "gap_us": gap, "at_stake_us": dev + gap,
         "saving_us": np.broadcast_to(np.asarray(saving_us, dtype="float64"), len(pos))})
     for k, v in extra.items():
         frame[k] = v
@@ -223,9 +230,13 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
     sums = e.groupby("kind", sort=False)[["device_us", "gap_us", "at_stake_us", "saving_us",
                                           *figures]].sum(min_count=1)
     counts = e.groupby("kind", sort=False).size()
-    heavy = e.sort_values("at_stake_us", ascending=False, kind="stable") \
-        .groupby("kind", sort=False).head(EXAMPLES)
-    examples = heavy.groupby("kind", sort=False)["id"].agg(list)
+    kinds = e["kind"].to_numpy(dtype=object)
+    stake = e["at_stake_us"].to_numpy(dtype="float64")
+    ids = e["id"].to_numpy(dtype=np.int64)
+    examples = {}
+    for kind in sums.index:  # (a handful of kinds) each one's heaviest ops, ties by order
+        at = np.flatnonzero(kinds == kind)
+        examples[kind] = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()
     out = []
     for kind, s in sums.iterrows():
         kk = KINDS[str(kind)]
