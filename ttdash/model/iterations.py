@@ -41,7 +41,7 @@ import pandas as pd
 from ..format import fmt_us
 from .columns import PAUSE_ABOVE_US
 from .errors import TraceError
-from .metrics import num, split_gaps, text
+from .metrics import HOST_MARKER, num, split_gaps, text
 from .trace import REPLAY_COLUMN, Window
 
 if TYPE_CHECKING:
@@ -220,13 +220,15 @@ def _signpost_iterations(trace: Trace, names: pd.Series, counts: pd.Series,
 
 
 def _sequence_rows(trace: Trace) -> np.ndarray:
-    """Positions in trace.ordered of one device's op rows (host fallbacks included): the
-    sequence whose repetition is looked for."""
+    """Positions in trace.ordered of one device's op rows: the sequence whose repetition is
+    looked for. Host fallbacks are left out: a loop of host ops has no device time to warm up
+    (SEG_ENCODER's 156 x 5 `(torch)` ops), and they sit between device ops anyway."""
     o = trace.ordered
     is_op = ~(text(o, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+    is_op &= ~text(o, "OP CODE").str.contains(HOST_MARKER, regex=False).fillna(False) \
+        .to_numpy(dtype=bool)
     if len(trace.devices) > 1:
-        dev = num(o, "DEVICE ID")
-        is_op &= (dev == trace.devices[0]) | np.isnan(dev)
+        is_op &= num(o, "DEVICE ID") == trace.devices[0]
     return np.flatnonzero(is_op)
 
 
