@@ -91,10 +91,9 @@ def test_padding_on_clip_sequence_19_padded_to_32():
     want = _padding_expected(raw)
     assert len(got) == len(want) == 1862
     assert sorted(got["id"].tolist()) == sorted(want["ID"].tolist())
-    assert got["padded_us"].sum() == pytest.approx(want["padded_us"].sum(), rel=1e-9)
+    assert got["saving_us"].sum() == pytest.approx(want["padded_us"].sum(), rel=1e-9)
     assert got["at_stake_us"].sum() == pytest.approx(want["at_stake_us"].sum(), rel=1e-9)
-    assert got["saving_us"].sum() == pytest.approx(got["padded_us"].sum())
-    assert "padded Y 19->32: 40.6% of its work is tile padding" in set(got["message"])
+    assert "padded Y 19->32: 40.6% of its work" in set(got["message"])
     # TilizeWithValPadding ops that pad are counted with the rule, their whole time at stake
     code = raw["OP CODE"].astype(str)
     py, ly = _cells(raw, "OUTPUT_0_Y_PAD[LOGICAL]")
@@ -172,14 +171,15 @@ def test_fusion_on_clip_matmul_then_its_bias_and_activation():
         {(i, w[0]) for i, w in want.items()}
     by_id = got.set_index(got["id"].astype(int))
     for i, (_, producer, nbytes) in want.items():
-        assert f" ID {producer}:" in by_id.loc[i, "message"]
+        assert re.match(rf"\w+ on the output of \w+ ID {producer}\b", by_id.loc[i, "message"])
         assert by_id.loc[i, "dram_bytes"] == nbytes
     stake = _at_stake(raw).set_axis(raw["ID"])
     assert got["at_stake_us"].sum() == pytest.approx(stake[list(want)].sum(), rel=1e-9)
     code = raw.set_index("ID")["OP CODE"]
     chain = by_id.loc[[59, 60, 61]]
     assert code[57] == "MinimalMatmulOp" and (chain["kind"] == "fusion_matmul").all()
-    assert all("(chain from ID 57)" in m for m in chain["message"])
+    assert all("(chain from MinimalMatmulOp ID 57)" in m for m in chain["message"][1:])
+    assert chain["message"].iloc[0] == "Unary on the output of MinimalMatmulOp ID 57; a DRAM round trip"
     assert [code[i].split("Device")[0] for i in (59, 60, 61)] == ["Unary", "BinaryNg", "BinaryNg"]
     # negative: ID 49, a BinaryNg right after Matmul ID 48, adds two tensors of another shape
     assert code[48] == "Matmul" and code[49] == "BinaryNgDeviceOperation"
@@ -220,6 +220,8 @@ def test_hifi4_matmuls_with_their_flop_bound_time():
     assert got["flop_bound_us"].sum() == pytest.approx(bound.sum(), rel=1e-6)
     assert got["saving_us"].sum() == pytest.approx(bound.sum() / 2, rel=1e-6)
     assert not any("accura" in m for m in got["message"])  # never a claim about accuracy
+    assert set(got["message"]) == {"HiFi4 with BFLOAT16 weights: the guides use bfloat8_b "
+                                    "weights at HiFi2"}
     # negative: no FLOAT32 operand in this trace
     assert not len(_entries(view, "format_float32"))
 
@@ -329,5 +331,5 @@ def test_padding_from_numeric_logical_columns():
     for kind in ("padding_tile", "padding_tilize"):
         a, b = first[first["kind"] == kind], again[again["kind"] == kind]
         assert a["id"].tolist() == b["id"].tolist() and len(a)
-        assert a["padded_us" if kind == "padding_tile" else "at_stake_us"].sum() == \
-            pytest.approx(b["padded_us" if kind == "padding_tile" else "at_stake_us"].sum())
+        assert a["saving_us"].sum() == pytest.approx(b["saving_us"].sum(), nan_ok=True)
+        assert a["at_stake_us"].sum() == pytest.approx(b["at_stake_us"].sum())

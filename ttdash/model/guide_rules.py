@@ -182,7 +182,7 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
                 told = [f"{nm} {_pad_text(p, lo)}" for nm, (p, lo) in zip(names, pairs)
                         if np.isfinite(p) and np.isfinite(lo) and lo < p]
                 what = ", ".join(told) or "outer dims"
-                out.append(f"padded {what}: {pct[i]:g}% of its work is tile padding")
+                out.append(f"padded {what}: {pct[i]:g}% of its work")
             return out
 
         keys = [pd.Series(mm), pd.Series(py[pos]), pd.Series(ly[pos]), pd.Series(px[pos]),
@@ -192,8 +192,7 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
         dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64",
                                                            na_value=np.nan)[pos])
         wasted = dev * share[pos]
-        frames.append(make_entries(g, pos, "padding_tile", message, saving_us=wasted,
-                                   padded_us=wasted))
+        frames.append(make_entries(g, pos, "padding_tile", message, saving_us=wasted))
     tpos = np.flatnonzero(tilize)
     if len(tpos):
         oy, oly = padded(rows, "OUTPUT_0", "Y")[tpos], logical(rows, "OUTPUT_0", "Y")[tpos]
@@ -275,11 +274,10 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
     short = np.array([short_code(u) for u in uniques] + [""], dtype=object)[codes]
     from_mm = mm[head]
     kind = np.where(from_mm, "fusion_matmul", "fusion_eltwise")
-    msg = np.where(from_mm, " a fused ", " one fused kernel from ").astype(object)
     message = (short[pos] + " on the output of " + short[src] + " ID " + _ids(ops, src)
-               + ":" + msg + short[head] + np.where(from_mm, " kernel would absorb it", "")
-               + " (chain from ID " + _ids(ops, head) + ")"
-               + np.where(dram[src], "; saves its intermediate's DRAM write and read", ""))
+               + np.where(src == head, "", " (chain from " + short[head] + " ID "
+                          + _ids(ops, head) + ")")
+               + np.where(dram[src], "; a DRAM round trip", ""))
     frames = []
     for name in ("fusion_matmul", "fusion_eltwise"):
         sel = kind == name
@@ -324,9 +322,7 @@ def find_formats(g: GuideInput) -> pd.DataFrame:
                 which = ", ".join(f"{t.lower().replace('put_', '')} {d[j] or '?'}"
                                   for t, d in zip(("in0", "in1", "out"), dts))
                 out.append(f"FLOAT32 operands ({which}; {int(in_dram[j])} FLOAT32 tensor"
-                           f"{'' if in_dram[j] == 1 else 's'} in DRAM): the guides use bfloat16 "
-                           "activations and bfloat8_b weights where the model's accuracy "
-                           "tests allow")
+                           f"{'' if in_dram[j] == 1 else 's'} in DRAM)")
             return out
 
         message = messages([pd.Series(d[pos]) for d in dts]
@@ -343,13 +339,12 @@ def find_formats(g: GuideInput) -> pd.DataFrame:
         weights = dts[1][pos]
         route = {"BFLOAT8_B": "HiFi2 for bfloat8_b weights",
                  "BFLOAT4_B": "LoFi for bfloat4_b weights",
-                 "BFLOAT16": "bfloat8_b weights at HiFi2 (HiFi4 is their choice for bfloat16 "
-                             "weights that need it)"}
+                 "BFLOAT16": "bfloat8_b weights at HiFi2"}
 
         def fid_words(first: np.ndarray) -> list[str]:
             return [f"HiFi4 with {weights[i] or 'unknown'} weights: the guides use "
-                    f"{route.get(str(weights[i]), 'HiFi2 or LoFi with block-float weights')}; "
-                    "HiFi2 runs the matrix engine 2x faster, LoFi 4x" for i in first]
+                    f"{route.get(str(weights[i]), 'HiFi2 or LoFi with block-float weights')}"
+                    for i in first]
 
         message = messages([pd.Series(weights)], fid_words)
         frames.append(make_entries(g, pos, "format_fidelity", message, saving_us=bound / 2,

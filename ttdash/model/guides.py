@@ -31,7 +31,7 @@ from .columns import PAUSE_ABOVE_US
 #: The columns every entries frame has, in this order (a rule adds its own figures after them).
 ENTRY_COLUMNS = ("id", "kind", "message", "device_us", "gap_us", "at_stake_us", "saving_us")
 #: Figures a rule may add to its entries, summed per kind in the summary.
-EXTRA_FIGURES = ("padded_us", "dram_bytes", "flop_bound_us")
+EXTRA_FIGURES = ("dram_bytes", "flop_bound_us")
 #: Op IDs named per rule in the summary (the ops with most time at stake).
 EXAMPLES = 3
 
@@ -81,11 +81,13 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
          "each fused op's op-to-op gap plus its intermediate's DRAM write and read at the "
          "arch's peak DRAM bandwidth"),
     Kind("format_float32", "matmuls and convs with FLOAT32 operands: the guides use bfloat16 "
-         "activations and bfloat8_b (or bfloat4_b) weights", LLMS_TIPS,
+         "activations and bfloat8_b (or bfloat4_b) weights, where the model's accuracy tests "
+         "allow", LLMS_TIPS,
          "half the FLOAT32 operands' DRAM traffic at the arch's peak DRAM bandwidth "
          "(bfloat16 is 2 bytes)"),
     Kind("format_fidelity", "matmuls and convs at HiFi4: the guides use HiFi2 for bfloat8_b "
-         "weights and LoFi for bfloat4_b (2x and 4x the math throughput of HiFi4)", MATRIX_ENGINE,
+         "weights and LoFi for bfloat4_b (2x and 4x the math throughput of HiFi4), where the "
+         "model's accuracy tests allow", MATRIX_ENGINE,
          "half the op's FLOP-bound time (its FLOPs at HiFi4's peak), what HiFi2 would take "
          "off"),
 )}

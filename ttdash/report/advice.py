@@ -20,7 +20,14 @@ from ..model.advice_summary import (
     rule_examples,
     summarise,
 )
-from ..model.guides import KINDS, GuideInput, GuideSummary, entries, guide_input
+from ..model.guides import (
+    EXTRA_FIGURES,
+    KINDS,
+    GuideInput,
+    GuideSummary,
+    entries,
+    guide_input,
+)
 from .layout import op_labels
 
 ADVICE_SECTIONS = {
@@ -130,11 +137,17 @@ def guides_of(view: View) -> GuideInput:
 
 
 def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
-    """Every guide entry as frames of at most `chunk` rows (what JSON's "guide_advice"
-    writes: no Python object per entry)."""
+    """Every guide entry as frames of at most `chunk` rows, a kind at a time without the
+    figures its rule does not give (what JSON's "guide_advice" writes: no Python object per
+    entry)."""
     e = entries(guides_of(view))
-    for start in range(0, len(e), chunk):
-        yield e.iloc[start:start + chunk]
+    kinds = e["kind"].to_numpy(dtype=object)
+    for kind in pd.unique(kinds):
+        part = e[kinds == kind]
+        part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
+                                  and part[c].isna().all()])
+        for start in range(0, len(part), chunk):
+            yield part.iloc[start:start + chunk]
 
 
 def guide_title(kind: str) -> str:
