@@ -16,10 +16,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, real_dir, run_ttdash
 
-mcp = pytest.importorskip("mcp")  # noqa: F841 (the test extra installs it; see pyproject)
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-
 TOOLS = {"open_trace", "top_ops", "explain_op", "group_summary", "diff", "gate", "history_list",
          "history_trend", "history_check", "doctor", "watch_status"}
 BH20 = "tt-perf-report__bh20_oft.csv"  # 1,621 rows, 50 signposts, perf counters
@@ -32,7 +28,11 @@ BH_CLIP = "tt-perf-report__bh_64_clip_encoder_1.csv"
 # ------------------------------------------------------------------ helpers
 @asynccontextmanager
 async def server(*extra: str, env: dict[str, str] | None = None):
-    """A `python -m ttdash mcp` child and an initialised client session on it."""
+    """A `python -m ttdash mcp` child and an initialised client session on it (the SDK: the
+    test extra installs it; imported here, so the tests without a server run without it)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "ttdash", "mcp", *extra],
                                    env={**os.environ, **(env or {})}, cwd=str(ROOT))
@@ -170,16 +170,20 @@ async def test_explain_op_of_a_host_op_and_of_per_device_rows():
     host = next(o for o in report["ops"] if o["bound"] == "HOST")
     async with server() as s:
         explained = ok(await call(s, "explain_op", path=seg, id=host["id"]))
-        ccl = per_device["ops"][0]
-        both = error(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True))
+        ccl = next(o for o in per_device["ops"] if o["ccl_gbps"] is not None)
+        row = ok(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True))
         one = ok(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True,
                             device=ccl["device"]))
+        other = (ccl["device"] + 1) % 8
+        elsewhere = error(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True,
+                                     device=other))
     assert explained["op"] == host
     assert [a["kind"] for a in explained["advice"]] == [
         a["kind"] for a in report["advice"] if a["id"] == host["id"]]
     assert any("host" in line for line in explained["why_slow"])
-    assert "give `device`" in both
-    assert one["op"] == ccl
+    assert row == one and one["op"] == ccl  # an ID is one CSV line: one device's row
+    assert any("Ethernet links" in line for line in one["why_slow"])
+    assert f"no op with ID {ccl['id']} on device {other}" in elsewhere
 
 
 # ------------------------------------------------------------------ two traces
