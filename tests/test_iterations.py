@@ -28,9 +28,10 @@ WARM_GAP_NS, STEADY_GAP_NS = 40_000_000, 4_000  # compile on the first runs vs d
 
 
 def synthetic(tmp_path, *, iterations: int = 8, warmup: int = 2, signposts: bool = False,
-              replay: bool = False, name: str = "t.csv"):
+              replay: bool = False, name: str = "t.csv", slow: tuple[int, ...] = ()):
     """A trace of SETUP then `iterations` copies of BLOCK; the first `warmup` copies have a
-    40 ms op-to-op gap before every op (compiles), the rest 4 us. Returns (path, expected K:
+    40 ms op-to-op gap before every op (compiles), as have the (0-based) iterations in `slow`;
+    the rest 4 us. Returns (path, expected K:
     the ID of the first op of the first steady iteration, per-iteration wall us)."""
     rows: list[dict] = []
 
@@ -48,7 +49,7 @@ def synthetic(tmp_path, *, iterations: int = 8, warmup: int = 2, signposts: bool
             rows.append({"OP CODE": "step", "OP TYPE": "signpost"})
         if it == warmup:
             k_id = len(rows) + 2  # the next row's ID (the header is line 1)
-        gap = WARM_GAP_NS if it < warmup else STEADY_GAP_NS
+        gap = WARM_GAP_NS if it < warmup or it in slow else STEADY_GAP_NS
         wall = 0.0
         for j, code in enumerate(BLOCK):
             dur = 10_000 + 1_000 * j + 7 * it
@@ -88,10 +89,14 @@ def test_synthetic_warmup_found_exactly(tmp_path, kind):
 
 
 def test_synthetic_without_warmup_and_one_slow_later(tmp_path):
-    path, _, _ = synthetic(tmp_path, warmup=0)
+    path, _, _ = synthetic(tmp_path, warmup=0, slow=(4,))
     it = find_iterations(Trace.load(path))
     assert it.count == 8 and it.warmup == 0 and it.steady_from_id == it.table["first_id"][0]
-    assert "no warm-up" in it.verdict()
+    assert "no warm-up" in it.verdict() and it.slow_later == 1
+    assert "1 later iteration is also above 1.25x the median" in it.verdict()
+    path, _, _ = synthetic(tmp_path, warmup=1, slow=(3, 5), name="t2.csv")
+    it = find_iterations(Trace.load(path))
+    assert (it.warmup, it.slow_later) == (1, 2) and it.as_dict()["slow_later"] == 2
 
 
 def test_generator_trace_first_iteration_compiles(tmp_path):

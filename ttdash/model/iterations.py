@@ -113,16 +113,28 @@ class Iterations:
         head = f"{n:,} iterations ({self.unit})"
         if not self.reference_us > 0:
             return f"{head}: no warm-up found (the iterations have no device time or gaps)"
+        slow = self.slow_later
+        later = (f"; {slow:,} later iteration{'s are' if slow != 1 else ' is'} also above "
+                 f"{WARMUP_RATIO:g}x the median (not at the start: not warm-up)" if slow else "")
         if not w:
             return (f"{head}: no warm-up (no leading iteration is {WARMUP_RATIO:g}x the "
-                    f"steady median of {fmt_us(self.reference_us)})")
+                    f"steady median of {fmt_us(self.reference_us)}){later}")
         which = "iteration 1 is" if w == 1 else f"iterations 1-{w} are"
         return (f"{head}: {which} warm-up ({fmt_us(self.warmup_us)}); steady state from op "
-                f"{self.steady_from_id} (median {fmt_us(self.reference_us)} per iteration)")
+                f"{self.steady_from_id} (median {fmt_us(self.reference_us)} per iteration)"
+                + later)
+
+    @property
+    def slow_later(self) -> int:
+        """Steady iterations above WARMUP_RATIO x the reference (outliers after the warm-up,
+        which the steady state keeps)."""
+        wall = self.table["wall_us"].to_numpy(dtype="float64")[self.warmup:]
+        return int((wall > WARMUP_RATIO * self.reference_us).sum()) if self.reference_us > 0 \
+            else 0
 
     def as_dict(self) -> dict[str, Any]:
-        """For JSON: source, unit, count, period, warmup, warmup_us, reference_us,
-        steady_from_id, verdict and the per-iteration rows."""
+        """For JSON: source, unit, count, period, warmup, warmup_us, slow_later,
+        reference_us, steady_from_id, verdict and the per-iteration rows."""
         rows = [{"iteration": int(r.iteration),
                  "first_id": None if pd.isna(r.first_id) else int(r.first_id),
                  "ops": int(r.ops), "device_time_us": float(r.device_time_us),
@@ -130,6 +142,7 @@ class Iterations:
                  "warmup": bool(r.warmup)} for r in self.table.itertuples(index=False)]
         return {"source": self.source, "unit": self.unit, "count": self.count,
                 "period": self.period, "warmup": self.warmup, "warmup_us": self.warmup_us,
+                "slow_later": self.slow_later,
                 "reference_us": self.reference_us, "steady_from_id": self.steady_from_id,
                 "verdict": self.verdict(), "iterations": rows}
 
