@@ -81,7 +81,7 @@ class WhyList(ScrollView, can_focus=True):
         Binding("home,g", "edge(0)", "Top", show=False, id="ttdash.why_top"),
         Binding("end,G", "edge(-1)", "Bottom", show=False, id="ttdash.why_bottom"),
         Binding("enter", "open", "Drill in", id="ttdash.why_open"),
-        Binding("escape,backspace", "back", "Why: back to the op codes", show=False,
+        Binding("escape", "back", "Why: back to the op codes", show=False,
                 id="ttdash.why_back"),
     ]
     COMPONENT_CLASSES = {"whylist--header", "whylist--cursor", "whylist--unmodelled"}
