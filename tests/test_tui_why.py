@@ -5,6 +5,8 @@ pickers."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -268,3 +270,27 @@ async def test_live_rows_keep_the_op_code_drilled_into(tmp_path):
         await pilot.press("escape")
         await pilot.pause()
         assert not w.drilled and int(w.list.frame["ops"].sum()) == 400
+
+
+async def test_op_codes_with_markup_and_escapes_stay_inert(tmp_path):
+    """An op code that looks like Rich markup or carries a terminal escape is shown as text in
+    the headline, the ranking and the drilled list; nothing of it reaches the terminal raw."""
+    f = tmp_path / "hostile.csv"
+    name = "[b]Evil[/b]\x1b[31mOp"
+    rows = ["OP CODE,OP TYPE,DEVICE ID,DEVICE KERNEL DURATION [ns],PM IDEAL [ns],"
+            "PM COMPUTE [ns],PM BANDWIDTH [ns]"]
+    rows += [f'"{name}",tt_dnn_device,0,{1000 + k},250,250,100' for k in range(3)]
+    f.write_text("\n".join(rows) + "\n")
+    app = open_app(Trace.load(f).view(Window("all")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        await pilot.pause()
+        plain, styled = screen_text(app)
+        flat = " ".join(plain.split())  # the headline (a Static) as well as the list's rows
+        assert re.search(r"model; \[b\]Evil\[/b\]\S*Op holds", flat), flat
+        await pilot.press("enter")
+        await pilot.pause()
+        plain2, styled2 = screen_text(app)
+    assert re.search(r"\[b\]Evil\[/b\]\S*Op: 3 modelled ops", " ".join(plain2.split()))
+    for text in (styled, styled2):
+        assert "\x1b[31mOp" not in text

@@ -69,6 +69,11 @@ def cell(key: str, v: object) -> str:
     return "" if is_missing(v) else str(clean_text(str(v)))
 
 
+def inert(text: str) -> Text:
+    """A sentence naming op codes (the file's text): never markup, no control character."""
+    return Text(str(clean_text(text)))
+
+
 class WhyList(ScrollView, can_focus=True):
     """The rows of the why view's current level (op codes, or one op code's ops), rendered a
     visible line at a time (an op code of a million-row trace has 100,000s of ops)."""
@@ -272,11 +277,11 @@ class WhyView(Vertical):
         view = self.view
         s = whyslow.model_summary(view)
         head = why.headline(view, s) if s is not None else None
-        self.query_one("#why-head", Static).update(Text(
+        self.query_one("#why-head", Static).update(inert(
             f"Model: {head}" if head else "Model: no op in this view has a performance model "
             "(PM IDEAL blank, 0 or the 1 ns placeholder): how fast they could run is unknown, "
             "not known to be fine"))
-        self.query_one("#why-foot", Static).update(Text(
+        self.query_one("#why-foot", Static).update(inert(
             why.footer(s) if s is not None and s.modelled_ops else
             "enter: the unmodelled ops, largest device time first" if s is not None else ""))
         self.drilled, self.group = False, None
@@ -311,8 +316,8 @@ class WhyView(Vertical):
                     "fine")
         else:  # (a live refresh: no op of it modelled any more)
             head = f"{group}: {plural(len(ops), 'op')}, none with a performance model"
-        self.query_one("#why-head", Static).update(Text(head))
-        self.query_one("#why-foot", Static).update(Text(
+        self.query_one("#why-head", Static).update(inert(head))
+        self.query_one("#why-foot", Static).update(inert(
             "enter: the op's details · esc: back to the op codes · Recov = Device - Model"))
         self.drilled = True
         self.list.set_rows(ops, OP_COLS, cursor)
