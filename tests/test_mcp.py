@@ -117,8 +117,10 @@ async def test_list_tools_gives_every_tool_with_its_schemas():
 
 
 # ------------------------------------------------------------------ one trace
-@pytest.mark.parametrize("name,window", [(BH20, {}), (BH20, {"perf_report_window": True}),
-                                         (DEEPSEEK, {})])
+@pytest.mark.parametrize("name,window", [
+    (BH20, {}),  # the fast tier's; the other window and the 8 devices in the slow one (7 s each)
+    pytest.param(BH20, {"perf_report_window": True}, marks=pytest.mark.slow),
+    pytest.param(DEEPSEEK, {}, marks=pytest.mark.slow)])
 async def test_trace_tools_equal_the_cli_json(name, window):
     path = str(real_dir() / name)
     flags = ["--perf-report-window"] if window else []

@@ -73,11 +73,11 @@ def build(session: Session) -> Any:
 
     server = Server(NAME, version=__version__, instructions=INSTRUCTIONS)  # mcp 1.x
 
-    @server.list_tools()  # type: ignore[untyped-decorator,no-untyped-call]
+    @server.list_tools()
     async def list_tools_v1() -> list[Any]:
         return tool_list()
 
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator,call-arg]
+    @server.call_tool(validate_input=False)
     async def call_tool_v1(name: str, arguments: dict[str, Any] | None) -> Any:
         try:
             doc = await _run(session, name, arguments)
