@@ -169,6 +169,7 @@ async def test_explain_op_of_a_host_op_and_of_per_device_rows():
     seg, ds = str(real_dir() / SEG), str(real_dir() / DEEPSEEK)
     report = cli("report", seg, "--format", "json")
     per_device = cli("report", ds, "--format", "json", "--per-device")
+    merged = cli("report", ds, "--format", "json")
     host = next(o for o in report["ops"] if o["bound"] == "HOST")
     async with server() as s:
         explained = ok(await call(s, "explain_op", path=seg, id=host["id"]))
@@ -176,6 +177,9 @@ async def test_explain_op_of_a_host_op_and_of_per_device_rows():
         row = ok(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True))
         one = ok(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True,
                             device=ccl["device"]))
+        code = ccl["op_code"]
+        merged_ccl = next(o for o in merged["ops"] if o["op_code"] == code)
+        why = ok(await call(s, "explain_op", path=ds, id=merged_ccl["id"]))["op_code_why"]
         other = (ccl["device"] + 1) % 8
         elsewhere = error(await call(s, "explain_op", path=ds, id=ccl["id"], per_device=True,
                                      device=other))
@@ -186,6 +190,11 @@ async def test_explain_op_of_a_host_op_and_of_per_device_rows():
     assert row == one and one["op"] == ccl  # an ID is one CSV line: one device's row
     assert any("Ethernet links" in line for line in one["why_slow"])
     assert f"no op with ID {ccl['id']} on device {other}" in elsewhere
+    # the op code's lines of the report's why-slow lists
+    assert why["collective"] == next(e for e in merged["ccl_bandwidth"]["by_op_code"]
+                                     if e["op_code"] == code)
+    assert why["small_grid"] == next((e for e in merged["core_balance"]["small_grid"]
+                                      if e["op_code"] == code), None)
 
 
 # ------------------------------------------------------------------ two traces

@@ -111,6 +111,12 @@ TOOLS: tuple[Tool, ...] = (
                  "op_code_model": {"anyOf": [
                      sc.part("report", "performance_model", "by_op_code", "items"),
                      {"type": "null"}]},
+                 "op_code_why": sc.obj({
+                     key: {"anyOf": [sc.part("report", section, items, "items"),
+                                     {"type": "null"}]}
+                     for key, (section, items) in trace_tools.WHY_LISTS.items()},
+                     description="the op code's line in the report's core_balance (skewed, "
+                     "small_grid) and ccl_bandwidth (by_op_code) lists"),
                  "columns_total": COUNT,
                  "columns": {"type": "object", "additionalProperties": {
                      "type": ["string", "number", "boolean"]}}}),

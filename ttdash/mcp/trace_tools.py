@@ -86,6 +86,7 @@ def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
     from ..model.advice import advice_frames
     from ..model.query import summary_key
     from ..report.safe import records_json
+    from ..report.why import as_dict as why_dict
     from ..report.why import model_dict
 
     view = s.view(args["path"], window_options(args))
@@ -122,7 +123,23 @@ def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
             "rank_by_device_time": rank, "ops_in_window": len(ops),
             "advice": advice, "why_slow": why_slow(op),
             "op_code_model": as_json(line) if line is not None else None,
+            "op_code_why": op_code_why(as_json(why_dict(view)), str(op["op_code"])),
             "columns_total": raw[1], "columns": raw[0]}
+
+
+#: explain_op's op_code_why: key -> (the report's section, its list of op codes)
+WHY_LISTS = {"core_skew": ("core_balance", "skewed"), "small_grid": ("core_balance", "small_grid"),
+             "collective": ("ccl_bandwidth", "by_op_code")}
+
+
+def op_code_why(why: dict[str, Any], op_code: str) -> dict[str, Any]:
+    """The op code's entry in each why-slow list of the report (core skew, small grid,
+    collectives against the links); null where it has none."""
+    out: dict[str, Any] = {}
+    for key, (section, items) in WHY_LISTS.items():
+        entries = (why.get(section) or {}).get(items) or []
+        out[key] = next((e for e in entries if e.get("op_code") == op_code), None)
+    return out
 
 
 def why_slow(op: dict[str, Any]) -> list[str]:
