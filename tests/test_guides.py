@@ -333,3 +333,15 @@ def test_padding_from_numeric_logical_columns():
         assert a["id"].tolist() == b["id"].tolist() and len(a)
         assert a["saving_us"].sum() == pytest.approx(b["saving_us"].sum(), nan_ok=True)
         assert a["at_stake_us"].sum() == pytest.approx(b["at_stake_us"].sum())
+
+
+def test_rows_the_ops_cannot_be_matched_to_give_no_tensor_advice():
+    """A live log's rows (no "ID") or no rows at all: no shape-based entry, no error; the
+    fidelity rule still reads the ops' own columns."""
+    from ttdash.model.guides import guide_input
+
+    trace = Trace.load(real_dir() / OFT)
+    view = trace.view(Window("all"))
+    for ordered in (trace.ordered.drop(columns="ID"), trace.ordered.iloc[:0]):
+        e = entries(guide_input(view.op_rows, ordered, view.merged, trace.arch.dram_gbps))
+        assert e["kind"].tolist() == ["format_fidelity"]

@@ -117,17 +117,24 @@ def guide_input(ops: pd.DataFrame, ordered: pd.DataFrame, merged: bool, dram_gbp
     """The rules' input for a view's ops (`ordered`: the trace's rows, with "ID")."""
     if "is_signpost" in ops:
         ops = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
-    ids = pd.Index(ordered["ID"].to_numpy())
-    if not ids.is_unique:
-        ids = ids.drop_duplicates()  # (merged multi-file runs) the first row of an ID
-        pos = pd.Index(ordered["ID"].to_numpy()).get_indexer_for(ids)
-        ordered = ordered.iloc[pos]
-    at = ids.get_indexer(ops["id"].to_numpy())  # every op is one of the trace's rows
     tensors = [c for c in ordered.columns if c.startswith(("INPUT_", "OUTPUT_"))]
+    if not len(ordered) or "ID" not in ordered.columns or "id" not in ops.columns:
+        rows = ordered[tensors].reset_index(drop=True) if len(ordered) == len(ops) else \
+            pd.DataFrame(index=pd.RangeIndex(len(ops)))
+        return GuideInput(ops.reset_index(drop=True), rows, merged, float(dram_gbps),
+                          float(pause_above_us), source)
+    ids = pd.Index(ordered["ID"].to_numpy())
+    if not ids.is_unique:  # (merged multi-file runs) the first row of an ID
+        first = ~ids.duplicated()
+        ids, ordered = ids[first], ordered[first]
+    at = ids.get_indexer(ops["id"].to_numpy())  # every op is one of the trace's rows
     if len(at) == len(ordered) and np.array_equal(at, np.arange(len(at))):
         rows = ordered[tensors].reset_index(drop=True)  # the whole file, one row per op
-    else:
+    elif (at >= 0).all():
+        rows = ordered[tensors].iloc[at].reset_index(drop=True)
+    else:  # ops that are no row of `ordered`: nothing known of their tensors
         rows = ordered[tensors].iloc[np.maximum(at, 0)].reset_index(drop=True)
+        rows.loc[at < 0, :] = np.nan
     return GuideInput(ops.reset_index(drop=True), rows, merged, float(dram_gbps),
                       float(pause_above_us), source)
 
