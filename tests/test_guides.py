@@ -153,7 +153,10 @@ def _fusion_expected(raw: pd.DataFrame) -> dict[int, tuple[str, int, float]]:
         while head in producer:
             head = producer[head]
         nbytes = np.prod(out[j]) * size[raw["OUTPUT_0_DATATYPE"][j]] * 2 if dram[j] else 0.0
-        want[ids[i]] = ("fusion_matmul" if mm[head] else "fusion_eltwise", ids[j], nbytes)
+        other = in1[i] if in0[i] is not None and np.prod(in0[i]) == np.prod(out[j]) else in0[i]
+        note = "" if other is None or not first[i].startswith("Binary") else \
+            "full-size" if np.prod(other) >= np.prod(out[j]) else "broadcast"
+        want[ids[i]] = ("fusion_matmul" if mm[head] else "fusion_eltwise", ids[j], nbytes, note)
     return want
 
 
@@ -170,7 +173,9 @@ def test_fusion_on_clip_matmul_then_its_bias_and_activation():
     assert {(int(i), k) for i, k in zip(got["id"], got["kind"])} == \
         {(i, w[0]) for i, w in want.items()}
     by_id = got.set_index(got["id"].astype(int))
-    for i, (_, producer, nbytes) in want.items():
+    for i, (_, producer, nbytes, note) in want.items():
+        assert (note == "full-size") == ("full-size second operand" in by_id.loc[i, "message"])
+        assert (note == "broadcast") == ("broadcast operand" in by_id.loc[i, "message"])
         assert re.match(rf"\w+ on the output of \w+ ID {producer}\b", by_id.loc[i, "message"])
         assert by_id.loc[i, "dram_bytes"] == nbytes
     stake = _at_stake(raw).set_axis(raw["ID"])
@@ -180,6 +185,8 @@ def test_fusion_on_clip_matmul_then_its_bias_and_activation():
     assert code[57] == "MinimalMatmulOp" and (chain["kind"] == "fusion_matmul").all()
     assert all("(chain from MinimalMatmulOp ID 57)" in m for m in chain["message"][1:])
     assert chain["message"].iloc[0] == "Unary on the output of MinimalMatmulOp ID 57; a DRAM round trip"
+    assert by_id.loc[55, "message"].startswith("BinaryNg on the output of MinimalMatmulOp ID 54, "
+                                               "with a full-size second operand (residual")
     assert [code[i].split("Device")[0] for i in (59, 60, 61)] == ["Unary", "BinaryNg", "BinaryNg"]
     # negative: ID 49, a BinaryNg right after Matmul ID 48, adds two tensors of another shape
     assert code[48] == "Matmul" and code[49] == "BinaryNgDeviceOperation"
@@ -200,6 +207,11 @@ def test_consecutive_eltwise_ops_on_one_tensor():
     assert {(int(i), k) for i, k in zip(got["id"], got["kind"])} == \
         {(i, w[0]) for i, w in want.items()}
     assert "fusion_eltwise" in set(got["kind"])
+    by_id = got.set_index(got["id"].astype(int))
+    notes = {w[3] for w in want.values()}
+    assert {"full-size", "broadcast"} <= notes
+    for i, w in want.items():
+        assert (w[3] == "broadcast") == ("broadcast operand" in by_id.loc[i, "message"])
 
 
 # ------------------------------------------------------------------ 3. data formats

@@ -274,7 +274,19 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
     short = np.array([short_code(u) for u in uniques] + [""], dtype=object)[codes]
     from_mm = mm[head]
     kind = np.where(from_mm, "fusion_matmul", "fusion_eltwise")
+    # the other operand of a binary op: smaller than the intermediate (a bias, a scale: what a
+    # fused matmul takes), or as large (a residual add or a gate: a second full read)
+    vol = [_volume(rows, t)[pos] for t in ("INPUT_0", "INPUT_1")]
+    inter = _volume(rows, "OUTPUT_0")[src]
+    other = np.where(vol[0] == inter, vol[1], vol[0])
+    binary = by_unique(code, lambda c: float(short_code(c).startswith("Binary")),
+                       0.0).astype(bool)[pos]
+    with np.errstate(invalid="ignore"):
+        operand = np.where(np.isnan(other) | ~binary, "",
+                           np.where(other < inter, ", with a broadcast operand (bias, scale)",
+                                    ", with a full-size second operand (residual, gate)"))
     message = (short[pos] + " on the output of " + short[src] + " ID " + _ids(ops, src)
+               + operand.astype(object)
                + np.where(src == head, "", " (chain from " + short[head] + " ID "
                           + _ids(ops, head) + ")")
                + np.where(dram[src], "; a DRAM round trip", ""))
