@@ -227,6 +227,7 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
     from ttdash.tui.sortmenu import SortMenu
     from ttdash.tui.timelineview import TimelineView
     from ttdash.tui.watch import RunsScreen, WatchScreen
+    from ttdash.tui.whyview import WhyList
     from ttdash.tui.widgets import (
         AdviceView,
         ConfirmScreen,
@@ -237,11 +238,13 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
 
     return [
         ("Trace view (`ttdash open`)", TraceScreen, None,
-         "One trace: the op table, signposts panel and the views `1`-`5`."),
+         "One trace: the op table, signposts panel and the views `1`-`6`."),
         ("Op table (every table view)", OpTable, None,
          "Moving in the table of the trace, watch, run and diff views."),
         ("Timeline (`4`)", TimelineView, None, "When it has the focus (after `4`)."),
         ("Roofline (`5`)", RooflineView, None, "When it has the focus (after `5`)."),
+        ("Why slow (`6`)", WhyList, None, "When it has the focus (after `6`): op codes by the "
+         "time above the performance model; enter lists an op code's ops, esc goes back."),
         ("Sort picker (`S`)", SortMenu, None,
          "Each sortable column of the table with a letter: the letter sorts by it (numbers "
          "largest first, text A→Z), the capital letter the other way."),

@@ -301,11 +301,12 @@ async def test_export_from_the_timeline_writes_a_perfetto_trace(tmp_path):
 
 @pytest.mark.parametrize("theme", ["ttdash-dark", "ttdash-light", "ttdash-ansi", "textual-dark"])
 async def test_every_view_in_every_theme_at_80x24(theme):
-    """Keys 1-5 at 80x24 in each bundled theme: each view draws its own content (a theme
+    """Keys 1-6 at 80x24 in each bundled theme: each view draws its own content (a theme
     variable a view needs and a theme lacks would crash here), and its first line is uncut."""
     app = open_app(view_of(DEEPSEEK, columns="all"), theme=theme)
     marks = {"1": ["Op code"], "2": ["Count"], "3": ["Grouped: ", "Op-to-op gaps over"],
-             "4": ["Timeline 0–", "█DRAM █FLOP"], "5": ["Roofline · blackhole_p150"]}
+             "4": ["Timeline 0–", "█DRAM █FLOP"], "5": ["Roofline · blackhole_p150"],
+             "6": ["Model: ", "Recoverable", "Op code"]}
     async with app.run_test(size=(80, 24)) as pilot:
         for key, wanted in marks.items():
             await pilot.press(key)

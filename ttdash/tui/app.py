@@ -266,12 +266,6 @@ class TraceScreen(TableViewMixin, Screen):
                                         notes, legend=legend(),
                                         warnings=[w.message for w in self.view.warnings()]))
 
-    def action_columns(self) -> None:
-        """`a`: the counters and the model's columns (tui.columns)."""
-        from .columns import optional_columns, pick_columns
-
-        pick_columns(self, optional_columns(self.view.counter_names, self.view.ops))
-
     def action_whole_trace(self) -> None:
         """The whole trace, whatever window the command line chose."""
         if self.view.window.mode == "all":

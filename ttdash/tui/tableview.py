@@ -127,23 +127,13 @@ class TableViewMixin:
 
     # ------------------------------------------------------------ actions
     def action_columns(self) -> None:
-        """Add or remove the optional columns (slowest RISC, per-RISC times, counters)."""
-        from .columns import ColumnsScreen, optional_columns
+        """Add or remove the optional columns (slowest RISC, per-RISC times, counters, the
+        model's efficiency and recoverable time)."""
+        from .columns import optional_columns, pick_columns
 
         view = getattr(self, "view", None)
-        options = optional_columns(view.counter_names if view is not None else [])
-        if not options:
-            self.notify("This trace has no per-RISC times or counter columns",  # type: ignore[attr-defined]
-                        markup=False)
-            return
-
-        def done(keys: list[str] | None) -> None:
-            if keys is not None:
-                self.table.extra_columns = tuple(c for c in options if c.key in keys)
-                self.refresh_table()
-
-        chosen = [c.key for c in self.table.extra_columns]
-        self.app.push_screen(ColumnsScreen(options, chosen), done)  # type: ignore[attr-defined]
+        pick_columns(self, optional_columns(view.counter_names if view is not None else [],
+                                            view.ops if view is not None else None))
 
     def action_filter(self) -> None:
         def done(value: str | None) -> None:
