@@ -152,7 +152,7 @@ def _lockstep_blocks(per_dev: list[np.ndarray], names: np.ndarray) -> np.ndarray
 
 
 def _pick(blocks: np.ndarray, names: np.ndarray, key: np.ndarray, dur: np.ndarray,
-          bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+          bad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     present = blocks >= 0
     safe = np.where(present, blocks, 0)
     k = np.where(present, key[safe], -np.inf)
