@@ -27,7 +27,7 @@ import pytest
 from conftest import real_dir, run_ttdash
 
 from ttdash.cli import parse
-from ttdash.commands.serve import MISSING_EXTRA, open_argv, open_command
+from ttdash.commands.serve import MISSING_EXTRA, open_argv, open_command, url_host
 
 SMALL = "tt-perf-report__bh20_oft_integral_image_trace.csv"  # 27 rows
 TRACE = "tt-perf-report__bh_p100_dlv3.csv"  # 387 ops, no signposts
@@ -96,6 +96,15 @@ def test_a_port_in_use_is_one_line() -> None:
         r = run_ttdash("serve", "--port", str(port), str(real_dir() / SMALL))
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == f"ttdash: 127.0.0.1:{port}: port in use: give another with --port\n"
+
+
+def test_the_printed_host() -> None:
+    """A wildcard --host (every interface) is printed as this machine's name, which another
+    machine can open; an IPv6 address goes in brackets."""
+    assert url_host("127.0.0.1") == "127.0.0.1"
+    assert url_host("0.0.0.0") == url_host("::") == socket.gethostname()
+    assert url_host("::1") == "[::1]"
+    assert url_host("box.example") == "box.example"
 
 
 def test_only_the_serve_command_imports_textual_serve() -> None:
@@ -176,6 +185,19 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
+def _page_websocket(port: int, host: str) -> str:
+    """The websocket address in the page served to a browser that asked for `host`."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/", headers={"Host": host})
+        page = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    return re.findall(r'data-session-websocket-url="([^"]*)"', page)[0]
+
+
 def _ws_status(port: int, origin: str) -> int:
     """The HTTP status of a websocket handshake on /ws sent with this Origin."""
     import http.client
@@ -213,6 +235,8 @@ def test_serve_in_a_browser(tmp_path: Path) -> None:
         assert line == f"ttdash serve: {url} (one session per page load; Ctrl+C stops)\n"
         assert _listening(server.pid, port) == ["127.0.0.1"]  # this machine only
         assert _ws_status(port, "http://elsewhere.example") == 403
+        # the page connects back to the address the browser used (--host 0.0.0.0 has none)
+        assert _page_websocket(port, f"box.example:{port}") == f"ws://box.example:{port}/ws"
 
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
