@@ -213,9 +213,6 @@ def _ws_status(port: int, origin: str) -> int:
 
 
 @pytest.mark.slow
-# Until commands/common.py's no_terminal() accepts Textual's web driver, every session's `ttdash
-# open` refuses to start (its stdin is textual-serve's pipe): this mark goes with that change.
-@pytest.mark.xfail(strict=True, reason="`ttdash open` needs a terminal: common.no_terminal")
 def test_serve_in_a_browser(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 

@@ -124,6 +124,8 @@ def no_terminal() -> str | None:
     """What keeps a full-screen view from running here: "stdin", "stdout" or "stderr" (Textual
     reads keys from stdin and draws on stderr) not being a terminal; None when all three are.
     Without one the view would draw into a pipe and wait for keys that never come."""
+    if os.environ.get("TEXTUAL_DRIVER", "").startswith("textual.drivers.web_driver:"):
+        return None  # ttdash serve: textual-serve's pipes carry the browser's terminal
     for name in ("stdin", "stdout", "stderr"):
         stream = getattr(sys, name)
         try:
