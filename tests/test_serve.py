@@ -58,6 +58,24 @@ def test_open_command_round_trips_through_the_shell_and_the_parser(tmp_path: Pat
     assert (back.path, back.theme, back.window) == (opts.path, opts.theme, opts.window)
 
 
+def test_every_window_option_reaches_the_session() -> None:
+    """Each field of the window, set away from its default, comes back from the session's argv
+    (a window option added later and left out of serve's argv fails here)."""
+    import dataclasses
+
+    from ttdash.commands.options import WindowOptions
+
+    _, opts = parse(["serve", "--replay", "3", "--perf-report-window", "--steady-state",
+                     "--end-signpost", "B", "--signpost", "A", "--start-signpost", "C",
+                     "--arch", "p150", "--per-device", "--pause-above", "5", "x.csv"])
+    default = WindowOptions()
+    changed = {f.name for f in dataclasses.fields(WindowOptions)
+               if getattr(opts.window, f.name) != getattr(default, f.name)}
+    assert changed == {f.name for f in dataclasses.fields(WindowOptions)}
+    _, back = parse(open_argv(opts)[3:])
+    assert back.window == opts.window
+
+
 def test_default_options_give_a_plain_open_line() -> None:
     _, opts = parse(["serve", "trace.csv"])
     assert open_argv(opts)[4:] == ["--", "trace.csv"]

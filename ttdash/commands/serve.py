@@ -49,6 +49,8 @@ def window_argv(w: WindowOptions) -> list[str]:
         out.append("--perf-report-window")
     if w.per_device:
         out.append("--per-device")
+    if w.steady_state:
+        out.append("--steady-state")
     if w.pause_above_us != PAUSE_ABOVE_US:
         out.append(f"--pause-above={w.pause_above_us!r}")
     return out
