@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from conftest import REPORT_FIXTURES, real_dir
@@ -68,3 +69,164 @@ def test_column_formatting_a_unit_at_a_time_equals_each_value_formatted(xs, kind
                 and np.abs(a[np.isfinite(a)]).max() > 1e30))  # 1e300 digits: both agree, slow
     want = [FORMATTERS[kind](v, digits) for v in a]
     assert fmt_floats(kind, a, digits) == want
+
+
+def _perfetto_all_at_once(view, out) -> None:
+    """report.perfetto.to_perfetto before it wrote its op events a block at a time (the
+    reference its output must equal byte for byte)."""
+    from ttdash.model.columns import export_frame
+    from ttdash.model.timeline import for_view
+    from ttdash.report.perfetto import ARG_FIELDS
+    from ttdash.report.safe import records_json
+
+    tl = for_view(view)
+    ops = view.ops
+    events: list[dict] = []
+    for i, name in enumerate(tl.lanes):
+        events.append({"ph": "M", "name": "process_name", "pid": i + 1,
+                       "args": {"name": name if name.startswith("all") else
+                                f"Device {name.removeprefix('dev ')}"}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": i + 1,
+                       "args": {"sort_index": i}})
+    fields = tuple(f for f in ARG_FIELDS if f in ops.columns)
+    args = records_json(export_frame(ops.iloc[tl.pos], fields), double_precision=15,
+                        lines=True).splitlines()
+    names = ops["op_code"].astype(object).to_numpy()
+    codes = names[tl.pos]
+    cats = ops["category"].astype(object).to_numpy()[tl.pos]
+    pids = (tl.lane + 1).tolist()
+    ts, dur = tl.start_us.tolist(), (tl.end_us - tl.start_us).tolist()
+    x_events = [
+        f'{{"ph":"X","name":{json.dumps(str(c), ensure_ascii=False)},'
+        f'"cat":{json.dumps(k if isinstance(k, str) and k else "op", ensure_ascii=False)},'
+        f'"pid":{p},"tid":1,"ts":{t!r},"dur":{d!r},"args":{a}}}'
+        for c, k, p, t, d, a in zip(codes, cats, pids, ts, dur, args)]
+    for t, p in zip(tl.signpost_us, tl.signpost_pos):
+        events.append({"ph": "i", "s": "g", "name": str(names[p]), "cat": "signpost",
+                       "pid": 1, "tid": 1, "ts": float(t)})
+    sm = view.summary()
+    meta = {"source": str(view.trace.path), "arch": sm.arch, "clock": tl.source,
+            "window": sm.window,
+            "device_time_us": view.totals()["device_time_us"],
+            "host_ops_not_shown": int(ops["is_host"].sum()),
+            "ops_not_placed": tl.unplaced}
+    out.write('{"displayTimeUnit":"ns","metadata":' + json.dumps(meta, ensure_ascii=False)
+              + ',"traceEvents":[')
+    out.write(",".join([*(json.dumps(e, ensure_ascii=False) for e in events), *x_events]))
+    out.write("]}\n")
+
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+@pytest.mark.parametrize("chunk", [7, 20_000])
+def test_perfetto_written_in_blocks_equals_all_at_once(name, chunk, monkeypatch):
+    """-f perfetto writes its op events a block at a time (a million ops: 2.4 GB held at once
+    before), names and categories encoded once per distinct value: the bytes are those of the
+    all-at-once writer, on every real file, with blocks of 7 ops and of the default size."""
+    from ttdash.report import perfetto
+
+    monkeypatch.setattr(perfetto, "CHUNK", chunk)
+    view = Trace.load(real_dir() / name).view(Window("all"))
+    got, want = io.StringIO(), io.StringIO()
+    perfetto.to_perfetto(view, got)
+    _perfetto_all_at_once(view, want)
+    assert first_difference(got.getvalue(), want.getvalue()) is None
+
+
+def first_difference(got: str | list[str], want: str | list[str]) -> tuple | None:
+    """Where two outputs first differ (with some context), None when they are equal: cheap to
+    report on a megabyte (pytest's diff of two long strings takes minutes)."""
+    if got == want:
+        return None
+    i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return i, got[max(0, i - 3):i + 3], want[max(0, i - 3):i + 3], len(got), len(want)
+
+
+SGR_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+@pytest.mark.parametrize("width", [None, 80, 200])
+def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
+    """The plain table pads a row with one format string (a narrowed column's cells cut
+    first); the coloured table still pads cell by cell (report.single's `cell`). Without
+    their colour codes the two are the same text, on every real file, at any width, in blocks
+    of 5 rows and in one."""
+    from ttdash.report import single
+
+    view = Trace.load(real_dir() / name).view(Window("all"))
+    for chunk in (5, 20_000):
+        monkeypatch.setattr(single, "CHUNK", chunk)
+        for shown in (single.Shown(), single.Shown(top=3, raw_op_codes=True)):
+            plain, coloured = io.StringIO(), io.StringIO()
+            single.to_table(view, plain, shown, width=width)
+            single.to_table(view, coloured, shown, color=True, width=width)
+            want = [SGR_CODE.sub("", line).rstrip()
+                    for line in coloured.getvalue().split("\n")]
+            assert first_difference(plain.getvalue().split("\n"), want) is None
+
+
+class _Recorder(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.at_flush: list[str] = []
+
+    def flush(self) -> None:
+        self.at_flush.append(self.getvalue())
+
+
+def test_table_header_flushed_before_the_columns_are_measured():
+    """The default table flushes its header as soon as it is made (a pipe's reader sees the
+    first line while the ops are formatted); what is flushed first is the header, no op row."""
+    from ttdash.report import single
+
+    view = Trace.load(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv").view(Window("all"))
+    out = _Recorder()
+    single.to_table(view, out)
+    head = "".join(line + "\n" for line in single.head_lines(view, single.ALL))
+    assert out.at_flush and out.at_flush[0] == head
+    assert out.getvalue().startswith(head) and len(out.getvalue()) > len(head)
+
+
+@pytest.mark.parametrize("name", REPORT_FIXTURES)
+def test_text_cells_once_per_distinct_value_equal_each_value(name):
+    """format.fmt_texts (the tables' text columns: each distinct value converted once) gives the
+    text columns.FORMATTERS' text formatter gives each value, on every text column of every
+    real file; the tables' own text columns take that path."""
+    from ttdash.format import fmt_texts
+    from ttdash.model.columns import FORMATTERS, TABLE_FIELDS
+    from ttdash.report.single import TEXT_KINDS
+
+    ops = Trace.load(real_dir() / name).view(Window("all")).ops
+    for c in ops.columns:
+        values = ops[c].to_numpy()
+        if values.dtype != object:
+            continue
+        got = fmt_texts(values)
+        if got is not None:
+            assert got == [FORMATTERS["text"](v, 0) for v in values], c
+    from ttdash.model.columns import BY_KEY
+    for c in TABLE_FIELDS:
+        if c in ops and BY_KEY[c].kind in TEXT_KINDS and ops[c].dtype == object:
+            assert fmt_texts(ops[c].to_numpy()) is not None, c
+
+
+cell_values = st.one_of(st.text(max_size=4), st.none(), st.just(float("nan")),
+                        st.sampled_from(["1", "1.0", "True", "", " "]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(cell_values, st.sampled_from([1, 1.0, True, 0])), max_size=30))
+def test_text_cells_any_values(xs):
+    """For any mix of text, missing cells and numbers (1, 1.0 and True are one key to a hash
+    table): the per-value text, or None (the caller then goes value by value)."""
+    import numpy as np
+    import pandas as pd
+
+    from ttdash.format import fmt_texts
+    from ttdash.model.columns import FORMATTERS
+
+    a = np.array(xs + [pd.NA], dtype=object)
+    got = fmt_texts(a)
+    assert got is None or got == [FORMATTERS["text"](v, 0) for v in a]
+    if all(isinstance(v, str) or v is None or v != v for v in xs):
+        assert got is not None

@@ -198,3 +198,20 @@ def fmt_floats(kind: str, values: object, digits: int = 1) -> list[str] | None:
     else:
         return None
     return out.tolist()
+
+
+def fmt_texts(values: object) -> list[str] | None:
+    """A text column's cells as the tables show each value (blank when missing, else `str`),
+    each distinct value converted once; None unless every present value is a str (a column
+    mixing numbers and text goes value by value: a hash table would take 1 and 1.0 as one)."""
+    import numpy as np
+    import pandas as pd
+
+    a = np.asarray(values, dtype=object)
+    if pd.api.types.infer_dtype(a, skipna=True) not in ("string", "empty"):
+        return None
+    codes, uniques = pd.factorize(a, use_na_sentinel=True)
+    texts = np.empty(len(uniques) + 1, dtype=object)
+    texts[:-1] = uniques
+    texts[-1] = ""  # code -1: missing (None, NaN, NA)
+    return texts[codes].tolist()

@@ -10,7 +10,7 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_us
+from ..format import fmt_texts, fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
 from ..model.advice import advice_frames
@@ -49,6 +49,7 @@ from .why import sections as why_sections
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
 CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
+TEXT_KINDS = frozenset({"text", "op", "bound"})  # columns.FORMATTERS' text cells (_text)
 
 
 
@@ -171,7 +172,9 @@ def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...],
         if f == "op_code":
             cells[f] = op_labels(ops, raw=raw)
             continue
-        cells[f] = BY_KEY[f].fmt_array(ops[f].to_numpy())
+        spec, values = BY_KEY[f], ops[f].to_numpy()
+        fast = fmt_texts(values) if spec.kind in TEXT_KINDS else None
+        cells[f] = fast if fast is not None else spec.fmt_array(values)
     if "device_time_us" in cells and "corrupt" in ops:
         dt = cells["device_time_us"]
         for i in np.flatnonzero(ops["corrupt"].to_numpy(dtype=bool)):
@@ -347,6 +350,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     it. `color`: bound, gap and core-count colours (ANSI)."""
     for line in head_lines(view, shown):
         out.write("\n".join(wrap(line, width)) + "\n")
+    out.flush()  # the header now (a pipe's reader sees it while the columns are measured)
     ops = select(view, shown)
     fields = shown_fields(view, ops)
     n = len(ops)
@@ -363,7 +367,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         step("measuring columns", start, n)
         cells = chunk_cells(start)
         for f in fields:
-            cell_w[f] = max([cell_w[f]] + [len(c) for c in cells[f]])
+            cell_w[f] = max(cell_w[f], max(map(len, cells[f]), default=0))
         if n <= CHUNK:
             kept[start] = cells
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
@@ -381,13 +385,16 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         return text.ljust(w) if f in LEFT else text.rjust(w)
 
     head = "  ".join(cell(f, titles[f]) for f in fields).rstrip()
+    # a plain row: each cell padded to its column (str.ljust / rjust's padding), two spaces apart
+    row_format = "  ".join(f"%{'-' if f in LEFT else ''}{widths[f]}s" for f in fields)
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
         cells = kept.pop(start, None) or chunk_cells(start)
-        if not color:  # a column at a time: padded cells, then rows joined
-            padded = [[cell(f, c) for c in cells[f]] for f in fields]
-            out.writelines("  ".join(row).rstrip() + "\n" for row in zip(*padded))
+        if not color:  # cells cut a column at a time (only a narrowed one), a row one format
+            cols = [[c if len(c) <= widths[f] else c[:widths[f] - 1] + "…" for c in cells[f]]
+                    if cell_w[f] > widths[f] else cells[f] for f in fields]
+            out.writelines((row_format % row).rstrip() + "\n" for row in zip(*cols))
             continue
         lines = []
         for i in range(start, min(n, start + CHUNK)):
