@@ -280,7 +280,7 @@ def test_tensor_shapes_are_whole_numbers():
 
     from rich.console import Console
 
-    from ttdash.tui.widgets import _tensors
+    from ttdash.tui.details import _tensors
 
     raw = pd.Series({"INPUT_0_MEMORY": "DEV_0_DRAM_INTERLEAVED", "INPUT_0_LAYOUT": "TILE",
                      "INPUT_0_DATATYPE": "BFLOAT16", "INPUT_0_W": np.float32(1.0),
