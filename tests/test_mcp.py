@@ -1,5 +1,6 @@
-"""`ttdash mcp`: the server driven by the MCP SDK's own client over stdio (`python -m ttdash mcp`
-as the child), on the real fixtures. Each tool's structured output equals the CLI's JSON for the
+"""`ttdash mcp`: the server driven by the MCP SDK's own client, over stdio (`python -m ttdash mcp`
+as the child) where only a process shows it and over the SDK's memory streams otherwise, on the
+real fixtures. Each tool's structured output equals the CLI's JSON for the
 same input (the CLI run in-process); lists are bounded on a 93,600-row trace; a bad path and a
 bad argument come back as tool errors with one line; the server never writes where it reads."""
 
@@ -27,18 +28,51 @@ BH_CLIP = "tt-perf-report__bh_64_clip_encoder_1.csv"
 
 # ------------------------------------------------------------------ helpers
 @asynccontextmanager
-async def server(*extra: str, env: dict[str, str] | None = None):
-    """A `python -m ttdash mcp` child and an initialised client session on it (the SDK: the
-    test extra installs it; imported here, so the tests without a server run without it)."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+async def server(*extra: str, env: dict[str, str] | None = None, process: bool = False):
+    """An initialised client session of the SDK on ttdash's server: in this process over the
+    SDK's memory streams by default (the same Server object `ttdash mcp` runs), or with
+    `process` a `python -m ttdash mcp` child over stdio, for what only a process shows (the
+    protocol on real pipes, stderr, the command line). The SDK is imported here, so the tests
+    without a server run without it."""
+    from mcp import ClientSession
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "ttdash", "mcp", *extra],
-                                   env={**os.environ, **(env or {})}, cwd=str(ROOT))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
+    if process:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "ttdash", "mcp", *extra],
+                                       env={**os.environ, **(env or {})}, cwd=str(ROOT))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+        return
+    import anyio
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    from ttdash.cli import parse
+    from ttdash.mcp.server import build
+    from ttdash.mcp.session import Session
+
+    _, opts = parse(["mcp", *extra])
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        srv = build(Session(store=opts.store))
+        async with create_client_server_memory_streams() as (client, served):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: srv.run(served[0], served[1],
+                                              srv.create_initialization_options()))
+                async with ClientSession(client[0], client[1]) as session:
+                    await session.initialize()
+                    yield session
+                tg.cancel_scope.cancel()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 async def call(session, name: str, **args) -> dict:
@@ -93,7 +127,7 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
 async def test_list_tools_gives_every_tool_with_its_schemas():
     from ttdash.schemas import load
 
-    async with server() as s:
+    async with server(process=True) as s:  # `ttdash mcp` itself, over real pipes
         tools = {t.name: t.model_dump(by_alias=True) for t in (await s.list_tools()).tools}
     assert set(tools) == TOOLS
     import jsonschema
@@ -298,7 +332,7 @@ async def test_bad_paths_and_arguments_are_tool_errors_with_the_cli_line(tmp_pat
     real = str(real_dir() / BH20)
     missing = str(tmp_path / "missing.csv")
     (tmp_path / "empty").mkdir()
-    async with server() as s:
+    async with server(process=True) as s:  # errors never reach the child's stderr as tracebacks
         no_file = error(await call(s, "open_trace", path=missing))
         no_report = error(await call(s, "top_ops", path=str(tmp_path / "empty")))
         bad_limit = error(await call(s, "top_ops", path=real, limit=0))
