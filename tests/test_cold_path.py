@@ -150,12 +150,13 @@ def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
     """The plain table pads a row with one format string (a narrowed column's cells cut
     first); the coloured table still pads cell by cell (report.single's `cell`). Without
     their colour codes the two are the same text, on every real file, at any width, in blocks
-    of 5 rows and in one."""
+    of 5 rows (their cells kept from the sizing pass or formatted again) and in one."""
     from ttdash.report import single
 
     view = Trace.load(real_dir() / name).view(Window("all"))
-    for chunk in (5, 20_000):
+    for chunk, keep in ((5, 0), (5, 1 << 17), (20_000, 1 << 17)):  # cells formatted again / kept
         monkeypatch.setattr(single, "CHUNK", chunk)
+        monkeypatch.setattr(single, "KEEP_ROWS", keep)
         for shown in (single.Shown(), single.Shown(top=3, raw_op_codes=True)):
             plain, coloured = io.StringIO(), io.StringIO()
             single.to_table(view, plain, shown, width=width)

@@ -49,6 +49,7 @@ from .why import sections as why_sections
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
 CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
+KEEP_ROWS = 1 << 17  # the plain table formats its cells once up to this many rows
 TEXT_KINDS = frozenset({"text", "op", "bound"})  # columns.FORMATTERS' text cells (_text)
 
 
@@ -359,7 +360,8 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes)
 
     # Column widths from every cell, a chunk at a time; the cells are kept for the rows pass
-    # only when there is one chunk (a million rows of text would not fit in bounded memory).
+    # up to KEEP_ROWS rows (formatted once; ~100 MB of text), else formatted again in the rows
+    # pass (a million rows of text would not fit in bounded memory).
     titles = {f: BY_KEY[f].title for f in fields}
     cell_w = {f: 0 for f in fields}
     kept: dict[int, dict[str, list[str]]] = {}
@@ -368,7 +370,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         cells = chunk_cells(start)
         for f in fields:
             cell_w[f] = max(cell_w[f], max(map(len, cells[f]), default=0))
-        if n <= CHUNK:
+        if n <= KEEP_ROWS:
             kept[start] = cells
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
