@@ -15,8 +15,9 @@ from cli_inproc import run_main
 from conftest import real_dir
 from jsonschema import Draft202012Validator
 
+from ttdash.format import fmt_us
 from ttdash.model import Trace, Window
-from ttdash.model.guides import KINDS, RULES, entries
+from ttdash.model.guides import KINDS, RULES, entries, summarise_guides
 from ttdash.report.advice import guide_frames_of, guides_of, listed_sections
 from ttdash.schemas import load
 
@@ -284,7 +285,8 @@ def test_guide_entries_and_summary_validate_and_agree():
     assert all(r["guide"]["url"].startswith("https://github.com/tenstorrent/tt-metal/")
                for r in rules)
     assert {k.guide.title for k in KINDS.values()} == {
-        "Tensor and Memory Layouts", "LLMs in TT-NN", "Matrix Engine"}
+        "Tensor and Memory Layouts", "LLMs in TT-NN", "Matrix Engine",
+        "Advanced Performance Optimizations for Models"}
     bad = dict(records[0], kind="not_a_rule")
     assert list(items.iter_errors([bad]))
 
@@ -314,11 +316,12 @@ def test_advice_view_lists_the_guide_rules():
     view = _view(CLIP, columns="analysis")
     _, grouped = listed_sections(view, False, "f")
     titles = [t for t, _ in grouped]
-    assert any(t.startswith("Tuning guides: 898 entries in 2 rules") for t in titles)
+    # the default read keeps the shapes' logical sizes (padding) and the trace repeats (warm-up)
+    assert any(t.startswith("Tuning guides: 2,765 entries in 5 rules") for t in titles)
     _, full = listed_sections(view, True, "f")
     sections = dict(full)
     assert len(sections[next(t for t in sections if t.startswith("fusion_matmul:"))]) == 384
-    assert len(RULES) == 3  # padding, fusion, formats (the warm-up rule joins this list)
+    assert len(RULES) == 4  # padding, fusion, formats, warm-up
 
 
 def test_padding_from_numeric_logical_columns():
@@ -357,3 +360,25 @@ def test_rows_the_ops_cannot_be_matched_to_give_no_tensor_advice():
     for ordered in (trace.ordered.drop(columns="ID"), trace.ordered.iloc[:0]):
         e = entries(guide_input(view.op_rows, ordered, view.merged, trace.arch.dram_gbps))
         assert e["kind"].tolist() == ["format_fidelity"]
+
+
+def test_the_warmup_rule_leads_the_guides_and_leaves_the_steady_state_alone():
+    """wh_clip_encoder_2 runs its encoder twice, the first time compiling: the warm-up is the
+    summary's first guide line (before the per-op rules; nothing of the steady state at stake),
+    its estimate the iterations' excess; a --steady-state or signpost window has no entry."""
+    from ttdash.model.iterations import find_iterations
+
+    view = _view(CLIP, columns="analysis")
+    found = find_iterations(view.trace, view)
+    assert found.warmup == 1 and found.steady_from_id == 938
+    rules = summarise_guides(guides_of(view)).rules
+    first = rules[0]
+    assert first.kind.kind == "warmup" and first.ids == (938,) and first.at_stake_us == 0
+    assert first.saving_us == pytest.approx(found.excess_us)
+    assert first.detail and "iteration 1 is warm-up" in first.detail
+    assert "warmup" not in {r.kind.kind for r in rules[1:]}
+    steady = view.trace.view(Window("steady"))
+    assert "warmup" not in set(entries(guides_of(steady))["kind"])
+    text = run_main("report", str(real_dir() / CLIP)).stdout
+    guides = text[text.index("Tuning guides:"):].splitlines()
+    assert guides[1].lstrip().startswith(f"warmup ({fmt_us(found.excess_us)} above steady)")

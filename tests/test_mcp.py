@@ -178,7 +178,8 @@ async def test_trace_tools_equal_the_cli_json(name, window):
                       ("explain_op", explained), ("group_summary", groups)):
         valid(schemas[tool], doc)
     # open_trace: the report less its op list and entry-by-entry advice
-    assert opened == {k: v for k, v in report.items() if k not in ("ops", "advice")}
+    assert opened == {k: v for k, v in report.items()
+                      if k not in ("ops", "advice", "guide_advice")}
     # top_ops: report --top's records and order
     assert top5["ops"] == by_device["ops"] and gap7["ops"] == by_gap["ops"]
     assert top5["ops_in_window"] == top5["matched"] == len(report["ops"])

@@ -46,7 +46,9 @@ async def test_advice_view_is_grouped_and_f_lists_every_entry():
         await pilot.pause()
         full = _texts(adv)
         assert full[0].startswith("Every entry (1,400); f groups them")
-        assert sum(t.startswith("ID ") for t in full) == 1311 + 44  # gaps, then matmuls
+        # gaps, matmuls, then the guides' (156 padding_tile, 30 padding_tilize, 85
+        # fusion_eltwise, 1 format_fidelity: tests/test_guides.py checks each)
+        assert sum(t.startswith("ID ") for t in full) == 1311 + 44 + 156 + 30 + 85 + 1
         await pilot.press("f")
         await pilot.pause()
         assert adv.option_count == len(grouped)

@@ -71,7 +71,7 @@ TOOLS: tuple[Tool, ...] = (
          "time goes, why it is slow (performance model, core balance, collectives, program "
          "cache) and the grouped advice. `ttdash report --format json` less its op list.",
          _trace_inputs({}),
-         sc.output("report", drop=("ops", "advice", "ranked_by"),
+         sc.output("report", drop=("ops", "advice", "guide_advice", "ranked_by"),
                    description="`ttdash report --format json` less `ops` and `advice` (use "
                    "top_ops and explain_op)"),
          trace_tools.open_trace),

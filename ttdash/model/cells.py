@@ -104,6 +104,33 @@ def dim_value(cell: object) -> float:
     return _whole_dim(text)
 
 
+def logical_dim_value(cell: object) -> float:
+    """A shape cell's logical size: "32[19]" -> 19; "32" -> 32; invalid -> NaN."""
+    text = str(cell).strip()
+    if "[" in text and text.endswith("]"):
+        text = text.split("[", 1)[1][:-1]
+    return _whole_dim(text)
+
+
+EXACT_FLOAT32 = float(1 << 24)  # whole numbers up to this are exact in float32
+
+
+def compact(s: Any) -> Any:
+    """A numeric column in the smallest dtype that holds every value exactly: counts, ids, core
+    counts and shape dims in 32 bits; timestamps, cycles and fractional values keep 64. A
+    million-row trace then costs half the memory, and every number reads back the same."""
+    a = np.asarray(s) if s.dtype in (np.int64, np.float64) else None
+    if a is not None and a.dtype == np.int64:
+        if len(a) and a.min() >= -(1 << 31) and a.max() < (1 << 31):
+            return a.astype(np.int32)
+    elif a is not None:
+        finite = a[np.isfinite(a)]
+        if not len(finite) or (np.abs(finite).max() <= EXACT_FLOAT32
+                               and bool((finite == np.floor(finite)).all())):
+            return a.astype(np.float32)
+    return s
+
+
 def dtype_size(name: object) -> float:
     """Bytes per element: first integer in the dtype name / 8, else 4 (BFLOAT8_B -> 1)."""
     m = re.search(r"\d+", str(name))

@@ -34,6 +34,8 @@ ENTRY_COLUMNS = ("id", "kind", "message", "device_us", "gap_us", "at_stake_us", 
 EXTRA_FIGURES = ("dram_bytes", "flop_bound_us")
 #: Op IDs named per rule in the summary (the ops with most time at stake).
 EXAMPLES = 3
+#: Kinds of one entry whose message the summary shows (first, before the rules per op).
+DETAIL_KINDS = ("warmup",)
 
 TECH = "https://github.com/tenstorrent/tt-metal/blob/main/tech_reports/"
 
@@ -53,6 +55,10 @@ MATRIX_ENGINE = Guide("Matrix Engine", TECH + "matrix_engine/matrix_engine.md",
 LLMS_OP_CONFIGS = Guide("LLMs in TT-NN", TECH + "LLMs/llms.md",
                         "4.3.2 Program Configs (fused_activation); 4.5.5 Reducing OP-to-OP Gap")
 LLMS_TIPS = Guide("LLMs in TT-NN", TECH + "LLMs/llms.md", "4.6.2 Specific tips")
+ADVANCED = Guide("Advanced Performance Optimizations for Models",
+                 TECH + "AdvancedPerformanceOptimizationsForModels/"
+                 "AdvancedPerformanceOptimizationsForModels.md",
+                 "1.3.1 (a first run compiles the model; capture and measure after it)")
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,10 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
          "model's accuracy tests allow", MATRIX_ENGINE,
          "half the op's FLOP-bound time (its FLOPs at HiFi4's peak), what HiFi2 would take "
          "off"),
+    Kind("warmup", "the first iterations are warm-up (kernels compile, the program cache "
+         "fills): measure the steady state (--steady-state), not the whole trace", ADVANCED,
+         "the warm-up iterations' wall time above as many steady iterations (what a "
+         "measurement of the whole trace overstates)"),
 )}
 
 
@@ -204,10 +214,13 @@ class GuideRule:
     saving_us: float | None
     figures: dict[str, float]
     ids: tuple[int, ...]
+    detail: str | None = None  # a kind of one entry (warmup): that entry's message
 
     def as_dict(self) -> dict[str, Any]:
         k = self.kind
-        return {"kind": k.kind, "message": k.advice, "ops": self.ops,
+        return {"kind": k.kind,
+                "message": k.advice + (f": {self.detail}" if self.detail else ""),
+                "ops": self.ops,
                 "device_time_us": round(self.device_us, 6), "gap_us": round(self.gap_us, 6),
                 "at_stake_us": round(self.at_stake_us, 6),
                 "at_stake_steady_pct": round(self.share_pct, 6),
@@ -255,15 +268,43 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
             float(s["at_stake_us"]), float(s["at_stake_us"]) / total * 100 if total > 0 else 0.0,
             None if kk.estimate is None or pd.isna(saving) else float(saving),
             {f: float(s[f]) for f in figures if pd.notna(s[f])},
-            tuple(int(i) for i in examples[kind])))
-    out.sort(key=lambda r: (-r.at_stake_us, r.kind.kind))
+            tuple(int(i) for i in examples[kind]),
+            str(e["message"].to_numpy(dtype=object)[kinds == kind][0])
+            if kind in DETAIL_KINDS else None))
+    # the warm-up first: it says what a measurement of the whole trace is worth
+    out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
     return GuideSummary(len(e), tuple(out))
+
+
+def find_warmup(g: GuideInput) -> pd.DataFrame:
+    """One ``warmup`` entry when the trace's first iterations are warm-up (model.iterations),
+    named by K, the first steady op; its time at stake and estimate are the warm-up's excess
+    over as many steady iterations. None in a window without the warm-up (--steady-state, a
+    signpost region, a replay session)."""
+    from .iterations import warmup_advice
+
+    view: Any = g.source
+    if view is None or view.window.mode != "all":
+        return empty_entries()
+    found = warmup_advice(view)
+    ids = g.ops["id"].to_numpy()
+    hits = [a for a in found if a.saving_us is not None and (ids == a.id).any()]
+    if not hits:
+        return empty_entries()
+    a = hits[0]
+    message = a.message.split(" (source: ")[0]  # the guide is the kind's
+    frame = make_entries(g, np.flatnonzero(ids == a.id)[:1], "warmup", message,
+                         saving_us=a.saving_us)
+    # nothing of the steady state is at stake: the warm-up is time a whole-trace measurement
+    # counts on top of it (its estimate)
+    frame["device_us"], frame["gap_us"], frame["at_stake_us"] = 0.0, 0.0, 0.0
+    return frame
 
 
 def _rules() -> list[Finder]:
     from .guide_rules import find_formats, find_fusion, find_padding
-    return [find_padding, find_fusion, find_formats]
+    return [find_padding, find_fusion, find_formats, find_warmup]
 
 
-#: The guide rules, run in this order (the warm-up / steady-state rule is added here).
+#: The guide rules, run in this order.
 RULES: list[Finder] = _rules()

@@ -24,7 +24,15 @@ import pyarrow.csv as pacsv
 
 from .badcsv import binary_error, compressed, locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
-from .cells import ATTRIBUTE_FEATURES, ATTRIBUTE_OPS, ATTRIBUTE_TEXT_FEATURES, by_unique, dim_value
+from .cells import (
+    ATTRIBUTE_FEATURES,
+    ATTRIBUTE_OPS,
+    ATTRIBUTE_TEXT_FEATURES,
+    by_unique,
+    compact,
+    dim_value,
+    logical_dim_value,
+)
 from .counters import counter_columns, is_counter
 from .discover import is_live_header, rank_of
 from .errors import TraceError
@@ -511,28 +519,12 @@ def _shapes_to_numbers(df: pd.DataFrame, keep_text: bool) -> None:
             continue
         canonical = f"{m.group(1)}_{m.group(2)}_{m.group(3)}"
         values = by_unique(df[c], dim_value)
+        logical = by_unique(df[c], logical_dim_value) if m.group(4) and not keep_text else None
         if canonical == c or not keep_text:
             del df[c]
         add_column(df, canonical, compact(values))
-
-
-EXACT_FLOAT32 = float(1 << 24)  # whole numbers up to this are exact in float32
-
-
-def compact(s: Any) -> Any:
-    """A numeric column in the smallest dtype that holds every value exactly: counts, ids, core
-    counts and shape dims in 32 bits; timestamps, cycles and fractional values keep 64. A
-    million-row trace then costs half the memory, and every number reads back the same."""
-    a = np.asarray(s) if s.dtype in (np.int64, np.float64) else None
-    if a is not None and a.dtype == np.int64:
-        if len(a) and a.min() >= -(1 << 31) and a.max() < (1 << 31):
-            return a.astype(np.int32)
-    elif a is not None:
-        finite = a[np.isfinite(a)]
-        if not len(finite) or (np.abs(finite).max() <= EXACT_FLOAT32
-                               and bool((finite == np.floor(finite)).all())):
-            return a.astype(np.float32)
-    return s
+        if logical is not None and bool((logical < values).any()):  # "32[19]": 19 kept
+            add_column(df, canonical + "_LOGICAL", compact(logical))
 
 
 def add_column(df: pd.DataFrame, name: str, values: Any, at: int | None = None) -> None:

@@ -373,7 +373,10 @@ class Trace:
         if full is None:
             return row
         _clean_displayed_text(full)
-        rest = row[row.index.difference(full.columns, sort=False)]  # the model's own (_region)
+        # the model's own (_region); not the numeric logical sizes of the shape cells the full
+        # row holds as text ("32[19]")
+        rest = row[[c for c in row.index.difference(full.columns, sort=False)
+                    if not c.endswith("_LOGICAL")]]
         return pd.concat([full.iloc[0], rest]).rename(row.name)
 
     # ------------------------------------------------------------ views

@@ -192,6 +192,11 @@ def guide_summary_rows(view: View, g: GuideSummary
     labels = dict(zip(sub["id"].tolist(), op_labels(sub, limit=32)))
     rows: list[tuple[int | None, str, list[str]]] = []
     for r in g.rules:
+        if r.detail:  # the warm-up: what it is, then what to do
+            est = "" if r.saving_us is None else f" ({fmt_us(r.saving_us)} above steady)"
+            rows.append((r.ids[0] if r.ids else None, f"{'':>6}  {r.kind.kind}{est}: "
+                         f"{r.detail}", [f"guide: {r.kind.guide.title}"]))
+            continue
         names = ", ".join(f"ID {i} {labels.get(i, '')}".rstrip() for i in r.ids)
         more = f" and {r.ops - len(r.ids):,} more" if r.ops > len(r.ids) else ""
         est = "" if r.saving_us is None else f"; estimate: {fmt_us(r.saving_us)} to save"

@@ -33,11 +33,12 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     advice_entries,
     advice_sections,
     advice_text,
+    guide_frames_of,
     summary_of,
     summary_sections,
 )
 from .choices import DEFAULT_RANK, RANK_FIELDS, RANK_WORDS
-from .header import Fact, facts_line, timing_facts
+from .header import Fact, facts_line, iterations_dict, iterations_line, timing_facts
 from .layout import fit_columns, op_labels, wrap
 from .safe import json_clean, md_cell, records_json, write_csv
 from .where import as_dict as where_dict
@@ -125,6 +126,8 @@ def summary_dict(view: View) -> dict:
         "warnings": [w.as_dict() for w in view.warnings()],
         # metal-trace replay sessions compared with each other (iterations of one run)
         "replay_sessions": replay_sessions(view) or None,
+        # repeated iterations and the warm-up verdict (model.iterations)
+        "iterations": iterations_dict(view),
     }
 
 
@@ -147,6 +150,12 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
             if len(frame):
                 out.write(sep + records_json(frame)[1:-1])
                 sep = ","
+        out.write("]")
+        out.write(',"guide_advice":[')  # the tuning guides' entries, a kind at a time
+        sep = ""
+        for frame in guide_frames_of(view):
+            out.write(sep + records_json(frame)[1:-1])
+            sep = ","
         out.write("]")
     ops = select(view, shown, rows)
     fields = op_fields(JSON_OP_FIELDS, ops, view.counter_names)
@@ -219,6 +228,9 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     sessions = replay_sessions(view)
     if sessions:
         lines.append(replay_line(sessions))
+    it = iterations_line(view)
+    if it:
+        lines.append(it)
     if sm.signposts:
         show = sm.signposts if all_signposts else sm.signposts[:6]
         more = len(sm.signposts) - len(show)
