@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from common import REAL, python, repeated_trace
+from common import measure_cpu as measure
 
 SRC = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
 FORMATS = ("table", "csv", "json", "markdown", "perfetto")
@@ -45,18 +46,6 @@ SUFFIX = {"table": "txt", "csv": "csv", "json": "json", "markdown": "md",
 
 def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def measure(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one command, from its own
-    rusage (os.wait4)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{cmd} exited with {status}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
 
 
 def report(trace: Path, fmt: str, tmp: Path, *flags: str) -> tuple[float, float, float]:

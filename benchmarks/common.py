@@ -41,15 +41,22 @@ def repeated_trace(src: Path, times: int, dest: Path | None = None) -> Path:
     return dest
 
 
-def measure(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one command, from its own rusage."""
+def measure_cpu(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one command, from its own
+    rusage (os.wait4)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{cmd} exited with {status}")
-    return wall, usage.ru_maxrss / 1024.0
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+
+
+def measure(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one command, from its own rusage."""
+    wall, _, rss = measure_cpu(cmd, stdout)
+    return wall, rss
 
 
 def python() -> str:
