@@ -166,12 +166,14 @@ def real() -> Path:
     return real_dir()
 
 
-async def wait_until(pilot, predicate, timeout: float = 20.0) -> None:
-    """Let a Textual app run until `predicate()` holds (watchers and workloads have threads)."""
+async def wait_until(pilot, predicate, timeout: float = 20.0, state=None) -> None:
+    """Let a Textual app run until `predicate()` holds (watchers and workloads have threads).
+    `state()`: what the failure message shows of the app when the deadline passes."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
+            raise AssertionError("condition not reached"
+                                 + (f" (state: {state()})" if state is not None else ""))
         await pilot.pause(0.05)
 
 

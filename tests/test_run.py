@@ -313,7 +313,10 @@ async def test_run_screen_live_rows_output_and_exit_status(tmp_path):
         assert isinstance(screen, RunScreen)
         table, log = screen.query_one("OpTable"), screen.query_one("#output")
         await wait_until(pilot, lambda: screen.exit_summary is not None
-                         and screen.live.total_rows == 150 and len(table.rows) == 150)
+                         and screen.live.total_rows == 150 and len(table.rows) == 150,
+                         state=lambda: (screen.exit_summary, screen.live.total_rows,
+                                        len(table.rows), w.running, w.exit_code,
+                                        w.pending(), list(log.lines)[-3:]))
         assert screen.exit_summary.startswith("workload exited with 3 after ")
         assert "live: 150 ops" in str(screen.query_one("#summary").render())
         status = str(screen.query_one("#workload").render())
