@@ -162,6 +162,9 @@ def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
             shares.append(name)
     text = out.to_json(orient="records", lines=lines, double_precision=double_precision,
                        force_ascii=False)
-    for name in shares:
-        text = re.sub(f'("{name}":)"([^"]*)"', r"\1\2", text)
+    for name in shares:  # "total_pct":"1.5e-05" -> "total_pct":1.5e-05 (a key's quotes are
+        # never inside a JSON string, where they are escaped; the value holds no quote)
+        key = f'"{name}":'
+        head, *rest = text.split(key + '"')
+        text = head + "".join(key + part.replace('"', "", 1) for part in rest)
     return text
