@@ -270,11 +270,16 @@ def summary_sections(view: View, s: AdviceSummary | None = None
 def listed_sections(view: View, full: bool, key: str
                     ) -> tuple[str, list[tuple[str, list[AdviceEntry]]]]:
     """What an advice list shows: a lead line (how many entries, and `key` to switch) and the
-    sections, grouped or (`full`) every entry."""
+    sections, grouped (the tuning guides' rules first, as `report` prints them) or (`full`)
+    every entry."""
     s = summary_of(view)
     if full:
         return (f"Every entry ({s.entries:,}); {key} groups them", advice_sections(view))
-    return (f"Grouped: {s.entries:,} entries; {key} lists each", summary_sections(view, s))
+    sections = summary_sections(view, s)
+    n = len(guide_section(view, s)) if s.guides.entries else 0
+    if n:  # the tuning guides' rules first (the warm-up leads them), as `report` prints them
+        sections = sections[-n:] + sections[:-n]
+    return (f"Grouped: {s.entries:,} entries; {key} lists each", sections)
 
 
 def summary_lines(view: View) -> Iterator[str]:
