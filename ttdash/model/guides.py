@@ -277,24 +277,23 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
 
 
 def find_warmup(g: GuideInput) -> pd.DataFrame:
-    """One ``warmup`` entry when the trace's first iterations are warm-up (model.iterations),
+    """One ``warmup`` entry when the trace's first iterations are warm-up (model.iterations;
+    the message of iterations.warmup_advice without its source: the kind names the guide),
     named by K, the first steady op; its time at stake and estimate are the warm-up's excess
     over as many steady iterations. None in a window without the warm-up (--steady-state, a
     signpost region, a replay session)."""
-    from .iterations import warmup_advice
+    from .iterations import find_iterations, warmup_message
 
     view: Any = g.source
     if view is None or view.window.mode != "all":
         return empty_entries()
-    found = warmup_advice(view)
+    found = find_iterations(view.trace, view)
     ids = g.ops["id"].to_numpy()
-    hits = [a for a in found if a.saving_us is not None and (ids == a.id).any()]
-    if not hits:
+    at = np.flatnonzero(ids == found.steady_from_id)[:1] if found.found and found.warmup \
+        else np.zeros(0, dtype=np.int64)
+    if not len(at):
         return empty_entries()
-    a = hits[0]
-    message = a.message.split(" (source: ")[0]  # the guide is the kind's
-    frame = make_entries(g, np.flatnonzero(ids == a.id)[:1], "warmup", message,
-                         saving_us=a.saving_us)
+    frame = make_entries(g, at, "warmup", warmup_message(found), saving_us=found.excess_us)
     # nothing of the steady state is at stake: the warm-up is time a whole-trace measurement
     # counts on top of it (its estimate)
     frame["device_us"], frame["gap_us"], frame["at_stake_us"] = 0.0, 0.0, 0.0

@@ -468,12 +468,18 @@ def warmup_advice(view: View) -> list[Advice]:
     if not found.found or not found.warmup:
         return []
     wall = float(found.table["wall_us"].sum())
-    ops = int(found.table["ops"].iloc[:found.warmup].sum())
-    message = (f"{found.verdict()}: measure the steady state (--steady-state), not the "
-               f"warm-up's {ops:,} ops, which took {fmt_us(found.excess_us)} more than "
-               f"{found.warmup} steady iteration{'s' * (found.warmup != 1)}; per iteration: "
-               + ", ".join(fmt_us(v) for v in found.table["wall_us"].iloc[:8])
-               + (", ..." if found.count > 8 else "") + f" (source: {GUIDE})")
-    return [Advice(id=found.steady_from_id, kind="warmup", message=message,
+    return [Advice(id=found.steady_from_id, kind="warmup",
+                   message=f"{warmup_message(found)} (source: {GUIDE})",
                    saving_us=found.excess_us,
                    saving_pct=found.excess_us / wall * 100 if wall > 0 else None)]
+
+
+def warmup_message(found: Iterations) -> str:
+    """What the warm-up advice says of `found` (iterations with a warm-up): the verdict, what
+    to measure instead, and the first iterations' times."""
+    ops = int(found.table["ops"].iloc[:found.warmup].sum())
+    return (f"{found.verdict()}: measure the steady state (--steady-state), not the "
+            f"warm-up's {ops:,} ops, which took {fmt_us(found.excess_us)} more than "
+            f"{found.warmup} steady iteration{'s' * (found.warmup != 1)}; per iteration: "
+            + ", ".join(fmt_us(v) for v in found.table["wall_us"].iloc[:8])
+            + (", ..." if found.count > 8 else ""))
