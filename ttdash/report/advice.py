@@ -100,28 +100,27 @@ def advice_entries(view: View, items: Iterable[Advice] | None = None,
 def full_advice_lines(view: View) -> Iterator[str]:
     """The advice as text lines, every entry (nothing when there is none), made as they are
     written: tt-perf-report's rules, then the tuning guides'."""
-    for k, (title, group) in enumerate(_advice_groups(view)):
-        if not k:
-            yield ""
-            yield ("Advice, every entry (tt-perf-report's rules; --advice summary groups them, "
-                   "--advice none leaves it out)")
-        yield ""
-        yield title
-        for _, head, bullets in group:
-            yield "  " + head
-            for b in bullets:
-                yield f"    - {b}"
-    for k, (title, group) in enumerate(guide_groups(view)):
-        if not k:
-            yield ""
-            yield ("Advice from the tuning guides, every entry (time at stake: device time + "
-                   "dispatch gap; estimates labelled)")
-        yield ""
-        yield title
-        for _, head, bullets in group:
-            yield "  " + head
-            for b in bullets:
-                yield f"    - {b}"
+    for heading, groups in (
+            ("Advice, every entry (tt-perf-report's rules; --advice summary groups them, "
+             "--advice none leaves it out)", _advice_groups(view)),
+            ("Advice from the tuning guides, every entry (time at stake: device time + "
+             "dispatch gap; estimates labelled)", guide_groups(view))):
+        for k, (title, group) in enumerate(groups):
+            if not k:
+                yield ""
+                yield heading
+            yield from _section_lines(title, group, "    - ")
+
+
+def _section_lines(title: str, rows: Iterable[tuple[int | None, str, list[str]]],
+                   bullet: str) -> Iterator[str]:
+    """One advice section as text: a blank line, its title, each row and its sub-lines."""
+    yield ""
+    yield title
+    for _, head, subs in rows:
+        yield "  " + head
+        for sub in subs:
+            yield bullet + sub
 
 
 # ------------------------------------------------------------------ the tuning guides' rules
@@ -289,24 +288,14 @@ def summary_lines(view: View) -> Iterator[str]:
     sections = summary_sections(view, s)
     guides = sections[len(sections) - len(guide_section(view, s)):] if s.guides.entries else []
     for title, rows in guides:
-        yield ""
-        yield title
-        for _, line, subs in rows:
-            yield "  " + line
-            for sub in subs:
-                yield "          " + sub
+        yield from _section_lines(title, rows, "          ")
     if s.empty:
         return
     yield ""
     yield (f"Advice (tt-perf-report's rules, grouped: {s.entries:,} entries; --advice full "
            "lists each, JSON has them all)")
     for title, rows in sections[:len(sections) - len(guides)]:
-        yield ""
-        yield title
-        for _, line, subs in rows:
-            yield "  " + line
-            for sub in subs:
-                yield "          " + sub
+        yield from _section_lines(title, rows, "          ")
 
 
 def advice_text(view: View, mode: str) -> Iterator[str]:
