@@ -114,12 +114,8 @@ class TrendScreen(Screen):
                               (fmt_us(sel["steady_us"]), "bold"),
                               f" in {sel['ops']:,} ops · min {fmt_us(min(ys))} · "
                               f"max {fmt_us(max(ys))}")
-        info = Text("\n", no_wrap=True, overflow="ellipsis").join([head, line2])
-        self.query_one("#trend-info", Static).update(info)
-        plot = self.query_one(PlotextPlot)
+        plot = self._fresh_plot(head, line2)
         plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
         plt.plot(xs, ys, marker="braille", color="cyan")
         plt.scatter([xs[self.sel]], [ys[self.sel]], marker="@", color="yellow")
         step = max(1, len(xs) // 6)
@@ -131,6 +127,15 @@ class TrendScreen(Screen):
         plt.xlabel("run (added, oldest first)")
         plt.ylabel("steady-state us")
         plot.refresh()
+
+    def _fresh_plot(self, head: Text, line2: Text) -> PlotextPlot:
+        """The two info lines above the plot written, the plot cleared for a new drawing."""
+        info = Text("\n", no_wrap=True, overflow="ellipsis").join([head, line2])
+        self.query_one("#trend-info", Static).update(info)
+        plot = self.query_one(PlotextPlot)
+        plot.plt.clear_data()
+        plot.plt.clear_figure()
+        return plot
 
     def draw_by(self, label: str) -> None:
         """The op code's device time per sample over the label's values (`trend --by`)."""
@@ -151,12 +156,8 @@ class TrendScreen(Screen):
              if mine else f"no {_text(label)} label", "bold"),
             (f" · least per sample at {_text(label)}={best['samples']:g}: "
              f"{fmt_us(best['device_us_per_sample'])}" if best else ""))
-        info = Text("\n", no_wrap=True, overflow="ellipsis").join([head, line2])
-        self.query_one("#trend-info", Static).update(info)
-        plot = self.query_one(PlotextPlot)
+        plot = self._fresh_plot(head, line2)
         plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
         if xs:
             plt.plot(xs, ys, marker="braille", color="cyan")
             if mine:
