@@ -294,3 +294,19 @@ async def test_op_codes_with_markup_and_escapes_stay_inert(tmp_path):
     assert re.search(r"\[b\]Evil\[/b\]\S*Op: 3 modelled ops", " ".join(plain2.split()))
     for text in (styled, styled2):
         assert "\x1b[31mOp" not in text
+
+
+async def test_headline_and_footer_are_whole_at_80x24():
+    """DeepSeek's footer takes three lines at 80 columns (its op faster than the model): every
+    word of the headline and the footer is on screen, none cut at a fixed height."""
+    view = Trace.load(real_dir() / DEEPSEEK).view(Window("all"))
+    s = whyslow.model_summary(view)
+    assert s is not None and s.faster_than_model
+    app = open_app(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("6")
+        await pilot.pause()
+        text = " ".join(screen_text(app)[0].replace("▊", " ").split())
+    assert " ".join(why.footer(s).split()) in text
+    assert " ".join(f"Model: {why.headline(view, s)}".split()) in text
+    assert "(median over 1 op)" in why.headline(view, s)

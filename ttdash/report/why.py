@@ -32,7 +32,8 @@ def headline(view: View, s: ModelSummary | None = None) -> str | None:
     return (f"{fmt_us(s.recoverable_us)} of {fmt_us(s.device_us)} device time "
             f"({s.recoverable_share_pct:.0f}%) is above the profiler's performance model; "
             f"{top['group']} holds {fmt_us(top['recoverable_us'])} of it, at "
-            f"{top['median_eff_pct']:.0f}% of its model (median over {int(top['ops']):,} ops)")
+            f"{top['median_eff_pct']:.0f}% of its model "
+            f"(median over {plural(int(top['ops']), 'op')})")
 
 
 def model_lines(view: View) -> list[str]:

@@ -217,8 +217,8 @@ class WhyView(Vertical):
 
     DEFAULT_CSS = """
     WhyView { height: 1fr; }
-    WhyView #why-head { height: auto; max-height: 3; padding: 0 1; }
-    WhyView #why-foot { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
+    WhyView #why-head { height: auto; padding: 0 1; }
+    WhyView #why-foot { height: auto; padding: 0 1; color: $text-muted; }
     """
 
     def __init__(self, **kw) -> None:
