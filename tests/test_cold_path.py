@@ -71,6 +71,29 @@ def test_column_formatting_a_unit_at_a_time_equals_each_value_formatted(xs, kind
     assert fmt_floats(kind, a, digits) == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(values, st.sampled_from(["us", "pct", "num", "int", "id"]), st.integers(0, 3),
+       st.sampled_from(["float64", "float32"]), st.integers(1, 40))
+def test_column_formatting_each_distinct_value_once_equals_each_value(xs, kind, digits, dtype,
+                                                                      times):
+    """A column of DISTINCT_FROM values or more is formatted a distinct value at a time (by
+    its bits: 0.0 and -0.0 are two texts): the text each value gets from its formatter, for
+    repeated values of any kind, in any order."""
+    import numpy as np
+
+    from ttdash import format as fmt
+    from ttdash.model.columns import FORMATTERS
+
+    xs = [*xs, 0.0, -0.0, 0.05, -0.05]
+    with np.errstate(over="ignore"):
+        a = np.array(xs * times + xs[::-1] * (fmt.DISTINCT_FROM // len(xs) + 1), dtype=dtype)
+    assert len(a) >= fmt.DISTINCT_FROM
+    assume(not (kind in ("int", "id") and np.isfinite(a).any()
+                and np.abs(a[np.isfinite(a)]).max() > 1e30))
+    want = [FORMATTERS[kind](v, digits) for v in a]
+    assert fmt_floats(kind, a, digits) == want
+
+
 def _perfetto_all_at_once(view, out) -> None:
     """report.perfetto.to_perfetto before it wrote its op events a block at a time (the
     reference its output must equal byte for byte)."""
@@ -233,31 +256,40 @@ def test_text_cells_any_values(xs):
         assert got is not None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(shares=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
                                  st.floats(min_value=1e-9, max_value=1e9)), min_size=1,
                        max_size=6),
-       names=st.lists(st.sampled_from(['a"b', '"total_pct":"1"', "x\\", '":"', "plain", ""]),
-                      min_size=6, max_size=6))
-def test_shares_unquoted_by_split_equal_the_regex(shares, names):
-    """records_json writes shares as text and unquotes them: by split and join since the
-    regular expression cost 0.25 s on 93,600 ops; the same bytes, also when other strings hold
-    the key, quotes or backslashes."""
+       names=st.lists(st.sampled_from(['a"b', '"total_pct":"1"', "x\\", '":"', "plain", "",
+                                       '","share_pct":', '1","op_code":', 'z"', "/\"}",
+                                       ',"next":', '{"next":']),
+                      min_size=12, max_size=12),
+       order=st.permutations(["op_code", "total_pct", "share_pct", "x/y", "next"]),
+       keep=st.integers(1, 5), lines=st.booleans())
+def test_shares_written_equal_the_regex(shares, names, order, keep, lines):
+    """records_json writes a share with 6 significant digits: one share column followed by a
+    column of a plain name is spliced into the records written without it (cut at the next
+    key), else the shares are written as text and unquoted (the regular expression cost 0.25 s
+    on 93,600 ops). The same bytes in any column order, with one share, two or none, also when
+    other strings hold the keys, quotes, braces or backslashes."""
     import pandas as pd
 
     from ttdash.report import safe
 
-    frame = pd.DataFrame({"op_code": names[:len(shares)], "total_pct": shares,
-                          "share_pct": shares[::-1]})
-    text = safe.records_json(frame)
-    plain = frame.astype({"total_pct": object, "share_pct": object})
+    n = len(shares)
+    frame = pd.DataFrame({"op_code": names[:n], "total_pct": shares,
+                          "share_pct": shares[::-1], "x/y": names[6:6 + n],
+                          "next": names[::-1][:n]})[order[:keep]]
+    text = safe.records_json(frame, lines=lines)
+    plain = frame.astype({c: object for c in ("total_pct", "share_pct") if c in frame})
     for name in ("total_pct", "share_pct"):
-        v = frame[name]
-        plain[name] = [f"{x:.6g}" if pd.notna(x) and abs(x) != float("inf") else None
-                       for x in v]
+        if name in frame:
+            plain[name] = [f"{x:.6g}" if pd.notna(x) and abs(x) != float("inf") else None
+                           for x in frame[name]]
     want = plain.to_json(orient="records", double_precision=safe.JSON_DECIMALS,
-                         force_ascii=False)
+                         force_ascii=False, lines=lines)
     for name in ("total_pct", "share_pct"):
         want = re.sub(f'("{name}":)"([^"]*)"', r"\1\2", want)
     assert text == want
-    json.loads(text)  # still JSON
+    if not lines:
+        json.loads(text)  # still JSON

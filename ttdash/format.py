@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy and pandas are imported where used
+    import numpy as np
 
 
 def plural(n: int, word: str) -> str:
@@ -167,18 +171,39 @@ _US_STEPS = ((1e6, 1e6, "{:,.2f} s"), (1e4, 1e3, "{:,.1f} ms"), (100.0, 1.0, "{:
 def fmt_floats(kind: str, values: object, digits: int = 1) -> list[str] | None:
     """A whole float column formatted as fmt_us / fmt_pct / fmt_num / fmt_int format each value
     (`kind`: us, pct, num, int/id), with the same text for every value, a unit's values at a time
-    (no per-value type checks: 10x fewer Python calls on a 100,000-row table); None when the
-    values are not floats (the per-value formatters handle anything)."""
+    (no per-value type checks: 10x fewer Python calls on a 100,000-row table), each distinct
+    value once (by its bits: -0.0 is not 0.0; a trace's columns repeat values, every iteration
+    of a model the same ops); None when the values are not floats (the per-value formatters
+    handle anything)."""
     import numpy as np
 
     a = np.asarray(values)
     if a.dtype.kind not in "fiu":
         return None
-    x = a.astype("float64", copy=False)
+    x = np.ascontiguousarray(a.astype("float64", copy=False))
+    if len(x) < DISTINCT_FROM:
+        return _fmt_floats(kind, x, digits)
+    import pandas as pd
+
+    codes, bits = pd.factorize(x.view(np.int64))
+    texts = _fmt_floats(kind, bits.view(np.float64), digits)
+    if texts is None:
+        return None
+    return np.array(texts, dtype=object)[codes].tolist()
+
+
+#: Columns from this many values are formatted a distinct value at a time.
+DISTINCT_FROM = 64
+
+
+def _fmt_floats(kind: str, x: np.ndarray, digits: int) -> list[str] | None:
+    """fmt_floats of float64 values, each value formatted."""
+    import numpy as np
+
     out = np.full(len(x), "", dtype=object)
     finite = np.isfinite(x)
     odd = np.flatnonzero(~finite & ~np.isnan(x))  # inf: shown as the value itself
-    out[odd] = [str(v) for v in a[odd]]
+    out[odd] = [str(v) for v in x[odd].tolist()]
     if kind == "us":
         ax = np.abs(x)
         left = finite.copy()

@@ -133,6 +133,11 @@ def json_clean(obj: object, key: str = "") -> object:
     return json_number(obj, key)
 
 
+#: A column name pandas' encoder writes as it is (no escape: no quote, backslash, slash, control
+#: or non-ASCII character), so that `"name":` is its key in the text.
+PLAIN_KEY = re.compile(r"[A-Za-z0-9 _.%()\[\]#+-]+")
+
+
 def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
                  lines: bool = False) -> str:
     """`frame` as JSON records (pandas' encoder: its number format, null for missing), floats
@@ -140,26 +145,67 @@ def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
     A whole number column with a missing cell goes through as Python ints and None: pandas < 3
     writes a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's
     form would depend on its neighbours (a streamed chunk with no gap printed "51778")."""
-    import numpy as np
-
     out = frame
-    shares = []
     for name in frame.columns:
         s = frame[name]
         if str(s.dtype) == "Int64" and s.hasnans:
             if out is frame:
                 out = frame.copy(deep=False)
             out[name] = s.astype(object).where(s.notna(), None)
-        elif name in SIGNIFICANT_FIELDS and s.dtype.kind == "f":
-            # written as text, then unquoted below: pandas has one precision for every column
-            if out is frame:
-                out = frame.copy(deep=False)
-            v = s.to_numpy(dtype="float64")
-            ok = np.isfinite(v)
-            text = np.full(len(v), None, dtype=object)
-            text[ok] = np.char.mod("%.6g", v[ok])
-            out[name] = text
-            shares.append(name)
+    shares = [str(c) for c in out.columns
+              if c in SIGNIFICANT_FIELDS and out[c].dtype.kind == "f"]
+    names = [str(c) for c in out.columns]
+    if len(shares) == 1 and len(names) > 1 and PLAIN_KEY.fullmatch(shares[0]):
+        at = names.index(shares[0])
+        after = names[at + 1] if at + 1 < len(names) else None
+        if after is not None and PLAIN_KEY.fullmatch(after):
+            text = _share_spliced(out, shares[0], after, at == 0, double_precision, lines)
+            if text is not None:
+                return text
+    return _shares_unquoted(out, shares, double_precision, lines)
+
+
+def _share_texts(s: pd.Series, form: str, missing: str) -> list[str]:
+    """`form` % each value of a share column with 6 significant digits ("%.6g" in it), or
+    `missing` for a value that is not finite."""
+    import numpy as np
+
+    v = s.to_numpy(dtype="float64", na_value=np.nan)
+    ok = np.isfinite(v)
+    if ok.all():
+        return list(map(form.__mod__, v.tolist()))
+    text = np.full(len(v), missing, dtype=object)
+    text[ok] = list(map(form.__mod__, v[ok].tolist()))
+    return text.tolist()
+
+
+def _share_spliced(frame: pd.DataFrame, name: str, after: str, first: bool,
+                   double_precision: int, lines: bool) -> str | None:
+    """records_json of a frame with one share column `name` followed by the column `after`:
+    the records without the share, cut where each one's `after` key is (`,"after":`, or
+    `{"after":` when the share comes first: a quote is escaped inside a string, so this is
+    only ever the key) and joined again with the share in its place. None when the cuts are
+    not one per record."""
+    text = frame.drop(columns=[name]).to_json(orient="records", lines=lines,
+                                              double_precision=double_precision,
+                                              force_ascii=False)
+    lead = "{" if first else ","
+    parts = text.split(f'{lead}"{after}":')
+    if len(parts) != len(frame) + 1:
+        return None
+    pieces = [""] * (2 * len(parts) - 1)
+    pieces[::2] = parts
+    pieces[1::2] = _share_texts(frame[name], f'{lead}"{name}":%.6g,"{after}":',
+                                f'{lead}"{name}":null,"{after}":')
+    return "".join(pieces)
+
+
+def _shares_unquoted(frame: pd.DataFrame, shares: list[str], double_precision: int,
+                     lines: bool) -> str:
+    """records_json with the shares written as text by the encoder, then unquoted."""
+    out = frame.copy(deep=False) if shares else frame
+    for name in shares:
+        out[name] = _share_texts(frame[name], "%.6g", None)  # type: ignore[arg-type]
     text = out.to_json(orient="records", lines=lines, double_precision=double_precision,
                        force_ascii=False)
     for name in shares:  # "total_pct":"1.5e-05" -> "total_pct":1.5e-05 (a key's quotes are

@@ -408,7 +408,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         if not color:  # cells cut a column at a time (only a narrowed one), a row one format
             cols = [[c if len(c) <= widths[f] else c[:widths[f] - 1] + "…" for c in cells[f]]
                     if cell_w[f] > widths[f] else cells[f] for f in fields]
-            out.writelines((row_format % row).rstrip() + "\n" for row in zip(*cols))
+            out.write("\n".join(map(str.rstrip, map(row_format.__mod__, zip(*cols)))) + "\n")
             continue
         lines = []
         for i in range(start, min(n, start + CHUNK)):
