@@ -20,6 +20,34 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ttdash-test-cache-")
 SHARED_REAL = ROOT.parent / "shared" / "fixtures" / "real"
 
+# Bytecode is written (into the repo's and the venv's gitignored __pycache__) even where the
+# environment says PYTHONDONTWRITEBYTECODE: without it every ttdash child recompiles ttdash
+# (~0.07 s a start) and every pytest worker re-rewrites the test modules' asserts (~5 s); the
+# fast tier spent 60 more CPU-seconds (458 vs 397). The modules imported before this line
+# (this file's) are rewritten again at each run; every later one is cached.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+
+def _finer_pilot_idle() -> None:
+    """Pilot's `press` and `pause()` wait for the app to go idle: Textual sleeps 20 ms, and
+    again until a 20 ms sleep saw under 1 ms of the process's CPU (`textual._wait`). Every key
+    pressed so costs at least 40 ms of idle wall time, about a quarter of the TUI tests' wall
+    time (88 s -> 64 s on five TUI files at the same CPU). The same test at 5 ms and 0.25 ms:
+    the process must still be as idle (CPU under 5% of a window) before a test goes on. A
+    Textual without these names keeps its own."""
+    try:
+        import textual._wait as wait
+    except ImportError:
+        return
+    if isinstance(getattr(wait, "SLEEP_GRANULARITY", None), float) and hasattr(wait,
+                                                                                "SLEEP_IDLE"):
+        wait.SLEEP_GRANULARITY = 0.005
+        wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20.0
+
+
+_finer_pilot_idle()
+
 
 #: Test tiers (markers). `slow` is the union of the others plus tests marked slow by hand:
 #: `pytest -m "not slow"` is the fast tier for day-to-day work; CI's newest-dependency pass
@@ -159,6 +187,37 @@ REPORT_FIXTURES = [
     "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv",
     "ttnn-visualizer__smoke_ops_perf_results_n300__EXCERPT_first5lines.csv",
 ]
+#: The real files a per-file test reads in the fast tier: each header era (the oldest
+#: SEG_ENCODER, V1, V2, V2.1 with counters), 8 devices with CCL ops, 2 devices, corrupt rows and
+#: replay. The other three (wh_clip_encoder_2, bh_64_clip_encoder_1, bh_p100_dlv3: single
+#: devices of eras listed here) are the larger costs; both CI passes read every file.
+FAST_REAL = (
+    "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv",
+    "tt-perf-report__bh20_oft_integral_image_trace.csv",
+    "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv",
+    "tt-perf-report__bh20_oft.csv",
+    "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+    "ttnn-visualizer__smoke_ops_perf_results_n300__EXCERPT_first5lines.csv",
+    "tt-perf-report__bh_invalid_trace_decode_window.csv",
+)
+#: The bundled themes; a per-theme test runs the first in the fast tier, every one in CI.
+THEMES = ("ttdash-dark", "ttdash-light", "ttdash-ansi", "textual-dark")
+
+
+def tiered(values: Iterable, fast: Iterable) -> list:
+    """`values` as pytest parameters, those not in `fast` marked slow: the fast tier runs a
+    parametrised check on a few cases that cover its kinds, both CI passes on every case."""
+    keep = list(fast)
+    return [v if v in keep else pytest.param(v, marks=pytest.mark.slow) for v in values]
+
+
+def each_real_file(names: Iterable[str] = REPORT_FIXTURES) -> list:
+    """REPORT_FIXTURES (or `names`) as parameters, FAST_REAL in the fast tier."""
+    return tiered(names, FAST_REAL)
+
+
+def each_theme() -> list:
+    return tiered(THEMES, THEMES[:1])
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPORT_FIXTURES, assert_frame_equal, real_dir, run_ttdash
+from conftest import REPORT_FIXTURES, assert_frame_equal, each_real_file, real_dir, run_ttdash
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +36,7 @@ def _no_parse(monkeypatch):
     monkeypatch.setattr(loader, "_parse", fail)
 
 
-@pytest.mark.parametrize("name", REPORT_FIXTURES)
+@pytest.mark.parametrize("name", each_real_file())
 def test_a_warm_read_equals_a_fresh_parse(name, cached, monkeypatch):
     path = real_dir() / name
     monkeypatch.setenv("TTDASH_NO_CACHE", "1")
@@ -161,7 +161,7 @@ def test_report_caches_large_traces_and_no_cache_keeps_none(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a", "big.csv"]
 
 
-@pytest.mark.parametrize("name", REPORT_FIXTURES)
+@pytest.mark.parametrize("name", each_real_file())
 def test_a_lazy_row_is_the_row_of_a_full_read(name, cached, monkeypatch):
     """open keeps only the analysis columns in memory; an op's details (every column) come
     from the cached copy, value for value what a full read holds, cold and warm."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_inproc import run_main
-from conftest import REPORT_FIXTURES, ROOT, real_dir
+from conftest import ROOT, each_real_file, real_dir
 from fake_host import Card, fake_host
 from jsonschema import Draft202012Validator
 
@@ -86,7 +86,7 @@ def test_the_schemas_can_fail():
 
 
 # ------------------------------------------------------------------ report
-@pytest.mark.parametrize("name", REPORT_FIXTURES)
+@pytest.mark.parametrize("name", each_real_file())
 def test_report_json_matches_its_schema(name):
     path = str(real_dir() / name)
     full = output("report", path, "-f", "json")

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPORT_FIXTURES, assert_frame_equal, real_dir
+from conftest import FAST_REAL, REPORT_FIXTURES, assert_frame_equal, real_dir, tiered
 
 from ttdash.model import Trace, TraceError, Window, get_arch, loader, registry
 
@@ -169,8 +169,7 @@ def test_column_store_equals_concat_and_never_copies_the_table():
 _LARGE = ("tt-perf-report__bh20_oft.csv", "tt-perf-report__wh_clip_encoder_2.csv")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _LARGE else n
-                                  for n in REPORT_FIXTURES])
+@pytest.mark.parametrize("name", tiered(REPORT_FIXTURES, set(FAST_REAL) - set(_LARGE)))
 def test_chunked_analysis_equals_the_whole(name, monkeypatch):
     """A million-row trace is analysed in chunks; a chunk boundary (here every 7 rows, so
     signposts, corrupt rows and device merges all meet one) must change no number: the gap's

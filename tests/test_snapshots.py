@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, real_dir
+from conftest import ROOT, real_dir, tiered
 
 from ttdash.model import Trace, Window
 from ttdash.tui.app import open_app
@@ -14,13 +14,13 @@ def app_for(name: str, theme: str = "ttdash-dark", merge: bool = True):
     return open_app(Trace.load(path, columns="all").view(Window("all"), merge=merge), theme=theme)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+@pytest.mark.parametrize("size", tiered([(80, 24), (160, 48)], [(80, 24)]))
 def test_open_main(snap_compare, size):
     assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=size,
                         press=["j", "j", "j", "j", "j", "j"])
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+@pytest.mark.parametrize("size", tiered([(80, 24), (160, 48)], [(80, 24)]))
 def test_open_signposts(snap_compare, size):
     assert snap_compare(app_for("tt-perf-report__bh20_oft.csv"), terminal_size=size,
                         press=["o", "]", "]", "enter"])  # in file order: the 2nd signpost
@@ -83,7 +83,7 @@ def test_ansi_theme(snap_compare):
                         terminal_size=(80, 24))
 
 
-@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+@pytest.mark.parametrize("size", tiered([(80, 24), (200, 50)], [(80, 24)]))
 def test_timeline(snap_compare, size):
     """`4`: the timeline of a signposted run, pauses cut, zoomed in twice on the first op (in
     file order: the table opens on its heaviest op)."""
@@ -91,14 +91,14 @@ def test_timeline(snap_compare, size):
                         press=["o", "4", "plus", "plus", "right", "right"])
 
 
-@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+@pytest.mark.parametrize("size", tiered([(80, 24), (200, 50)], [(80, 24)]))
 def test_timeline_per_device(snap_compare, size):
     """Eight devices (--per-device): a lane each, the selected lane marked."""
     assert snap_compare(app_for("tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv", merge=False),
                         terminal_size=size, press=["o", "4", "right", "down"])
 
 
-@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+@pytest.mark.parametrize("size", tiered([(80, 24), (200, 50)], [(80, 24)]))
 def test_roofline(snap_compare, size):
     """`5`: matmuls under the wormhole roofs, the table's op highlighted."""
     assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=size,

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPORT_FIXTURES, real_dir, run_ttdash, screen_text
+from conftest import REPORT_FIXTURES, each_theme, real_dir, run_ttdash, screen_text
 
 from ttdash.model import Trace, Window
 from ttdash.model.arch import get_arch
@@ -299,7 +299,7 @@ async def test_export_from_the_timeline_writes_a_perfetto_trace(tmp_path):
     assert math.isclose(dur, v.totals()["device_time_us"], rel_tol=1e-9)
 
 
-@pytest.mark.parametrize("theme", ["ttdash-dark", "ttdash-light", "ttdash-ansi", "textual-dark"])
+@pytest.mark.parametrize("theme", each_theme())
 async def test_every_view_in_every_theme_at_80x24(theme):
     """Keys 1-6 at 80x24 in each bundled theme: each view draws its own content (a theme
     variable a view needs and a theme lacks would crash here), and its first line is uncut."""

@@ -8,7 +8,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from conftest import real_dir, screen_text, wait_until
+from conftest import real_dir, screen_text, tiered, wait_until
 from history_fixture import T0, make_store
 
 from ttdash.format import fmt_us
@@ -253,7 +253,7 @@ async def test_trend_cycles_op_codes(real, hist, app_in):
         assert app.screen is screen
 
 
-@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("theme", tiered(THEMES, THEMES[:1]))
 async def test_every_theme_at_80x24(real, hist, app_in, theme):
     _, ids, _ = hist
     app = app_in(theme)

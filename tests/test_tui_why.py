@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import real_dir, screen_text
+from conftest import each_theme, real_dir, screen_text
 
 from ttdash.format import fmt_pct, fmt_us
 from ttdash.model import Trace, Window, whyslow
@@ -166,7 +166,7 @@ async def test_a_trace_without_a_model_says_so(tmp_path):
     assert len(rows) == 1 and int(rows["ops"].iloc[0]) == 1 and NO_MODEL in text
 
 
-@pytest.mark.parametrize("theme", ["ttdash-dark", "ttdash-light", "ttdash-ansi", "textual-dark"])
+@pytest.mark.parametrize("theme", each_theme())
 async def test_the_why_view_in_every_theme_at_80x24(theme):
     """As test_timeline's every-view test for keys 1-5: the view draws in each theme."""
     app = open_app(view_of(DEEPSEEK, columns="all"), theme=theme)
