@@ -271,7 +271,8 @@ def test_shares_written_equal_the_regex(shares, names, order, keep, lines):
     column of a plain name is spliced into the records written without it (cut at the next
     key), else the shares are written as text and unquoted (the regular expression cost 0.25 s
     on 93,600 ops). The same bytes in any column order, with one share, two or none, also when
-    other strings hold the keys, quotes, braces or backslashes."""
+    other strings hold the keys, quotes, braces or backslashes; without the list's brackets
+    (`bare`) the same records."""
     import pandas as pd
 
     from ttdash.report import safe
@@ -293,3 +294,5 @@ def test_shares_written_equal_the_regex(shares, names, order, keep, lines):
     assert text == want
     if not lines:
         json.loads(text)  # still JSON
+        assert safe.records_json(frame, bare=True) == want[1:-1]  # what a writer streams
+        assert safe.records_json(frame.iloc[:0], bare=True) == ""

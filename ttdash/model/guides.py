@@ -249,28 +249,27 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
     dev = np.nansum(g.ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
     total = float(dev + dispatch_gaps(g).sum())  # the steady state: device + dispatch gaps
     figures = [f for f in EXTRA_FIGURES if f in e.columns]
-    sums = e.groupby("kind", sort=False)[["device_us", "gap_us", "at_stake_us", "saving_us",
-                                          *figures]].sum(min_count=1)
-    counts = e.groupby("kind", sort=False).size()
-    kinds = e["kind"].to_numpy(dtype=object)
+    # the kinds as codes (first seen first, as a group-by keeps them): one hashing pass
+    codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
+    sums = e.groupby(codes, sort=False)[["device_us", "gap_us", "at_stake_us", "saving_us",
+                                         *figures]].sum(min_count=1)
+    counts = np.bincount(codes, minlength=len(kinds))
     stake = e["at_stake_us"].to_numpy(dtype="float64")
     ids = e["id"].to_numpy(dtype=np.int64)
-    examples = {}
-    for kind in sums.index:  # (a handful of kinds) each one's heaviest ops, ties by order
-        at = np.flatnonzero(kinds == kind)
-        examples[kind] = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()
     out = []
-    for kind, s in sums.iterrows():
-        kk = KINDS[str(kind)]
+    for code, s in sums.iterrows():  # (a handful of kinds)
+        kind = str(kinds[code])
+        at = np.flatnonzero(codes == code)
+        heavy = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()  # ties: order
+        kk = KINDS[kind]
         saving = s["saving_us"]
         out.append(GuideRule(
-            kk, int(counts[kind]), float(s["device_us"]), float(s["gap_us"]),
+            kk, int(counts[code]), float(s["device_us"]), float(s["gap_us"]),
             float(s["at_stake_us"]), float(s["at_stake_us"]) / total * 100 if total > 0 else 0.0,
             None if kk.estimate is None or pd.isna(saving) else float(saving),
             {f: float(s[f]) for f in figures if pd.notna(s[f])},
-            tuple(int(i) for i in examples[kind]),
-            str(e["message"].to_numpy(dtype=object)[kinds == kind][0])
-            if kind in DETAIL_KINDS else None))
+            tuple(int(i) for i in heavy),
+            str(e["message"].to_numpy(dtype=object)[at[0]]) if kind in DETAIL_KINDS else None))
     # the warm-up first: it says what a measurement of the whole trace is worth
     out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
     return GuideSummary(len(e), tuple(out))

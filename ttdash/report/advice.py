@@ -140,9 +140,9 @@ def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
     figures its rule does not give (what JSON's "guide_advice" writes: no Python object per
     entry)."""
     e = entries(guides_of(view))
-    kinds = e["kind"].to_numpy(dtype=object)
-    for kind in pd.unique(kinds):
-        part = e[kinds == kind]
+    codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
+    for code in range(len(kinds)):  # first seen first
+        part = e[codes == code]
         part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
                                   and part[c].isna().all()])
         for start in range(0, len(part), chunk):

@@ -139,12 +139,14 @@ PLAIN_KEY = re.compile(r"[A-Za-z0-9 _.%()\[\]#+-]+")
 
 
 def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
-                 lines: bool = False) -> str:
+                 lines: bool = False, bare: bool = False) -> str:
     """`frame` as JSON records (pandas' encoder: its number format, null for missing), floats
     with `double_precision` decimals, a share (SIGNIFICANT_FIELDS) with 6 significant digits.
     A whole number column with a missing cell goes through as Python ints and None: pandas < 3
     writes a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's
-    form would depend on its neighbours (a streamed chunk with no gap printed "51778")."""
+    form would depend on its neighbours (a streamed chunk with no gap printed "51778").
+    `bare`: the records without the list's brackets (what a writer streams into a list; made
+    without a copy of the text)."""
     out = frame
     for name in frame.columns:
         s = frame[name]
@@ -159,10 +161,12 @@ def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
         at = names.index(shares[0])
         after = names[at + 1] if at + 1 < len(names) else None
         if after is not None and PLAIN_KEY.fullmatch(after):
-            text = _share_spliced(out, shares[0], after, at == 0, double_precision, lines)
+            text = _share_spliced(out, shares[0], after, at == 0, double_precision, lines,
+                                  bare and not lines)
             if text is not None:
                 return text
-    return _shares_unquoted(out, shares, double_precision, lines)
+    text = _shares_unquoted(out, shares, double_precision, lines)
+    return text[1:-1] if bare and not lines else text
 
 
 def _share_texts(s: pd.Series, form: str, missing: str) -> list[str]:
@@ -180,7 +184,7 @@ def _share_texts(s: pd.Series, form: str, missing: str) -> list[str]:
 
 
 def _share_spliced(frame: pd.DataFrame, name: str, after: str, first: bool,
-                   double_precision: int, lines: bool) -> str | None:
+                   double_precision: int, lines: bool, bare: bool) -> str | None:
     """records_json of a frame with one share column `name` followed by the column `after`:
     the records without the share, cut where each one's `after` key is (`,"after":`, or
     `{"after":` when the share comes first: a quote is escaped inside a string, so this is
@@ -193,6 +197,9 @@ def _share_spliced(frame: pd.DataFrame, name: str, after: str, first: bool,
     parts = text.split(f'{lead}"{after}":')
     if len(parts) != len(frame) + 1:
         return None
+    if bare:  # the brackets off the first and last cut (short), not off the whole text
+        parts[0] = parts[0][1:]
+        parts[-1] = parts[-1][:-1]
     pieces = [""] * (2 * len(parts) - 1)
     pieces[::2] = parts
     pieces[1::2] = _share_texts(frame[name], f'{lead}"{name}":%.6g,"{after}":',

@@ -148,13 +148,15 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         sep = ""
         for frame in advice_frames(view.ops, view.pause_above_us):
             if len(frame):
-                out.write(sep + records_json(frame)[1:-1])
+                out.write(sep)
+                out.write(records_json(frame, bare=True))
                 sep = ","
         out.write("]")
         out.write(',"guide_advice":[')  # the tuning guides' entries, a kind at a time
         sep = ""
         for frame in guide_frames_of(view):
-            out.write(sep + records_json(frame)[1:-1])
+            out.write(sep)
+            out.write(records_json(frame, bare=True))
             sep = ","
         out.write("]")
     ops = select(view, shown, rows)
@@ -163,8 +165,8 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     for start in range(0, len(ops), CHUNK):
         step("writing json", start, len(ops))
         chunk = export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
-        text = records_json(chunk)  # 6 decimals; total_pct 6 significant digits
-        out.write(("," if start else "") + text[1:-1])
+        out.write("," if start else "")  # 6 decimals; total_pct 6 significant digits
+        out.write(records_json(chunk, bare=True))
     out.write("]}\n")
 
 
