@@ -41,11 +41,20 @@ async def test_live_rows_then_report_switch(tmp_path):
         screen = app.screen
         table = screen.query_one("OpTable")
         assert screen.mode == "live" and len(table.rows) == 0
-        stop = threading.Event()
+        stop, seen_live = threading.Event(), threading.Event()
+
+        def hold_after_a_dump(phase: str, done: int, total: int) -> None:
+            # the writer waits, after a dump, until the screen has shown live rows: a loaded
+            # machine could otherwise write every row and the report between two looks
+            if phase == "dump" and 0 < done < total:
+                seen_live.wait(30)
+
         writer = threading.Thread(target=simulate_run, args=(root,),
-                                  kwargs=dict(n_ops=300, speed=40, stop=stop), daemon=True)
+                                  kwargs=dict(n_ops=300, speed=40, stop=stop,
+                                              on_progress=hold_after_a_dump), daemon=True)
         writer.start()
         await wait_until(pilot, lambda: 0 < len(table.rows) < 300 and screen.mode == "live")
+        seen_live.set()
         live_ids = list(table.rows)
         assert screen.follow and table.cursor == len(table.rows) - 1
         assert "live:" in str(screen.query_one("#summary").render())
