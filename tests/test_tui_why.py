@@ -5,6 +5,7 @@ pickers."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -310,3 +311,8 @@ async def test_headline_and_footer_are_whole_at_80x24():
     assert " ".join(why.footer(s).split()) in text
     assert " ".join(f"Model: {why.headline(view, s)}".split()) in text
     assert "(median over 1 op)" in why.headline(view, s)
+    assert why.footer(s).endswith("13 device ops have no model (unmodelled: not known to be "
+                                  "fine); 1 runs faster than its model")
+    other = dataclasses.replace(s, device_ops=s.modelled_ops + 1, faster_than_model=2)
+    assert why.footer(other).endswith("1 device op has no model (unmodelled: not known to be "
+                                      "fine); 2 run faster than their model")

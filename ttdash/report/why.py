@@ -64,12 +64,13 @@ def model_lines(view: View) -> list[str]:
 def footer(s: ModelSummary) -> str:
     """What reaching the target would save, and the ops with no model (the section's last
     line; the why view's footer)."""
+    unmodelled, faster = s.device_ops - s.modelled_ops, s.faster_than_model
     return (f"If every modelled op reached {s.target_pct:g}% of its model: "
             f"-{fmt_us(s.target_saving_us)} ({s.target_saving_us / s.device_us * 100:.1f}% of "
-            f"device time). {s.device_ops - s.modelled_ops:,} device ops have no model "
-            "(unmodelled: not known to be fine)"
-            + (f"; {s.faster_than_model:,} run faster than their model"
-               if s.faster_than_model else ""))
+            f"device time). {plural(unmodelled, 'device op')} "
+            f"{'has' if unmodelled == 1 else 'have'} no model (unmodelled: not known to be fine)"
+            + ("; 1 runs faster than its model" if faster == 1 else
+               f"; {faster:,} run faster than their model" if faster else ""))
 
 
 def balance_lines(view: View) -> list[str]:
