@@ -220,6 +220,16 @@ def each_theme() -> list:
     return tiered(THEMES, THEMES[:1])
 
 
+def pairwise(firsts: Iterable, seconds: Iterable) -> list:
+    """Every (first, second) pair as a parameter; the fast tier runs a rotation, first k with
+    second k mod n: each first once and, with as many firsts as seconds, each second too. CI
+    runs every pair."""
+    a, b = list(firsts), list(seconds)
+    return [pytest.param(x, y) if j == i % len(b) else
+            pytest.param(x, y, marks=pytest.mark.slow)
+            for i, x in enumerate(a) for j, y in enumerate(b)]
+
+
 @pytest.fixture
 def real() -> Path:
     return real_dir()
