@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -198,7 +199,14 @@ def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...],
 def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     """The header: file, arch, window, then the time facts (report.header, as the TUI's
     header states them) and what else the data says."""
+    return list(iter_summary_lines(view, all_signposts))
+
+
+def iter_summary_lines(view: View, all_signposts: bool = False) -> Iterator[str]:
+    """summary_lines, the first as soon as it is made (the table flushes it while the rest of
+    the header is worked out: the iterations, the performance model)."""
     sm = view.summary()
+    yield str(clean_text(f"File: {sm.file}"))
     facts = timing_facts(view)
 
     def bound(f: Fact) -> bool:
@@ -208,7 +216,6 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     clock = f"{sm.clock_mhz:g} MHz" if sm.clock_mhz else "unknown clock"
     arch = sm.arch or f"not detected, Wormhole peaks assumed: {view.trace.arch.name}"
     lines = [
-        f"File: {sm.file}",
         f"Arch: {arch} ({sm.arch_source}), {clock}; devices: {dev}"
         + (" (per device)" if sm.per_device else "")
         + (f"; ranks: {len(view.trace.ranks)} ({', '.join(map(str, view.trace.ranks))}), "
@@ -238,14 +245,19 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
         more = len(sm.signposts) - len(show)
         lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(show)}"
                      + (f", +{more} more (--print-signposts lists them)" if more > 0 else ""))
-    return [str(clean_text(line)) for line in lines]
+    yield from (str(clean_text(line)) for line in lines)
 
 
 def head_lines(view: View, shown: Shown) -> list[str]:
     """The header of the table and markdown: the summary and what of the ops is shown."""
+    return list(iter_head_lines(view, shown))
+
+
+def iter_head_lines(view: View, shown: Shown) -> Iterator[str]:
+    """head_lines, each as it is made."""
+    yield from iter_summary_lines(view, shown.all_signposts)
     extra = [shown_line(view, shown), headline(view)]
-    return summary_lines(view, shown.all_signposts) + \
-        [("Model: " + line if line is extra[1] else line) for line in extra if line]
+    yield from (("Model: " + line if line is extra[1] else line) for line in extra if line)
 
 
 def summed_note(view: View) -> str:
@@ -363,8 +375,10 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     sized from their formatted cells, never wrapped; on a terminal (`width`), columns that do not
     fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
     it. `color`: bound, gap and core-count colours (ANSI)."""
-    for line in head_lines(view, shown):
+    for k, line in enumerate(iter_head_lines(view, shown)):
         out.write("\n".join(wrap(line, width)) + "\n")
+        if not k:  # the first line at once (a pipe's reader sees it while the rest is made)
+            out.flush()
     out.flush()  # the header now (a pipe's reader sees it while the columns are measured)
     ops = select(view, shown)
     fields = shown_fields(view, ops)
