@@ -265,7 +265,7 @@ def test_text_cells_any_values(xs):
                        max_size=6),
        names=st.lists(st.sampled_from(['a"b', '"total_pct":"1"', "x\\", '":"', "plain", "",
                                        '","share_pct":', '1","op_code":', 'z"', "/\"}",
-                                       ',"next":', '{"next":']),
+                                       ',"next":', '{"next":', '},{"op_code":', '}\n{']),
                       min_size=12, max_size=12),
        order=st.permutations(["op_code", "total_pct", "share_pct", "x/y", "next"]),
        keep=st.integers(1, 5), lines=st.booleans())

@@ -146,7 +146,14 @@ def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
     writes a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's
     form would depend on its neighbours (a streamed chunk with no gap printed "51778").
     `bare`: the records without the list's brackets (what a writer streams into a list; made
-    without a copy of the text)."""
+    without a copy of the text). `lines`: a record a line, as pandas writes them."""
+    first = str(frame.columns[0]) if len(frame.columns) else ""
+    if lines and len(frame) and PLAIN_KEY.fullmatch(first):
+        # pandas walks the text in Python-called code to cut it into lines; a record starts
+        # with its first key, and `},{"first":` is never inside a string (whose quotes are
+        # escaped): one replace
+        text = records_json(frame, double_precision, bare=True)
+        return text.replace(f'}},{{"{first}":', f'}}\n{{"{first}":') + "\n"
     out = frame
     for name in frame.columns:
         s = frame[name]
