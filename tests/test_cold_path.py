@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import REPORT_FIXTURES, real_dir
+from conftest import REPORT_FIXTURES, each_real_file, pairwise, real_dir
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +18,7 @@ from ttdash.report.safe import json_clean
 from ttdash.report.single import to_json
 
 
-@pytest.mark.parametrize("name", REPORT_FIXTURES)
+@pytest.mark.parametrize("name", each_real_file())
 def test_json_advice_written_from_frames_equals_every_entry(name):
     """report -f json writes the advice a frame at a time; the entries are model.advice's, in
     its order, with the same fields and values as Advice.as_dict (floats as json_clean)."""
@@ -139,8 +139,7 @@ def _perfetto_all_at_once(view, out) -> None:
     out.write("]}\n")
 
 
-@pytest.mark.parametrize("name", REPORT_FIXTURES)
-@pytest.mark.parametrize("chunk", [7, 20_000])
+@pytest.mark.parametrize("name,chunk", pairwise(REPORT_FIXTURES, [7, 20_000]))
 def test_perfetto_written_in_blocks_equals_all_at_once(name, chunk, monkeypatch):
     """-f perfetto writes its op events a block at a time (a million ops: 2.4 GB held at once
     before), names and categories encoded once per distinct value: the bytes are those of the
@@ -167,8 +166,7 @@ def first_difference(got: str | list[str], want: str | list[str]) -> tuple | Non
 SGR_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-@pytest.mark.parametrize("name", REPORT_FIXTURES)
-@pytest.mark.parametrize("width", [None, 80, 200])
+@pytest.mark.parametrize("name,width", pairwise(REPORT_FIXTURES, [None, 80, 200]))
 def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
     """The plain table pads a row with one format string (a narrowed column's cells cut
     first); the coloured table still pads cell by cell (report.single's `cell`). Without
