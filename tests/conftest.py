@@ -29,26 +29,6 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
-def _finer_pilot_idle() -> None:
-    """Pilot's `press` and `pause()` wait for the app to go idle: Textual sleeps 20 ms, and
-    again until a 20 ms sleep saw under 1 ms of the process's CPU (`textual._wait`). Every key
-    pressed so costs at least 40 ms of idle wall time, about a quarter of the TUI tests' wall
-    time (88 s -> 64 s on five TUI files at the same CPU). The same test at 5 ms and 0.25 ms:
-    the process must still be as idle (CPU under 5% of a window) before a test goes on. A
-    Textual without these names keeps its own."""
-    try:
-        import textual._wait as wait
-    except ImportError:
-        return
-    if isinstance(getattr(wait, "SLEEP_GRANULARITY", None), float) and hasattr(wait,
-                                                                                "SLEEP_IDLE"):
-        wait.SLEEP_GRANULARITY = 0.005
-        wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20.0
-
-
-_finer_pilot_idle()
-
-
 #: Test tiers (markers). `slow` is the union of the others plus tests marked slow by hand:
 #: `pytest -m "not slow"` is the fast tier for day-to-day work; CI's newest-dependency pass
 #: runs everything, the lowest-dependency pass everything but `terminal` (one `smoke` terminal
