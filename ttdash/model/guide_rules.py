@@ -131,17 +131,15 @@ def _pad_text(p: float, lo: float) -> str:
     return f"{lo:g}->{p:g}"
 
 
-def find_padding(g: GuideInput) -> pd.DataFrame:
-    """padding_tile: ops whose padded work exceeds the logical one; padding_tilize: the
-    TilizeWithValPadding ops that pad."""
-    from .guides import empty_entries
-    ops, rows = g.ops, g.rows
-    if not len(ops) or not has_logical(rows):
-        return empty_entries()
-    code = ops["op_code"]
-    device = _device_ops(ops)
-    tilize = contains(code, "TilizeWithValPadding") & device
-    is_mm = contains(code, "Matmul") & device
+#: Ops per chunk of the padding rule (its dozen float arrays per op stay a few MB per chunk
+#: instead of 440 MB on a million ops).
+PAD_CHUNK = 1 << 17
+
+
+def _padding_dims(rows: pd.DataFrame, is_mm: np.ndarray
+                  ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Padded and logical (rows or M, columns or K, N, work) of each row: a matmul's M, K, N
+    and batch*M*K*N, else its output's (or input 0's) Y, X and volume."""
     has_out = ~np.isnan(_volume(rows, "OUTPUT_0"))
     work = "OUTPUT_0", "INPUT_0"
     dims = {}
@@ -163,36 +161,64 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
         batch = fn(rows, "INPUT_0", "W") * fn(rows, "INPUT_0", "Z")
         dims[kind] = (np.where(is_mm, m, t_y), np.where(is_mm, k, t_x), n,
                       np.where(is_mm, batch * m * k * n, vol))
-    (py, px, pn, pw), (ly, lx, ln, lw) = dims["p"], dims["l"]
+    return dims["p"], dims["l"]
+
+
+def _padding_tile(g: GuideInput, rows: pd.DataFrame, at: int, is_mm: np.ndarray,
+                  keep: np.ndarray) -> pd.DataFrame | None:
+    """padding_tile's entries among `rows` (the ops from position `at` on; `keep`: the ops the
+    rule may name, `is_mm`: the matmuls, both over `rows`)."""
+    (py, px, pn, pw), (ly, lx, ln, lw) = _padding_dims(rows, is_mm)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where((pw > 0) & (lw > 0) & (lw < pw), 1.0 - lw / pw, 0.0)
-    tiled = device & ~tilize & (share > 0)
-    pos = np.flatnonzero(tiled)
+    local = np.flatnonzero(keep & (share > 0))
+    if not len(local):
+        return None
+    pos = local + at
+    pct = np.round(share[local] * 100, 1)
+    mm = is_mm[local]
+    py, ly, px, lx, pn, ln = (a[local] for a in (py, ly, px, lx, pn, ln))
+
+    def words(first: np.ndarray) -> list[str]:
+        out = []
+        for i in first:
+            names = ("M", "K", "N") if mm[i] else ("Y", "X")
+            pairs = [(py[i], ly[i]), (px[i], lx[i])] + ([(pn[i], ln[i])] if mm[i] else [])
+            told = [f"{nm} {_pad_text(p, lo)}" for nm, (p, lo) in zip(names, pairs)
+                    if np.isfinite(p) and np.isfinite(lo) and lo < p]
+            what = ", ".join(told) or "outer dims"
+            out.append(f"padded {what}: {pct[i]:g}% of its work")
+        return out
+
+    keys = [pd.Series(mm), pd.Series(py), pd.Series(ly), pd.Series(px), pd.Series(lx),
+            pd.Series(np.where(mm, pn, np.nan)), pd.Series(np.where(mm, ln, np.nan)),
+            pd.Series(pct)]
+    message = messages(keys, words)
+    dev = np.nan_to_num(g.ops["device_time_us"].to_numpy(dtype="float64",
+                                                         na_value=np.nan)[pos])
+    return make_entries(g, pos, "padding_tile", message, saving_us=dev * share[local])
+
+
+def find_padding(g: GuideInput) -> pd.DataFrame:
+    """padding_tile: ops whose padded work exceeds the logical one; padding_tilize: the
+    TilizeWithValPadding ops that pad. The ops a chunk at a time (PAD_CHUNK)."""
+    from .guides import empty_entries
+    ops, rows = g.ops, g.rows
+    if not len(ops) or not has_logical(rows):
+        return empty_entries()
+    code = ops["op_code"]
+    device = _device_ops(ops)
+    tilize = contains(code, "TilizeWithValPadding") & device
+    is_mm = contains(code, "Matmul") & device
+    keep = device & ~tilize
     frames = []
-    if len(pos):
-        pct = np.round(share[pos] * 100, 1)
-        mm = is_mm[pos]
-
-        def words(first: np.ndarray) -> list[str]:
-            out = []
-            for i in first:
-                j = pos[i]
-                names = ("M", "K", "N") if mm[i] else ("Y", "X")
-                pairs = [(py[j], ly[j]), (px[j], lx[j])] + ([(pn[j], ln[j])] if mm[i] else [])
-                told = [f"{nm} {_pad_text(p, lo)}" for nm, (p, lo) in zip(names, pairs)
-                        if np.isfinite(p) and np.isfinite(lo) and lo < p]
-                what = ", ".join(told) or "outer dims"
-                out.append(f"padded {what}: {pct[i]:g}% of its work")
-            return out
-
-        keys = [pd.Series(mm), pd.Series(py[pos]), pd.Series(ly[pos]), pd.Series(px[pos]),
-                pd.Series(lx[pos]), pd.Series(np.where(mm, pn[pos], np.nan)),
-                pd.Series(np.where(mm, ln[pos], np.nan)), pd.Series(pct)]
-        message = messages(keys, words)
-        dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64",
-                                                           na_value=np.nan)[pos])
-        wasted = dev * share[pos]
-        frames.append(make_entries(g, pos, "padding_tile", message, saving_us=wasted))
+    for at in range(0, len(ops), PAD_CHUNK):
+        end = min(at + PAD_CHUNK, len(ops))
+        part = _padding_tile(g, rows.iloc[at:end], at, is_mm[at:end], keep[at:end])
+        if part is not None:
+            frames.append(part)
+    if len(frames) > 1:
+        frames = [pd.concat(frames, ignore_index=True)]
     tpos = np.flatnonzero(tilize)
     if len(tpos):
         oy, oly = padded(rows, "OUTPUT_0", "Y")[tpos], logical(rows, "OUTPUT_0", "Y")[tpos]

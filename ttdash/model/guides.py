@@ -116,7 +116,7 @@ class GuideInput:
     #: what the input was made from (a View): for rules that read more than the ops (the
     #: warm-up rule reads the trace's iterations)
     source: object = field(default=None, compare=False, repr=False)
-    cache: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 Finder = Callable[[GuideInput], pd.DataFrame]
@@ -157,14 +157,22 @@ def guide_frames(g: GuideInput) -> Iterator[pd.DataFrame]:
             yield frame
 
 
+def rule_frames(g: GuideInput) -> list[pd.DataFrame]:
+    """guide_frames' frames, found once per input and kept apart: no frame of every entry
+    (a million-op trace has 1.5 million; their concatenation would double them at its peak).
+    Each kind is one rule's, so a kind's rows are in one frame, in the order entries has
+    them."""
+    if "frames" not in g.cache:
+        g.cache["frames"] = list(guide_frames(g))
+    frames: list[pd.DataFrame] = g.cache["frames"]
+    return frames
+
+
 def entries(g: GuideInput) -> pd.DataFrame:
-    """Every guide entry as one frame (ENTRY_COLUMNS and the rules' figures), found once per
-    input."""
-    if "entries" not in g.cache:
-        frames = list(guide_frames(g))
-        g.cache["entries"] = pd.concat(frames, ignore_index=True) if frames else \
-            empty_entries()
-    return g.cache["entries"]
+    """Every guide entry as one frame (ENTRY_COLUMNS and the rules' figures; made on each call,
+    from rule_frames)."""
+    frames = rule_frames(g)
+    return pd.concat(frames, ignore_index=True) if frames else empty_entries()
 
 
 def empty_entries() -> pd.DataFrame:
@@ -176,9 +184,13 @@ def empty_entries() -> pd.DataFrame:
 def dispatch_gaps(g: GuideInput) -> np.ndarray:
     """Each op's op-to-op gap when it is a dispatch gap (up to the pause threshold), else 0:
     a host pause (compile, warm-up, Python) is not a gap the op adds."""
-    gap = g.ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isnan(gap) | (gap < 0) | (gap > g.pause_above_us), 0.0, gap)
+    if "gaps" not in g.cache:  # (each rule's entries read it; a chunked rule, per chunk)
+        gap = g.ops["op_to_op_us"].to_numpy(dtype="float64", na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            g.cache["gaps"] = np.where(np.isnan(gap) | (gap < 0) | (gap > g.pause_above_us),
+                                       0.0, gap)
+    gaps: np.ndarray = g.cache["gaps"]
+    return gaps
 
 
 def make_entries(g: GuideInput, pos: np.ndarray, kind: str, message: Any,
@@ -242,12 +254,20 @@ class GuideSummary:
 
 
 def summarise_guides(g: GuideInput) -> GuideSummary:
-    """The guide entries per kind (arrays and group-bys; no object per op)."""
-    e = entries(g)
-    if not len(e):
+    """The guide entries per kind (arrays and group-bys; no object per op). A rule's frame at a
+    time: a kind's sums are the same group-by sums (in row order) as over all entries."""
+    frames = rule_frames(g)
+    if not frames:
         return GuideSummary()
     dev = np.nansum(g.ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
     total = float(dev + dispatch_gaps(g).sum())  # the steady state: device + dispatch gaps
+    out = [rule for e in frames for rule in _summarise_frame(e, total)]
+    # the warm-up first: it says what a measurement of the whole trace is worth
+    out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
+    return GuideSummary(sum(len(e) for e in frames), tuple(out))
+
+
+def _summarise_frame(e: pd.DataFrame, total: float) -> Iterator[GuideRule]:
     figures = [f for f in EXTRA_FIGURES if f in e.columns]
     # the kinds as codes (first seen first, as a group-by keeps them): one hashing pass
     codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
@@ -256,23 +276,19 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
     counts = np.bincount(codes, minlength=len(kinds))
     stake = e["at_stake_us"].to_numpy(dtype="float64")
     ids = e["id"].to_numpy(dtype=np.int64)
-    out = []
     for code, s in sums.iterrows():  # (a handful of kinds)
         kind = str(kinds[code])
         at = np.flatnonzero(codes == code)
         heavy = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()  # ties: order
         kk = KINDS[kind]
         saving = s["saving_us"]
-        out.append(GuideRule(
+        yield GuideRule(
             kk, int(counts[code]), float(s["device_us"]), float(s["gap_us"]),
             float(s["at_stake_us"]), float(s["at_stake_us"]) / total * 100 if total > 0 else 0.0,
             None if kk.estimate is None or pd.isna(saving) else float(saving),
             {f: float(s[f]) for f in figures if pd.notna(s[f])},
             tuple(int(i) for i in heavy),
-            str(e["message"].to_numpy(dtype=object)[at[0]]) if kind in DETAIL_KINDS else None))
-    # the warm-up first: it says what a measurement of the whole trace is worth
-    out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
-    return GuideSummary(len(e), tuple(out))
+            str(e["message"].to_numpy(dtype=object)[at[0]]) if kind in DETAIL_KINDS else None)
 
 
 def find_warmup(g: GuideInput) -> pd.DataFrame:

@@ -25,8 +25,8 @@ from ..model.guides import (
     KINDS,
     GuideInput,
     GuideSummary,
-    entries,
     guide_input,
+    rule_frames,
 )
 from .layout import op_labels
 
@@ -139,14 +139,14 @@ def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
     """Every guide entry as frames of at most `chunk` rows, a kind at a time without the
     figures its rule does not give (what JSON's "guide_advice" writes: no Python object per
     entry)."""
-    e = entries(guides_of(view))
-    codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
-    for code in range(len(kinds)):  # first seen first
-        part = e[codes == code]
-        part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
-                                  and part[c].isna().all()])
-        for start in range(0, len(part), chunk):
-            yield part.iloc[start:start + chunk]
+    for e in rule_frames(guides_of(view)):  # a kind is one rule's
+        codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
+        for code in range(len(kinds)):  # first seen first
+            part = e[codes == code] if len(kinds) > 1 else e
+            part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
+                                      and part[c].isna().all()])
+            for start in range(0, len(part), chunk):
+                yield part.iloc[start:start + chunk]
 
 
 def guide_title(kind: str) -> str:
@@ -158,14 +158,15 @@ def guide_groups(view: View, batch: int = 20_000
                  ) -> Iterator[tuple[str, Iterator[AdviceEntry]]]:
     """Each guide kind's section title with its entries (op line, [message]), op labels looked
     up a batch of entries at a time."""
-    e = entries(guides_of(view))
-    if not len(e):
+    frames = rule_frames(guides_of(view))
+    if not frames:
         return
     ops = view.op_rows
     all_ids = ops["id"].to_numpy()
-    for kind in pd.unique(e["kind"]):
-        sub = e[(e["kind"] == kind).to_numpy()]
-        yield guide_title(str(kind)), _guide_entries(sub, ops, all_ids, batch)
+    for e in frames:  # a kind is one rule's
+        for kind in pd.unique(e["kind"]):
+            sub = e[(e["kind"] == kind).to_numpy()]
+            yield guide_title(str(kind)), _guide_entries(sub, ops, all_ids, batch)
 
 
 def _guide_entries(sub: pd.DataFrame, ops: pd.DataFrame, all_ids: np.ndarray, batch: int
