@@ -248,23 +248,16 @@ def _shift(a: np.ndarray, k: int, fill: float = np.nan) -> np.ndarray:
     return out
 
 
-def find_fusion(g: GuideInput) -> pd.DataFrame:
-    """fusion_matmul / fusion_eltwise: each eltwise op on the output of a matmul, or of an
-    eltwise op, one or two ops before it (a chain from a matmul is the matmul's)."""
-    from .guides import empty_entries
-    ops, rows = g.ops, g.rows
-    n = len(ops)
-    if n < 2:
-        return empty_entries()
-    code = ops["op_code"]
-    device = _device_ops(ops)
-    elt = by_unique(code, _is_eltwise, 0.0).astype(bool) & device
-    mm = contains(code, "Matmul") & device
-    cand = (elt | mm).astype(float)
+def _producers(g: GuideInput, elt: np.ndarray, cand: np.ndarray, dev_id: np.ndarray,
+               at: int, end: int) -> np.ndarray:
+    """The producer position of each op from `at` to `end` (-1: none), read from the rows
+    LOOKBACK before `at` on."""
+    lo = max(at - LOOKBACK, 0)
+    rows = g.rows.iloc[lo:end]
+    n = end - lo
     out = [padded(rows, "OUTPUT_0", d) for d in "WZYX"]
     ins = [[padded(rows, t, d) for d in "WZYX"] for t in ("INPUT_0", "INPUT_1")]
-    dev_id = ops["device"].to_numpy(dtype="float64", na_value=np.nan) \
-        if "device" in ops else np.full(n, np.nan)
+    elt, cand, dev_id = elt[lo:end], cand[lo:end], dev_id[lo:end]
     producer = np.full(n, -1, dtype=np.int64)
     for k in range(LOOKBACK, 0, -1):  # the nearer producer wins: assigned last
         prev = [_shift(o, k) for o in out]
@@ -277,7 +270,35 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
             pd_ = _shift(dev_id, k)
             same_dev = (dev_id == pd_) | (np.isnan(dev_id) & np.isnan(pd_))
         ok = elt & known & match & same_dev & (_shift(cand, k, 0.0) > 0)
-        producer = np.where(ok, np.arange(n) - k, producer)
+        producer = np.where(ok, np.arange(n) - k + lo, producer)
+    return producer[at - lo:]
+
+
+def _volume_at(rows: pd.DataFrame, t: str, pos: np.ndarray) -> np.ndarray:
+    """_volume(rows, t)[pos], a column at a time (no whole-column products)."""
+    w, z, y, x = (padded(rows, t, d)[pos] for d in "WZYX")
+    return w * z * y * x
+
+
+def find_fusion(g: GuideInput) -> pd.DataFrame:
+    """fusion_matmul / fusion_eltwise: each eltwise op on the output of a matmul, or of an
+    eltwise op, one or two ops before it (a chain from a matmul is the matmul's). The shapes
+    are compared a chunk of ops at a time (PAD_CHUNK)."""
+    from .guides import empty_entries
+    ops, rows = g.ops, g.rows
+    n = len(ops)
+    if n < 2:
+        return empty_entries()
+    code = ops["op_code"]
+    device = _device_ops(ops)
+    elt = by_unique(code, _is_eltwise, 0.0).astype(bool) & device
+    mm = contains(code, "Matmul") & device
+    cand = (elt | mm).astype(float)
+    dev_id = ops["device"].to_numpy(dtype="float64", na_value=np.nan) \
+        if "device" in ops else np.full(n, np.nan)
+    producer = np.concatenate([_producers(g, elt, cand, dev_id, at, min(at + PAD_CHUNK, n))
+                               for at in range(0, n, PAD_CHUNK)])
+    del dev_id, cand
     member = producer >= 0
     if not member.any():
         return empty_entries()
@@ -289,31 +310,34 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
         root = nxt
     pos = np.flatnonzero(member)
     src, head = producer[pos], root[pos]
-    out_bytes = _volume(rows, "OUTPUT_0") * by_unique(text(rows, "OUTPUT_0_DATATYPE"), bytes_per,
-                                                      2.0)
+    del producer, root, member
+    out_bytes = _volume_at(rows, "OUTPUT_0", src) * by_unique(
+        text(rows, "OUTPUT_0_DATATYPE"), bytes_per, 2.0)[src]
     dram = _in_dram(rows, "OUTPUT_0")
-    traffic = np.where(dram[src], 2.0 * np.nan_to_num(out_bytes[src]), 0.0)
+    traffic = np.where(dram[src], 2.0 * np.nan_to_num(out_bytes), 0.0)
     gap = dispatch_gaps(g)[pos]
     peak = g.dram_gbps if np.isfinite(g.dram_gbps) and g.dram_gbps > 0 else np.nan
     saving = gap + traffic / (peak * 1e3)
     codes, uniques = pd.factorize(code, use_na_sentinel=True)
-    short = np.array([short_code(u) for u in uniques] + [""], dtype=object)[codes]
+    short_of = np.array([short_code(u) for u in uniques] + [""], dtype=object)
+    short_pos, short_src, short_head = (short_of[codes[i]] for i in (pos, src, head))
+    binary = by_unique(code, lambda c: float(short_code(c).startswith("Binary")),
+                       0.0).astype(bool)[pos]
+    del codes
     from_mm = mm[head]
     kind = np.where(from_mm, "fusion_matmul", "fusion_eltwise")
     # the other operand of a binary op: smaller than the intermediate (a bias, a scale: what a
     # fused matmul takes), or as large (a residual add or a gate: a second full read)
-    vol = [_volume(rows, t)[pos] for t in ("INPUT_0", "INPUT_1")]
-    inter = _volume(rows, "OUTPUT_0")[src]
+    vol = [_volume_at(rows, t, pos) for t in ("INPUT_0", "INPUT_1")]
+    inter = _volume_at(rows, "OUTPUT_0", src)
     other = np.where(vol[0] == inter, vol[1], vol[0])
-    binary = by_unique(code, lambda c: float(short_code(c).startswith("Binary")),
-                       0.0).astype(bool)[pos]
     with np.errstate(invalid="ignore"):
         operand = np.where(np.isnan(other) | ~binary, "",
                            np.where(other < inter, ", with a broadcast operand (bias, scale)",
                                     ", with a full-size second operand (residual, gate)"))
-    message = (short[pos] + " on the output of " + short[src] + " ID " + _ids(ops, src)
+    message = (short_pos + " on the output of " + short_src + " ID " + _ids(ops, src)
                + operand.astype(object)
-               + np.where(src == head, "", " (chain from " + short[head] + " ID "
+               + np.where(src == head, "", " (chain from " + short_head + " ID "
                           + _ids(ops, head) + ")")
                + np.where(dram[src], "; a DRAM round trip", ""))
     frames = []
