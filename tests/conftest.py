@@ -200,12 +200,13 @@ def each_theme() -> list:
     return tiered(THEMES, THEMES[:1])
 
 
-def pairwise(firsts: Iterable, seconds: Iterable) -> list:
+def pairwise(firsts: Iterable, seconds: Iterable, fast: Iterable | None = None) -> list:
     """Every (first, second) pair as a parameter; the fast tier runs a rotation, first k with
-    second k mod n: each first once and, with as many firsts as seconds, each second too. CI
-    runs every pair."""
+    second k mod n (only the firsts in `fast`, when given): each first once and, with enough
+    firsts, each second too. CI runs every pair."""
     a, b = list(firsts), list(seconds)
-    return [pytest.param(x, y) if j == i % len(b) else
+    keep = a if fast is None else list(fast)
+    return [pytest.param(x, y) if j == i % len(b) and x in keep else
             pytest.param(x, y, marks=pytest.mark.slow)
             for i, x in enumerate(a) for j, y in enumerate(b)]
 

@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import REPORT_FIXTURES, each_real_file, pairwise, real_dir
+from conftest import FAST_REAL, REPORT_FIXTURES, each_real_file, pairwise, real_dir
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -139,7 +139,7 @@ def _perfetto_all_at_once(view, out) -> None:
     out.write("]}\n")
 
 
-@pytest.mark.parametrize("name,chunk", pairwise(REPORT_FIXTURES, [7, 20_000]))
+@pytest.mark.parametrize("name,chunk", pairwise(REPORT_FIXTURES, [7, 20_000], FAST_REAL))
 def test_perfetto_written_in_blocks_equals_all_at_once(name, chunk, monkeypatch):
     """-f perfetto writes its op events a block at a time (a million ops: 2.4 GB held at once
     before), names and categories encoded once per distinct value: the bytes are those of the
@@ -166,7 +166,7 @@ def first_difference(got: str | list[str], want: str | list[str]) -> tuple | Non
 SGR_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-@pytest.mark.parametrize("name,width", pairwise(REPORT_FIXTURES, [None, 80, 200]))
+@pytest.mark.parametrize("name,width", pairwise(REPORT_FIXTURES, [None, 80, 200], FAST_REAL))
 def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
     """The plain table pads a row with one format string (a narrowed column's cells cut
     first); the coloured table still pads cell by cell (report.single's `cell`). Without
