@@ -44,7 +44,8 @@ MARKERS = {
             "large traces of the chunk-equivalence properties (chunked output on 1,872 ops, 30 "
             "s; chunked analysis of the two largest traces, 9 s) and the cache's hypothesis "
             "property over changed digits (9 s; single changed bytes stay fast), the history "
-            "store killed at each write (10 s; the readers' own tests stay fast)",
+            "store killed at each write (10 s; the readers' own tests stay fast), the diffs "
+            "of 100,000 ops a side (3-5 s each; the fast tier diffs the real files)",
 }
 SLOW_TIERS = ("terminal", "wheel", "oracle")
 #: Whole files left out of the fast tier: the hostile corpus (every bad input through every

@@ -416,6 +416,7 @@ def test_lis_and_ranges():
     assert D._ranges(np.array([5, 0]), np.array([2, 3])).tolist() == [5, 6, 0, 1, 2]
 
 
+@pytest.mark.slow  # 100k ops a side (3-5 s); the fast tier aligns the real files
 def test_100k_ops_each_side_align_fast():
     src = real_dir() / WH
     raw = repeated_table(src, 54)  # 101,088 ops

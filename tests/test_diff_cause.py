@@ -399,6 +399,7 @@ def test_the_regression_line_appears_once(tmp_path):
 # ------------------------------------------------------------------ scale
 
 
+@pytest.mark.slow  # 100k ops a side (3-5 s); the fast tier aligns the real files
 def test_100k_ops_with_attributes_find_every_changed_op_fast():
     base = read_ops_csv(real_dir() / WH, columns="all").df
     raw = pd.concat([base] * 54, ignore_index=True)  # 101,088 ops with their ATTRIBUTES
