@@ -262,41 +262,55 @@ class GuideSummary:
 
 
 def summarise_guides(g: GuideInput) -> GuideSummary:
-    """The guide entries per kind (arrays and group-bys; no object per op). A rule's frame at a
-    time: a kind's sums are the same group-by sums (in row order) as over all entries."""
+    """The guide entries per kind (arrays and group-bys; no object per op). The sums are a
+    group-by over every rule frame's figures concatenated, as over the concatenated entries
+    (the same bits: a group-by of one rule's frame alone, or of one column, can differ in the
+    last bit), without the entries' other columns."""
     frames = rule_frames(g)
     if not frames:
         return GuideSummary()
     dev = np.nansum(g.ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
     total = float(dev + dispatch_gaps(g).sum())  # the steady state: device + dispatch gaps
-    out = [rule for e in frames for rule in _summarise_frame(e, total)]
-    # the warm-up first: it says what a measurement of the whole trace is worth
-    out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
-    return GuideSummary(sum(len(e) for e in frames), tuple(out))
-
-
-def _summarise_frame(e: pd.DataFrame, total: float) -> Iterator[GuideRule]:
-    figures = [f for f in EXTRA_FIGURES if f in e.columns]
+    figures = [f for f in EXTRA_FIGURES if any(f in e.columns for e in frames)]
+    summed = ["device_us", "gap_us", "at_stake_us", "saving_us", *figures]
     # the kinds as codes (first seen first, as a group-by keeps them): one hashing pass
-    codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
-    sums = e.groupby(codes, sort=False)[["device_us", "gap_us", "at_stake_us", "saving_us",
-                                         *figures]].sum(min_count=1)
+    codes, kinds = pd.factorize(np.concatenate([e["kind"].to_numpy(dtype=object)
+                                                for e in frames]))
+    # the frames' figures concatenated as the entries' were: a float column's group-by sum
+    # depends on the blocks pandas keeps it in (a block of one column or of four: last bits)
+    figs = pd.concat([e.drop(columns=["id", "kind", "message"]) for e in frames],
+                     ignore_index=True)
+    sums = figs.groupby(codes, sort=False)[summed].sum(min_count=1)
+    stake = figs["at_stake_us"].to_numpy(dtype="float64")
+    del figs
     counts = np.bincount(codes, minlength=len(kinds))
-    stake = e["at_stake_us"].to_numpy(dtype="float64")
-    ids = e["id"].to_numpy(dtype=np.int64)
+    ids = np.concatenate([e["id"].to_numpy(dtype=np.int64) for e in frames])
+    out = []
     for code, s in sums.iterrows():  # (a handful of kinds)
         kind = str(kinds[code])
         at = np.flatnonzero(codes == code)
         heavy = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()  # ties: order
         kk = KINDS[kind]
         saving = s["saving_us"]
-        yield GuideRule(
+        out.append(GuideRule(
             kk, int(counts[code]), float(s["device_us"]), float(s["gap_us"]),
             float(s["at_stake_us"]), float(s["at_stake_us"]) / total * 100 if total > 0 else 0.0,
             None if kk.estimate is None or pd.isna(saving) else float(saving),
             {f: float(s[f]) for f in figures if pd.notna(s[f])},
             tuple(int(i) for i in heavy),
-            str(e["message"].to_numpy(dtype=object)[at[0]]) if kind in DETAIL_KINDS else None)
+            _message(frames, kind) if kind in DETAIL_KINDS else None))
+    # the warm-up first: it says what a measurement of the whole trace is worth
+    out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
+    return GuideSummary(len(codes), tuple(out))
+
+
+def _message(frames: list[pd.DataFrame], kind: str) -> str:
+    """The first entry's message of a kind."""
+    for e in frames:
+        at = np.flatnonzero(e["kind"].to_numpy(dtype=object) == kind)
+        if len(at):
+            return str(e["message"].to_numpy(dtype=object)[at[0]])
+    return ""
 
 
 def find_warmup(g: GuideInput) -> pd.DataFrame:

@@ -291,6 +291,9 @@ def _same_op_same_label(trace: Trace, rows: np.ndarray, labels: np.ndarray) -> n
     return out
 
 
+_POWER_CHUNK = 1 << 16
+
+
 def find_period(x: np.ndarray) -> tuple[int, int, int] | None:
     """(start, period, copies) of the longest run of copies of one block in the integer
     sequence `x`, or None when no block repeats over MIN_COVERAGE of it. O(n log n)."""
@@ -301,7 +304,12 @@ def find_period(x: np.ndarray) -> tuple[int, int, int] | None:
     z = np.exp(1j * theta[x])
     size = 1 << int(2 * n - 1).bit_length()
     f = np.fft.fft(z, size)
-    ac = np.fft.ifft(f * np.conj(f))[:n].real  # ac[p] ~ #{i: x[i] == x[i + p]}
+    del z  # (a million ops: each complex array of `size` is 32 MB)
+    for at in range(0, size, _POWER_CHUNK):  # f * conj(f) in place, a slice at a time: the
+        part = f[at:at + _POWER_CHUNK]  # same products as over the whole array (an `out=`
+        part[:] = part * np.conj(part)  # on an operand took another loop, other last bits)
+    ac = np.fft.ifft(f)[:n].real.copy()  # ac[p] ~ #{i: x[i] == x[i + p]}
+    del f
     lags = np.arange(n)
     ok = (lags >= MIN_PERIOD) & (lags <= n // 2)
     score = np.where(ok, ac, -np.inf)

@@ -1,0 +1,96 @@
+"""The guides' and iterations' memory savings for a million-op report (#38) change no number:
+the padding and fusion rules a chunk of ops at a time find the same entries as in one chunk,
+the summary summed per rule frame equals the group-by over every entry, the kinds share one
+str, and find_period's in-place power spectrum is bit for bit the whole-array product."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import real_dir
+
+from ttdash.model import Trace, Window, iterations
+from ttdash.model.guides import (
+    EXTRA_FIGURES,
+    GuideInput,
+    entries,
+    rule_frames,
+    summarise_guides,
+)
+from ttdash.report.advice import guides_of
+
+CLIP = "tt-perf-report__wh_clip_encoder_2.csv"
+OFT = "tt-perf-report__bh20_oft.csv"
+
+
+def _fresh(name: str) -> GuideInput:
+    return guides_of(Trace.load(real_dir() / name, columns="all").view(Window("all")))
+
+
+@pytest.mark.parametrize("name", [CLIP, OFT])
+def test_rules_in_small_chunks_find_the_same_entries(monkeypatch, name):
+    whole = entries(_fresh(name))
+    assert len(whole)
+    from ttdash.model import guide_rules  # (after model.guides, which registers its rules)
+
+    monkeypatch.setattr(guide_rules, "PAD_CHUNK", 97)  # chunks (and their seams) everywhere
+    chunked = entries(_fresh(name))
+    pd.testing.assert_frame_equal(chunked, whole, check_exact=True)
+
+
+@pytest.mark.parametrize("name", [OFT, CLIP, "tt-perf-report__bh_64_clip_encoder_1.csv",
+                                  "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv"])
+def test_summary_is_the_group_by_over_every_entry(name):
+    """The sums the summary printed when it grouped the concatenation of every entry (bh20_oft:
+    a group-by of the fusion rule's frame alone gives 5439.7530000000015 us, this 5439.753;
+    wh_clip_encoder_2: the figures stacked in one block give 271.01300000000003 us, the
+    concatenation's one-column blocks 271.013)."""
+    g = _fresh(name)
+    assert len(rule_frames(g)) > 1
+    e = entries(g)
+    figures = [f for f in EXTRA_FIGURES if f in e.columns]
+    sums = e.groupby(e["kind"].to_numpy(dtype=object), sort=False)[
+        ["device_us", "gap_us", "at_stake_us", "saving_us", *figures]].sum(min_count=1)
+    got = {r.kind.kind: r for r in summarise_guides(g).rules}
+    assert set(got) == set(sums.index)
+    for kind, s in sums.iterrows():
+        r = got[kind]
+        assert (r.device_us, r.gap_us, r.at_stake_us) == \
+            (s["device_us"], s["gap_us"], s["at_stake_us"])  # exact, not approx
+        assert r.figures == {f: s[f] for f in figures if pd.notna(s[f])}
+        if r.saving_us is not None:
+            assert r.saving_us == s["saving_us"]
+    assert summarise_guides(g).entries == len(e)
+
+
+def test_entry_kinds_share_one_str():
+    """One reference per entry, not a str each (61 bytes an entry on a million ops)."""
+    for frame in rule_frames(_fresh(CLIP)):
+        kinds = frame["kind"].to_numpy(dtype=object)
+        for kind in pd.unique(kinds):
+            same = kinds[kinds == kind]
+            assert all(k is same[0] for k in same[:1000])
+
+
+@pytest.mark.parametrize("n", [1000, 5000, 93_600])
+def test_find_period_power_spectrum_is_the_whole_array_product(monkeypatch, n):
+    """f * conj(f) in place a slice at a time: the bits of the whole-array product (an `out=`
+    on an operand took another loop in numpy and changed last bits from 5,000 ops on)."""
+    rng = np.random.default_rng(n)
+    block = rng.integers(0, 40, 300)
+    x = np.concatenate([rng.integers(0, 40, 77), np.tile(block, n // 300)])[:n]
+    seen: list[np.ndarray] = []
+    real_ifft = np.fft.ifft
+
+    def ifft(a, *args, **kwargs):
+        seen.append(a.copy())
+        return real_ifft(a, *args, **kwargs)
+
+    theta = np.random.default_rng(iterations._SEED).random(int(x.max()) + 1) * 2 * np.pi
+    f = np.fft.fft(np.exp(1j * theta[x]), 1 << int(2 * n - 1).bit_length())
+    want = f * np.conj(f)
+    monkeypatch.setattr(np.fft, "ifft", ifft)
+    found = iterations.find_period(x)
+    assert found is not None and found[1] == 300
+    assert len(seen) == 1 and np.array_equal(seen[0].view(np.int64), want.view(np.int64))
