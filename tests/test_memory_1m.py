@@ -94,3 +94,23 @@ def test_find_period_power_spectrum_is_the_whole_array_product(monkeypatch, n):
     found = iterations.find_period(x)
     assert found is not None and found[1] == 300
     assert len(seen) == 1 and np.array_equal(seen[0].view(np.int64), want.view(np.int64))
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_grouped_advice_drops_the_guide_entries_before_where_and_why(monkeypatch, fmt):
+    """The table and markdown make the grouped advice before the where/why analyses (printed
+    after them, unchanged: the format goldens) and drop the guide entries it was made from."""
+    from ttdash.report import single
+
+    view = Trace.load(real_dir() / OFT).view(Window("all"))
+    seen: list[bool] = []
+
+    def where(v):
+        seen.append("frames" in guides_of(v).cache)
+        return real_where(v)
+
+    real_where = single.where_lines
+    monkeypatch.setattr(single, "where_lines", where)
+    text = single.render_to_string(view, fmt)
+    assert seen == [False] and "Tuning guides" in text
+    assert "frames" not in guides_of(view).cache

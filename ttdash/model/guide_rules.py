@@ -214,8 +214,6 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
         part = _padding_tile(g, rows.iloc[at:end], at, is_mm[at:end], keep[at:end])
         if part is not None:
             frames.append(part)
-    if len(frames) > 1:
-        frames = [pd.concat(frames, ignore_index=True)]
     tpos = np.flatnonzero(tilize)
     if len(tpos):
         oy, oly = padded(rows, "OUTPUT_0", "Y")[tpos], logical(rows, "OUTPUT_0", "Y")[tpos]
@@ -278,8 +276,23 @@ def _volume_at(rows: pd.DataFrame, t: str, pos: np.ndarray) -> np.ndarray:
 
 
 def _digits(ids: np.ndarray) -> np.ndarray:
-    """IDs as fixed-width text (no str object per ID)."""
-    return ids.astype(np.int64).astype(str)
+    """IDs as text, an object array (numpy's str of int64: a fixed-width array of them would
+    take 84 bytes an ID)."""
+    out = np.empty(len(ids), dtype=object)
+    out[:] = list(map(str, ids.astype(np.int64).tolist()))
+    return out
+
+
+def _pick(cond: np.ndarray, yes: object, no: object) -> np.ndarray:
+    """np.where as an object array of references (a str constant is one object, not a
+    fixed-width copy per row)."""
+    out = np.empty(len(cond), dtype=object)
+    if isinstance(no, str):
+        out.fill(no)
+    else:
+        out[:] = no
+    out[cond] = yes if isinstance(yes, str) else np.asarray(yes, dtype=object)[cond]
+    return out
 
 
 def _joined(*parts: object) -> np.ndarray:
@@ -345,16 +358,16 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
     inter = _volume_at(rows, "OUTPUT_0", src)
     other = np.where(vol[0] == inter, vol[1], vol[0])
     with np.errstate(invalid="ignore"):
-        operand = np.where(np.isnan(other) | ~binary, "",
-                           np.where(other < inter, ", with a broadcast operand (bias, scale)",
-                                    ", with a full-size second operand (residual, gate)"))
+        broadcast = other < inter
+    operand = _pick(np.isnan(other) | ~binary, "",
+                    _pick(broadcast, ", with a broadcast operand (bias, scale)",
+                          ", with a full-size second operand (residual, gate)"))
     chain = src != head
     ident = ops["id"].to_numpy()
     message = _joined(short_pos, " on the output of ", short_src, " ID ", _digits(ident[src]),
-                      operand, np.where(chain, " (chain from ", ""),
-                      np.where(chain, short_head, ""), np.where(chain, " ID ", ""),
-                      np.where(chain, _digits(ident[head]), ""), np.where(chain, ")", ""),
-                      np.where(dram[src], "; a DRAM round trip", ""))
+                      operand, _pick(chain, " (chain from ", ""), _pick(chain, short_head, ""),
+                      _pick(chain, " ID ", ""), _pick(chain, _digits(ident[head]), ""),
+                      _pick(chain, ")", ""), _pick(dram[src], "; a DRAM round trip", ""))
     frames = []
     for name in ("fusion_matmul", "fusion_eltwise"):
         sel = kind == name

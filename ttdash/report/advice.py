@@ -135,6 +135,13 @@ def guides_of(view: View) -> GuideInput:
     return cached[2]
 
 
+def release_guides(view: View) -> None:
+    """Drop the guide rules' entries kept for this view (made again when asked for)."""
+    cached = view.__dict__.get("_guides")
+    if cached is not None:
+        cached[2].cache.pop("frames", None)
+
+
 def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
     """Every guide entry as frames of at most `chunk` rows, a kind at a time without the
     figures its rule does not give (what JSON's "guide_advice" writes: no Python object per
