@@ -276,7 +276,13 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
     # the kinds as codes (first seen first, as a group-by keeps them): one hashing pass
     codes, kinds = pd.factorize(np.concatenate([e["kind"].to_numpy(dtype=object)
                                                 for e in frames]))
-    sums, stake = _figure_sums(frames, codes, summed)
+    # the frames' figures concatenated as the entries' were: a float column's group-by sum
+    # depends on the blocks pandas keeps it in (a block of one column or of four: last bits)
+    figs = pd.concat([e.drop(columns=["id", "kind", "message"]) for e in frames],
+                     ignore_index=True)
+    sums = figs.groupby(codes, sort=False)[summed].sum(min_count=1)
+    stake = figs["at_stake_us"].to_numpy(dtype="float64")
+    del figs
     counts = np.bincount(codes, minlength=len(kinds))
     ids = np.concatenate([e["id"].to_numpy(dtype=np.int64) for e in frames])
     out = []
@@ -296,38 +302,6 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
     # the warm-up first: it says what a measurement of the whole trace is worth
     out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
     return GuideSummary(len(codes), tuple(out))
-
-
-def _figure_sums(frames: list[pd.DataFrame], codes: np.ndarray, summed: list[str]
-                 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Each kind's sums of the `summed` figures and every entry's time at stake, as the
-    concatenated entries gave them: a float column's group-by sum depends on the block pandas
-    keeps it in (alone, or with three others: last bits differ), so the columns are summed
-    block by block as the concatenation lays them out (seen on the frames' first rows), each
-    block's columns concatenated alone (12 MB a column on a million ops, not every figure at
-    once); all at once when a block's columns do not concatenate into one block."""
-    parts = [e.drop(columns=["id", "kind", "message"]) for e in frames]
-    probe = pd.concat([p.iloc[:1] for p in parts], ignore_index=True)
-    layout = [[str(probe.columns[i]) for i in b.mgr_locs.as_array]
-              for b in probe._mgr.blocks]
-    sums: list[pd.DataFrame] = []
-    stake: np.ndarray | None = None
-    for cols in layout:
-        cols = [c for c in cols if c in summed]
-        if not cols:
-            continue
-        block = pd.concat([p.reindex(columns=cols) for p in parts], ignore_index=True)
-        if len(block._mgr.blocks) != 1:
-            break
-        sums.append(block.groupby(codes, sort=False).sum(min_count=1))
-        if "at_stake_us" in cols:
-            stake = block["at_stake_us"].to_numpy(dtype="float64")
-    else:
-        if stake is not None and sorted(c for s in sums for c in s.columns) == sorted(summed):
-            return pd.concat(sums, axis=1)[summed], stake
-    figs = pd.concat(parts, ignore_index=True)
-    return (figs.groupby(codes, sort=False)[summed].sum(min_count=1),
-            figs["at_stake_us"].to_numpy(dtype="float64"))
 
 
 def _message(frames: list[pd.DataFrame], kind: str) -> str:
