@@ -142,18 +142,24 @@ def release_guides(view: View) -> None:
         cached[2].cache.pop("frames", None)
 
 
+def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Each guide kind with its entries, first seen first (a kind is one rule's: its rows are
+    in one rule frame)."""
+    for e in rule_frames(guides_of(view)):
+        codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
+        for code, kind in enumerate(kinds):
+            yield str(kind), (e[codes == code] if len(kinds) > 1 else e)
+
+
 def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
     """Every guide entry as frames of at most `chunk` rows, a kind at a time without the
     figures its rule does not give (what JSON's "guide_advice" writes: no Python object per
     entry)."""
-    for e in rule_frames(guides_of(view)):  # a kind is one rule's
-        codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
-        for code in range(len(kinds)):  # first seen first
-            part = e[codes == code] if len(kinds) > 1 else e
-            part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
-                                      and part[c].isna().all()])
-            for start in range(0, len(part), chunk):
-                yield part.iloc[start:start + chunk]
+    for _, part in _kind_parts(view):
+        part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
+                                  and part[c].isna().all()])
+        for start in range(0, len(part), chunk):
+            yield part.iloc[start:start + chunk]
 
 
 def guide_title(kind: str) -> str:
@@ -165,15 +171,10 @@ def guide_groups(view: View, batch: int = 20_000
                  ) -> Iterator[tuple[str, Iterator[AdviceEntry]]]:
     """Each guide kind's section title with its entries (op line, [message]), op labels looked
     up a batch of entries at a time."""
-    frames = rule_frames(guides_of(view))
-    if not frames:
-        return
     ops = view.op_rows
     all_ids = ops["id"].to_numpy()
-    for e in frames:  # a kind is one rule's
-        for kind in pd.unique(e["kind"]):
-            sub = e[(e["kind"] == kind).to_numpy()]
-            yield guide_title(str(kind)), _guide_entries(sub, ops, all_ids, batch)
+    for kind, sub in _kind_parts(view):
+        yield guide_title(kind), _guide_entries(sub, ops, all_ids, batch)
 
 
 def _guide_entries(sub: pd.DataFrame, ops: pd.DataFrame, all_ids: np.ndarray, batch: int
@@ -228,12 +229,21 @@ def summary_of(view: View) -> AdviceSummary:
     return summarise(view.op_rows, view.pause_above_us, guides_of(view))
 
 
-def summary_sections(view: View, s: AdviceSummary | None = None
+def summary_sections(view: View, s: AdviceSummary | None = None, guides_first: bool = False
                      ) -> list[tuple[str, list[tuple[int | None, str, list[str]]]]]:
-    """The aggregated advice as (section title, [(op ID or None, line, [sub-lines])]): host
-    fallbacks per op code, the largest gaps and the rest counted, the tracing saving and its
-    split, matmul rules with their ops and the device time at stake."""
+    """The aggregated advice as (section title, [(op ID or None, line, [sub-lines])]):
+    tt-perf-report's rules (rule_sections), then (or, `guides_first`, before them) the tuning
+    guides' (guide_section)."""
     s = s or summary_of(view)
+    rules, guides = rule_sections(view, s), guide_section(view, s)
+    return guides + rules if guides_first else rules + guides
+
+
+def rule_sections(view: View, s: AdviceSummary
+                  ) -> list[tuple[str, list[tuple[int | None, str, list[str]]]]]:
+    """tt-perf-report's rules aggregated: host fallbacks per op code, the largest gaps and the
+    rest counted, the tracing saving and its split, matmul rules with their ops and the device
+    time at stake."""
     ops = view.op_rows
     wanted = {g.id for g in s.top_gaps} | set(rule_examples(s.rules + s.ok))
     sub = ops[np.isin(ops["id"].to_numpy(), np.fromiter(wanted, dtype=np.int64,
@@ -271,7 +281,7 @@ def summary_sections(view: View, s: AdviceSummary | None = None
                          f"device time): {r.message}", [f"{names}{more}"]))
         out.append((f"Matmuls: {s.matmuls:,} ops; each rule with its ops and their device time",
                     rows))
-    return out + guide_section(view, s)
+    return out
 
 
 def listed_sections(view: View, full: bool, key: str
@@ -282,27 +292,23 @@ def listed_sections(view: View, full: bool, key: str
     s = summary_of(view)
     if full:
         return (f"Every entry ({s.entries:,}); {key} groups them", advice_sections(view))
-    sections = summary_sections(view, s)
-    n = len(guide_section(view, s)) if s.guides.entries else 0
-    if n:  # the tuning guides' rules first (the warm-up leads them), as `report` prints them
-        sections = sections[-n:] + sections[:-n]
-    return (f"Grouped: {s.entries:,} entries; {key} lists each", sections)
+    # the tuning guides' rules first (the warm-up leads them), as `report` prints them
+    return (f"Grouped: {s.entries:,} entries; {key} lists each",
+            summary_sections(view, s, guides_first=True))
 
 
 def summary_lines(view: View) -> Iterator[str]:
     """The aggregated advice as text lines (nothing when there is none): the tuning guides'
     rules, then tt-perf-report's."""
     s = summary_of(view)
-    sections = summary_sections(view, s)
-    guides = sections[len(sections) - len(guide_section(view, s)):] if s.guides.entries else []
-    for title, rows in guides:
+    for title, rows in guide_section(view, s):
         yield from _section_lines(title, rows, "          ")
     if s.empty:
         return
     yield ""
     yield (f"Advice (tt-perf-report's rules, grouped: {s.entries:,} entries; --advice full "
            "lists each, JSON has them all)")
-    for title, rows in sections[:len(sections) - len(guides)]:
+    for title, rows in rule_sections(view, s):
         yield from _section_lines(title, rows, "          ")
 
 
