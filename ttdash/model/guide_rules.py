@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .cells import by_unique, dtype_size, factorize_rows
-from .guides import GuideInput, dispatch_gaps, make_entries
+from .guides import GuideInput, dispatch_gaps, filled, make_entries
 from .metrics import BLOCK_FLOAT_BYTES, contains, num, text
 
 #: Op codes (first word, without a DeviceOperation/Operation/Op suffix) taken as eltwise.
@@ -286,10 +286,10 @@ def _digits(ids: np.ndarray) -> np.ndarray:
 def _pick(cond: np.ndarray, yes: object, no: object) -> np.ndarray:
     """np.where as an object array of references (a str constant is one object, not a
     fixed-width copy per row)."""
-    out = np.empty(len(cond), dtype=object)
     if isinstance(no, str):
-        out.fill(no)
+        out = filled(len(cond), no)
     else:
+        out = np.empty(len(cond), dtype=object)
         out[:] = no
     out[cond] = yes if isinstance(yes, str) else np.asarray(yes, dtype=object)[cond]
     return out

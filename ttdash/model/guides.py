@@ -202,7 +202,7 @@ def make_entries(g: GuideInput, pos: np.ndarray, kind: str, message: Any,
     gap = dispatch_gaps(g)[pos]
     frame = pd.DataFrame({
         "id": pd.array(ops["id"].to_numpy()[pos], dtype="Int64"),
-        "kind": pd.Series(_filled(len(pos), kind), dtype=object),
+        "kind": pd.Series(filled(len(pos), kind), dtype=object),
         "message": pd.Series(np.broadcast_to(np.asarray(message, dtype=object), len(pos)),
                              dtype=object),
         "device_us": dev, "gap_us": gap, "at_stake_us": dev + gap,
@@ -212,7 +212,7 @@ def make_entries(g: GuideInput, pos: np.ndarray, kind: str, message: Any,
     return frame
 
 
-def _filled(n: int, value: object) -> np.ndarray:
+def filled(n: int, value: object) -> np.ndarray:
     """An object array of `n` references to `value` (np.full makes a new str per element: 61
     bytes an entry, 61 MB of a million-op trace's padding entries)."""
     out = np.empty(n, dtype=object)
