@@ -181,8 +181,18 @@ FAST_REAL = (
     "ttnn-visualizer__smoke_ops_perf_results_n300__EXCERPT_first5lines.csv",
     "tt-perf-report__bh_invalid_trace_decode_window.csv",
 )
-#: The bundled themes; a per-theme test runs the first in the fast tier, every one in CI.
-THEMES = ("ttdash-dark", "ttdash-light", "ttdash-ansi", "textual-dark")
+def bundled_themes() -> list[str]:
+    """The themes ttdash ships (ttdash/themes/*.toml), by name."""
+    from importlib import resources
+
+    return sorted(p.name.removesuffix(".toml") for p in
+                  resources.files("ttdash").joinpath("themes").iterdir()
+                  if p.name.endswith(".toml"))
+
+
+#: The bundled themes (the default first) and Textual's own; a per-theme test runs the first
+#: in the fast tier, every one in CI.
+THEMES = ("ttdash-dark", *(t for t in bundled_themes() if t != "ttdash-dark"), "textual-dark")
 
 
 def tiered(values: Iterable, fast: Iterable) -> list:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import real_dir, screen_text
+from conftest import bundled_themes, real_dir, screen_text
 from textual.app import App, ComposeResult
 
 from ttdash.tui.optable import OpTable
@@ -121,15 +121,6 @@ def screen_cells(app) -> list[list[tuple[str, tuple, tuple]]]:
 
 
 THEMES = ["ttdash-dark", "ttdash-light", "ttdash-ansi", "NO_COLOR"]
-
-
-def bundled_themes() -> list[str]:
-    from importlib import resources
-
-    names = sorted(p.name.removesuffix(".toml") for p in
-                   resources.files("ttdash").joinpath("themes").iterdir()
-                   if p.name.endswith(".toml"))
-    return names
 
 
 def test_every_bundled_theme_is_in_the_contrast_test():
