@@ -162,15 +162,19 @@ def wait_stable(t: Tmux, predicate, timeout: float = 20.0, settle: float = 0.5) 
     raise AssertionError(f"timed out; screen was:\n{text}")
 
 
-def page_through(t: Tmux, first: str, key: str = "PageDown", pages: int = 12) -> list[str]:
-    """`first`, then each screen after pressing `key` until the screen stops changing."""
+def page_through(t: Tmux, first: str, key: str = "PageDown") -> list[str]:
+    """`first` (a scrolled view at its top, longer than the screen), then each settled screen
+    after pressing `key` until the bottom. The bottom is the screen `End` shows, so the end is
+    seen, not guessed from a screen that did not move in time on a loaded machine."""
+    t.send("End")
+    last = wait_stable(t, lambda s: s != first)
+    t.send("Home")
+    wait_stable(t, lambda s: s == first)
     screens = [first]
-    for _ in range(pages):
+    while screens[-1] != last:
+        assert len(screens) < 40, "paging never reached the bottom"
         t.send(key)
-        try:
-            screens.append(t.wait_for(lambda s: s != screens[-1], timeout=2.0))
-        except AssertionError:  # nothing moved: the end
-            break
+        screens.append(wait_stable(t, lambda s, before=screens[-1]: s != before))
     return screens
 
 
@@ -388,8 +392,10 @@ def test_grouped_by_input0_memory_at_80x24_keeps_its_titles_on_one_line(term_env
 def test_details_modal_at_80x24_shows_tensor_header_uncut_and_no_na(term_env):
     with Tmux([ttdash_bin(), "open", real(CLIP_WH)], 80, 24, term_env) as t:
         t.wait_for(lambda s: ready(s) and "row 1/" in s, LOAD)
-        t.send("Enter")  # the first op: an embedding with an absent third input
-        first = wait_stable(t, lambda s: "Figures" in s and "Device time" in s)
+        t.send("o")  # the trace's order: the first op is an embedding with no third input
+        t.wait_for(lambda s: "sort: file order" in s)
+        t.send("Enter")
+        first = wait_stable(t, lambda s: "ID 2 " in s and "Embeddings" in s and "Device time" in s)
         screens = page_through(t, first)
         headers = [line_with(s, "Layout") for s in screens if line_with(s, "Layout")]
         assert headers, "no tensor table (a `Layout` column) in the details:\n" + \
