@@ -302,6 +302,34 @@ def test_no_tui_ctrl_c_reaches_the_workload(tmp_path):
     assert "workload killed by SIGINT" in err.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("when", ["before the spawn", "after the spawn"])
+def test_no_tui_ctrl_c_while_the_workload_starts_reaches_it(tmp_path, monkeypatch, when):
+    """A ctrl+c that lands while `run --no-tui` is still starting the workload (the child can be
+    up, and print, before the parent runs on) goes to the workload, which ends on it; it is not
+    this process's KeyboardInterrupt with the workload left holding forever."""
+    from ttdash.commands.run import run_plain
+    from ttdash.runner import RunSpec, Workload
+
+    start = Workload.start
+
+    def start_then_ctrl_c(self):
+        if when == "before the spawn":
+            os.kill(os.getpid(), signal.SIGINT)
+        start(self)
+        if when == "after the spawn":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(Workload, "start", start_then_ctrl_c)
+    spec = RunSpec([PY, str(WORKLOAD), "--hold"], tmp_path, grace=2.0)
+    t0 = time.monotonic()
+    with open(os.devnull, "w") as out:
+        code = run_plain(spec, out=out)
+    # the workload's own code for a ctrl+c: 130 once Python's handler is in, 1 for one that
+    # lands while its interpreter is still starting
+    assert code in (1, 128 + signal.SIGINT)
+    assert time.monotonic() - t0 < 15  # ended by the ctrl+c, not by a stop at a deadline
+
+
 # --------------------------------------------------------------------------- the run screen
 async def test_run_screen_live_rows_output_and_exit_status(tmp_path):
     root = tmp_path / "p"

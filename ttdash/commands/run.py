@@ -74,10 +74,6 @@ def run_plain(spec, out=None) -> int:
     tee = any(spec.env(capture=False).get(v) == "1" for v in ENV_VARS)
     ttlang = TtlangLog()
     w = Workload(spec.argv, env=spec.env(capture=tee), capture=tee, grace=spec.grace)
-    try:
-        w.start()
-    except WorkloadError as exc:
-        raise TraceError(None, str(exc)) from None
     interrupts = 0
 
     def on_int(signum, frame) -> None:
@@ -91,12 +87,23 @@ def run_plain(spec, out=None) -> int:
     def on_term(signum, frame) -> None:
         w.terminate()
 
+    # The handlers are in place before the workload starts: a ctrl+c as soon as it is up (it
+    # may print before this process runs again) reaches it, not our default KeyboardInterrupt,
+    # which would leave it running.
     old = {}
     if threading.current_thread() is threading.main_thread():
         for sig, handler in ((signal.SIGINT, on_int), (signal.SIGTERM, on_term),
                              (signal.SIGHUP, on_term)):
             old[sig] = signal.signal(sig, handler)
     try:
+        try:
+            w.start()
+        except WorkloadError as exc:
+            raise TraceError(None, str(exc)) from None
+        if interrupts == 1:  # ctrl+c while it was being started: it has it now
+            w.send_signal(signal.SIGINT)
+        elif interrupts:
+            w.terminate()
         if tee:
             _echo(w, ttlang)
         w.wait()
