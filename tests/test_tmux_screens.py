@@ -163,9 +163,12 @@ def wait_stable(t: Tmux, predicate, timeout: float = 20.0, settle: float = 0.5) 
 
 
 def page_through(t: Tmux, first: str, key: str = "PageDown") -> list[str]:
-    """`first` (a scrolled view at its top, longer than the screen), then each settled screen
-    after pressing `key` until the bottom. The bottom is the screen `End` shows, so the end is
-    seen, not guessed from a screen that did not move in time on a loaded machine."""
+    """`first` (a scrolled view at its top, longer than the screen), then the settled screen
+    after each press of `key` until the bottom. The bottom is the screen `End` shows, so the end
+    is seen, not guessed from a screen that did not move in time on a loaded machine. Settled,
+    not the first frame that differs: a page scrolls animated, and the next press scrolls on
+    from where the last one was going, so a frame caught mid-way would skip what the page
+    showed."""
     t.send("End")
     last = wait_stable(t, lambda s: s != first)
     t.send("Home")
