@@ -212,6 +212,42 @@ def test_table_header_flushed_before_the_columns_are_measured():
     assert out.getvalue().startswith(head) and len(out.getvalue()) > len(head)
 
 
+def test_report_writes_the_file_line_before_the_analysis(monkeypatch, capsys):
+    """`ttdash report FILE` writes (and flushes) "File: FILE" once the file is read, before the
+    analysis starts (a pipe's reader sees the report begin while the ops are analysed); the
+    whole output is still the table to_table writes of the analysed view, line for line."""
+    from ttdash import cli
+    from ttdash.commands import common
+    from ttdash.report import single
+
+    path = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    seen: list[str] = []
+    view_from = common.view_from
+
+    def analysis(*args, **kwargs):
+        seen.append(capsys.readouterr().out)  # what stdout had when the analysis began
+        return view_from(*args, **kwargs)
+
+    monkeypatch.setattr(common, "view_from", analysis)
+    assert cli.main(["report", str(path)]) == 0
+    rest = capsys.readouterr().out
+    assert seen == [f"File: {path}\n"]
+    whole = io.StringIO()
+    single.to_table(Trace.load(path).view(Window("all")), whole)
+    assert seen[0] + rest == whole.getvalue()
+
+
+def test_report_of_a_window_the_trace_lacks_writes_nothing():
+    """The window is looked up before the "File:" line is written: a signpost the trace does
+    not have is exit 2 with the one-line error and nothing on stdout."""
+    from conftest import run_ttdash
+
+    r = run_ttdash("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"),
+                   "--signpost", "NOPE")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "no signpost 'NOPE'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("name", REPORT_FIXTURES)
 def test_text_cells_once_per_distinct_value_equal_each_value(name):
     """format.fmt_texts (the tables' text columns: each distinct value converted once) gives the

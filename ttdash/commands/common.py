@@ -42,6 +42,30 @@ def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,
 
 def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     """load_view without the progress display (a caller that shows it its own way)."""
+    trace = trace_of(path, opts, columns)
+    return view_from(trace, opts.window(trace), opts)
+
+
+def load_trace(path: str | tuple[str, ...], opts: WindowOptions):  # -> (Trace, Window)
+    """One trace read, and the window `opts` ask for in it (a window it does not have fails
+    here, before any analysis or output), with the progress display."""
+    from .progress import on_stderr
+
+    with on_stderr():
+        trace = trace_of(path, opts, "analysis")
+    return trace, opts.window(trace)
+
+
+def analysed(trace, window, opts: WindowOptions):  # -> model.View
+    """load_trace's trace analysed in its window, with the progress display."""
+    from .progress import on_stderr
+
+    with on_stderr():
+        return view_from(trace, window, opts)
+
+
+def trace_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
+    """The trace (a model.Trace) at `path`, or the reports of one run merged."""
     from ..model import Trace
     from ..model.discover import resolve_trace_path, resolve_trace_paths
 
@@ -54,10 +78,13 @@ def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
             note(f"{given}: no ops_perf_results*.csv report (yet): reading its live log {p} "
                  "(the device ops so far)")
     if len(paths) > 1:
-        trace = Trace.load_many(paths, arch=opts.arch, columns=columns)
-    else:
-        trace = Trace.load(paths[0], arch=opts.arch, columns=columns)
-    view = trace.view(opts.window(trace), merge=not opts.per_device)
+        return Trace.load_many(paths, arch=opts.arch, columns=columns)
+    return Trace.load(paths[0], arch=opts.arch, columns=columns)
+
+
+def view_from(trace, window, opts: WindowOptions):  # (model.Trace, model.Window) -> View
+    """`trace` analysed in `window` as `opts` ask (devices merged, the pause threshold)."""
+    view = trace.view(window, merge=not opts.per_device)
     view.pause_above_us = opts.pause_above_us
     trim()  # the load's freed chunks: not part of the peak of what comes next
     return view

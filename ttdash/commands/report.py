@@ -6,7 +6,9 @@ import shutil
 import sys
 
 from .common import (
+    analysed,
     color_wanted,
+    load_trace,
     load_view,
     needs_terminal,
     note,
@@ -25,24 +27,34 @@ LOADING_SCREEN_BYTES = 4 << 20
 
 def report(opts: ReportOptions) -> int:
     from ..health.telemetry import readings_for_report, summarize
-    from ..report.single import Shown, render
+    from ..report.single import Shown, file_line, render
 
     refuse_input_as_output(opts.out, opts.path)
-    view = load_view(opts.path, opts.window)
-    if view.window_note() and not len(view.op_rows):
-        note(view.window_note())
-    view = restrict(view, opts)
+    trace, window = load_trace(opts.path, opts.window)
     color = color_wanted(opts.format, opts.out)
     width = shutil.get_terminal_size().columns if color else None
+    # The table's first line names the file: written once the file is read, before the
+    # analysis (a pipe's reader sees the report start while the rest is worked out).
+    first = opts.format == "table" and not opts.summary
     shown = Shown(top=opts.top, rank_by=opts.rank_by, min_pct=opts.min_percentage,
                   advice=opts.advice, raw_op_codes=opts.raw_op_codes,
                   all_signposts=opts.print_signposts, summary=opts.summary,
-                  telemetry=summarize(readings_for_report(view.trace.path,
-                                                          view.trace.devices)))
-    if opts.format in ("csv", "perfetto"):  # the others carry the warnings in their text
-        warn_data(view)
-    write_output(opts.out, lambda out: render(view, opts.format, out, shown, color=color,
-                                              width=width))
+                  telemetry=summarize(readings_for_report(trace.path, trace.devices)),
+                  file_line=not first)
+
+    def write(out) -> None:
+        if first:
+            out.write(file_line(trace, width) + "\n")
+            out.flush()
+        view = analysed(trace, window, opts.window)
+        if view.window_note() and not len(view.op_rows):
+            note(view.window_note())
+        view = restrict(view, opts)
+        if opts.format in ("csv", "perfetto"):  # the others carry the warnings in their text
+            warn_data(view)
+        render(view, opts.format, out, shown, color=color, width=width)
+
+    write_output(opts.out, write)
     sys.stdout.flush()
     return EXIT_OK
 

@@ -72,6 +72,7 @@ class Shown:
     raw_op_codes: bool = False  # table/markdown: op codes without the size/config
     all_signposts: bool = False  # the summary lists every signpost (default: 6)
     telemetry: dict | None = None  # device telemetry recorded during the run (health.telemetry)
+    file_line: bool = True  # the table's "File:" line (False: the caller wrote it, file_line)
 
 
 ALL = Shown()
@@ -205,11 +206,20 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     return list(iter_summary_lines(view, all_signposts))
 
 
-def iter_summary_lines(view: View, all_signposts: bool = False) -> Iterator[str]:
+def file_line(trace, width: int | None = None) -> str:  # (model.Trace)
+    """The table's first line, "File: PATH" (wrapped at `width`), as soon as the trace is read:
+    `report` writes it before the analysis."""
+    return "\n".join(wrap(str(clean_text(f"File: {trace.path}")), width))
+
+
+def iter_summary_lines(view: View, all_signposts: bool = False,
+                       file: bool = True) -> Iterator[str]:
     """summary_lines, the first as soon as it is made (the table flushes it while the rest of
-    the header is worked out: the iterations, the performance model)."""
+    the header is worked out: the iterations, the performance model). `file`: with the "File:"
+    line (file_line)."""
     sm = view.summary()
-    yield str(clean_text(f"File: {sm.file}"))
+    if file:
+        yield file_line(view.trace)
     facts = timing_facts(view)
 
     def bound(f: Fact) -> bool:
@@ -258,7 +268,7 @@ def head_lines(view: View, shown: Shown) -> list[str]:
 
 def iter_head_lines(view: View, shown: Shown) -> Iterator[str]:
     """head_lines, each as it is made."""
-    yield from iter_summary_lines(view, shown.all_signposts)
+    yield from iter_summary_lines(view, shown.all_signposts, file=shown.file_line)
     extra = [shown_line(view, shown), headline(view)]
     yield from (("Model: " + line if line is extra[1] else line) for line in extra if line)
 
