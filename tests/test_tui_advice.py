@@ -25,8 +25,9 @@ def _texts(adv: AdviceView) -> list[str]:
 
 
 async def test_advice_view_is_grouped_and_f_lists_every_entry():
-    """bh20_oft: 1,400 entries (1,311 gaps) fit one screen grouped, the tuning guides' rules
-    first; `f` lists each one; enter on the largest gap shows that op in the table."""
+    """bh20_oft: 1,400 entries of tt-perf-report's (1,311 gaps) and 272 of the guides fit one
+    screen grouped, the tuning guides' rules first; `f` lists each one; enter on the largest
+    gap shows that op in the table."""
     view = Trace.load(real_dir() / "tt-perf-report__bh20_oft.csv").view(Window("all"))
     app = open_app(view)
     async with app.run_test(size=SIZE) as pilot:
@@ -35,7 +36,10 @@ async def test_advice_view_is_grouped_and_f_lists_every_entry():
         adv = app.screen.query_one(AdviceView)
         assert app.screen.focused is adv
         grouped = _texts(adv)
-        assert grouped[0].startswith("Grouped: 1,400 entries; f lists each")
+        # the lead counts every entry listed, tt-perf-report's and the guides' (156 + 30 + 85
+        # + 1: below)
+        assert grouped[0].startswith("Grouped: 1,672 entries (tt-perf-report 1,400, guides "
+                                     "272); f lists each")
         assert adv.option_count < 30
         assert any(t.startswith("Op-to-op gaps over 6.5 us: 1,311 ops") for t in grouped)
         assert any("and 1,306 more" in t for t in grouped)
@@ -57,7 +61,8 @@ async def test_advice_view_is_grouped_and_f_lists_every_entry():
         await pilot.press("f")
         await pilot.pause()
         full = _texts(adv)
-        assert full[0].startswith("Every entry (1,400); f groups them")
+        assert full[0].startswith("Every entry (1,672: tt-perf-report 1,400, guides 272); f "
+                                  "groups them")
         # gaps, matmuls, then the guides' (156 padding_tile, 30 padding_tilize, 85
         # fusion_eltwise, 1 format_fidelity: tests/test_guides.py checks each)
         assert sum(t.startswith("ID ") for t in full) == 1311 + 44 + 156 + 30 + 85 + 1

@@ -290,10 +290,15 @@ def listed_sections(view: View, full: bool, key: str
     sections, grouped (the tuning guides' rules first, as `report` prints them) or (`full`)
     every entry."""
     s = summary_of(view)
+    # an entry: one piece of advice on one op (an op line of tt-perf-report's lists each of
+    # its pieces as a bullet), tt-perf-report's rules and the guides' together
+    n, g = s.entries + s.guides.entries, s.guides.entries
+    whose = f"tt-perf-report {s.entries:,}, guides {g:,}"
     if full:
-        return (f"Every entry ({s.entries:,}); {key} groups them", advice_sections(view))
+        return (f"Every entry ({n:,}{': ' + whose if g else ''}); {key} groups them",
+                advice_sections(view))
     # the tuning guides' rules first (the warm-up leads them), as `report` prints them
-    return (f"Grouped: {s.entries:,} entries; {key} lists each",
+    return (f"Grouped: {n:,} entries{f' ({whose})' if g else ''}; {key} lists each",
             summary_sections(view, s, guides_first=True))
 
 
