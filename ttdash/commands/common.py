@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, NamedTuple, TextIO
 
 from ..memory import trim
 from ..model.text import clean_text
@@ -46,22 +46,31 @@ def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     return view_from(trace, opts.window(trace), opts)
 
 
-def load_trace(path: str | tuple[str, ...], opts: WindowOptions):  # -> (Trace, Window)
-    """One trace read, and the window `opts` ask for in it (a window it does not have fails
-    here, before any analysis or output), with the progress display."""
+class Loaded(NamedTuple):
+    """A trace read and the window asked for found in it (load_trace), not yet analysed."""
+    trace: Any  # model.Trace
+    window: Any  # model.Window
+    selected: tuple[Any, str]  # Trace.window_rows: its rows and their description
+
+
+def load_trace(path: str | tuple[str, ...], opts: WindowOptions) -> Loaded:
+    """One trace read and its rows in the window `opts` ask for (a window it does not have, a
+    replay session or a steady state it lacks, fails here: before any analysis or output),
+    with the progress display."""
     from .progress import on_stderr
 
     with on_stderr():
         trace = trace_of(path, opts, "analysis")
-    return trace, opts.window(trace)
+        window = opts.window(trace)
+        return Loaded(trace, window, trace.window_rows(window))
 
 
-def analysed(trace, window, opts: WindowOptions):  # -> model.View
+def analysed(loaded: Loaded, opts: WindowOptions):  # -> model.View
     """load_trace's trace analysed in its window, with the progress display."""
     from .progress import on_stderr
 
     with on_stderr():
-        return view_from(trace, window, opts)
+        return view_from(loaded.trace, loaded.window, opts, loaded.selected)
 
 
 def trace_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
@@ -82,9 +91,10 @@ def trace_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     return Trace.load(paths[0], arch=opts.arch, columns=columns)
 
 
-def view_from(trace, window, opts: WindowOptions):  # (model.Trace, model.Window) -> View
-    """`trace` analysed in `window` as `opts` ask (devices merged, the pause threshold)."""
-    view = trace.view(window, merge=not opts.per_device)
+def view_from(trace, window, opts: WindowOptions, selected=None):  # -> model.View
+    """`trace` analysed in `window` as `opts` ask (devices merged, the pause threshold);
+    `selected`: the window's rows, when already found."""
+    view = trace.view(window, merge=not opts.per_device, selected=selected)
     view.pause_above_us = opts.pause_above_us
     trim()  # the load's freed chunks: not part of the peak of what comes next
     return view

@@ -30,7 +30,8 @@ def report(opts: ReportOptions) -> int:
     from ..report.single import Shown, file_line, render
 
     refuse_input_as_output(opts.out, opts.path)
-    trace, window = load_trace(opts.path, opts.window)
+    loaded = load_trace(opts.path, opts.window)
+    trace = loaded.trace
     color = color_wanted(opts.format, opts.out)
     width = shutil.get_terminal_size().columns if color else None
     # The table's first line names the file: written once the file is read, before the
@@ -46,7 +47,7 @@ def report(opts: ReportOptions) -> int:
         if first:
             out.write(file_line(trace, width) + "\n")
             out.flush()
-        view = analysed(trace, window, opts.window)
+        view = analysed(loaded, opts.window)
         if view.window_note() and not len(view.op_rows):
             note(view.window_note())
         view = restrict(view, opts)

@@ -380,8 +380,10 @@ class Trace:
         return pd.concat([full.iloc[0], rest]).rename(row.name)
 
     # ------------------------------------------------------------ views
-    def view(self, window: Window = Window(), merge: bool = True) -> View:
-        rows, desc = self.window_rows(window)
+    def view(self, window: Window = Window(), merge: bool = True,
+             selected: tuple[pd.DataFrame, str] | None = None) -> View:
+        """The ops of `window` analysed; `selected`: its window_rows, when already found."""
+        rows, desc = self.window_rows(window) if selected is None else selected
         is_sp = (text(rows, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
         window_rows = int(len(rows) - is_sp.sum())
         step("analysing", 0, len(rows))
