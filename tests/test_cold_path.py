@@ -171,11 +171,12 @@ def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
     """The plain table pads a row with one format string (a narrowed column's cells cut
     first); the coloured table still pads cell by cell (report.single's `cell`). Without
     their colour codes the two are the same text, on every real file, at any width, in blocks
-    of 5 rows (their cells kept from the sizing pass or formatted again) and in one."""
+    of 5 rows with their cells formatted again in the rows pass, of 97 with them kept from the
+    sizing pass (5-row blocks cost a second a table), and in one block."""
     from ttdash.report import single
 
     view = Trace.load(real_dir() / name).view(Window("all"))
-    for chunk, keep in ((5, 0), (5, 1 << 17), (20_000, 1 << 17)):  # cells formatted again / kept
+    for chunk, keep in ((5, 0), (97, 1 << 17), (20_000, 1 << 17)):  # formatted again / kept
         monkeypatch.setattr(single, "CHUNK", chunk)
         monkeypatch.setattr(single, "KEEP_ROWS", keep)
         for shown in (single.Shown(), single.Shown(top=3, raw_op_codes=True)):
