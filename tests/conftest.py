@@ -41,7 +41,7 @@ MARKERS = {
     "oracle": "runs tt-perf-report itself (the recorded outputs are replayed elsewhere)",
     "slow": "left out of the fast tier (set for terminal, wheel and oracle tests too). By hand "
             "on tests of 5 s and more whose point the fast tier checks on a smaller input: the "
-            "large traces of the chunk-equivalence properties (chunked output on 1,872 ops, 30 "
+            "large traces of the chunk-equivalence properties (chunked output on 1,872 ops, 5 "
             "s; chunked analysis of the two largest traces, 9 s) and the cache's hypothesis "
             "property over changed digits (9 s; single changed bytes stay fast), the history "
             "store killed at each write (10 s; the readers' own tests stay fast), the diffs "
