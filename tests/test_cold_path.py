@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import FAST_REAL, REPORT_FIXTURES, each_real_file, pairwise, real_dir
+from conftest import FAST_REAL, REPORT_FIXTURES, each_real_file, pairwise, real_dir, run_ttdash
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -241,8 +241,6 @@ def test_report_writes_the_file_line_before_the_analysis(monkeypatch, capsys):
 def test_report_of_a_window_the_trace_lacks_writes_nothing():
     """The window is looked up before the "File:" line is written: a signpost the trace does
     not have is exit 2 with the one-line error and nothing on stdout."""
-    from conftest import run_ttdash
-
     r = run_ttdash("report", str(real_dir() / "tt-perf-report__bh20_oft.csv"),
                    "--signpost", "NOPE")
     assert r.returncode == 2 and r.stdout == ""
