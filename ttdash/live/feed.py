@@ -308,8 +308,16 @@ class LiveFeed:
     def _apply(self, item) -> None:
         token, event = item
         with self._wlock:
-            if token not in {t for t, _ in self._watchers.values()}:
-                return  # a watcher stopped since (a rank that went): nothing of it counts
+            folder = next((d for d, (t, _) in self._watchers.items() if t is token), None)
+        if folder is None:
+            return  # a watcher stopped since (a rank that went): nothing of it counts
+        if isinstance(event, Status) and self.follow_ranks and folder in self.model.ranks \
+                and not folder.is_dir():
+            # A rank's folder went (its watcher says "waiting for it to appear"): look for
+            # the ranks now, so the status says the rank was dropped, not a folder awaited
+            # beside "2 ranks live" until the next scan.
+            self._next_scan = 0.0
+            return
         if isinstance(event, RowsAppended):
             lines = event.lines or list(range(event.first_line,
                                               event.first_line + len(event.rows)))
