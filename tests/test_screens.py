@@ -214,3 +214,55 @@ async def test_export_confirm_overwrite_keeps_mode(tmp_path):
         await pilot.pause()
     assert target.read_text().startswith("id,") or target.read_text().startswith('"id"')
     assert target.stat().st_mode & 0o777 == 0o644
+
+
+# ------------------------------------------------------------------ the key footer
+async def test_footer_is_rebuilt_only_when_its_keys_change():
+    """Textual's footer rebuilt its key widgets on every focus change and screen push (~40 ms
+    each, 40% of a headless session's CPU). ttdash's shows the same keys as Textual's would
+    after every key, and is rebuilt only when they differ."""
+    from textual.widgets._footer import FooterKey
+
+    from ttdash.tui.widgets import SteadyFooter
+
+    KEYS = ("j", "j", "k", "2", "j", "1", "3", "1", "slash", "escape", "enter", "escape")
+    rebuilt: list[int] = []  # the press (1, 2, ...) during which the footer was rebuilt
+    presses: list[str] = []
+    checked = 0
+    app = open_app(view_of(WH))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+
+        def shown() -> list[tuple[str, str, bool]] | None:  # None: a modal without keys
+            footers = app.screen.query(SteadyFooter)
+            return [(k.key, k.description, k.disabled) for k in footers.first().query(FooterKey)
+                    if not k.has_class("-command-palette")] if footers else None
+
+        def wanted() -> list[tuple[str, str, bool]]:  # Textual's: one key per action
+            first: dict[str, tuple[str, str, bool]] = {}
+            for _, b, on, _ in app.screen.active_bindings.values():
+                if b.show:
+                    first.setdefault(b.action, (b.key, b.description, not on))
+            return list(first.values())
+
+        real = SteadyFooter.recompose
+
+        async def counted(footer):
+            rebuilt.append(len(presses))
+            return await real(footer)
+
+        SteadyFooter.recompose = counted
+        try:
+            for key in KEYS:
+                presses.append(key)
+                await pilot.press(key)
+                await pilot.pause()
+                keys = shown()
+                assert keys is None or keys == wanted(), key
+                checked += keys is not None
+        finally:
+            SteadyFooter.recompose = real
+    assert checked >= 9
+    # once for each view switch (Textual's: twice, and once more for a modal opened or closed);
+    # never for a cursor move, a modal or closing it
+    assert [KEYS[i - 1] for i in rebuilt] == ["2", "1", "3", "1"], rebuilt

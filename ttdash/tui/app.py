@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, OptionList, Static
+from textual.widgets import ContentSwitcher, DataTable, OptionList, Static
 
 from ..format import fmt_us, plural
 from ..model import View, Window
@@ -46,6 +46,7 @@ from .widgets import (
     OpPicked,
     PromptScreen,
     SignpostList,
+    SteadyFooter,
     ask_and_export,
     help_rows,
     plain,
@@ -135,7 +136,7 @@ class TraceScreen(TableViewMixin, Screen):
                 yield WhyView(id="why")
         yield from self.panels()
         yield Static(id="status")
-        yield Footer()
+        yield SteadyFooter()
 
     def panels(self) -> ComposeResult:
         """Extra panels between the table and the status line (the run screen's output)."""

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, Static
+from textual.widgets import ContentSwitcher, DataTable, Static
 
 from ..format import fmt_us, is_missing, signed_pct
 from ..model import Trace, Window
@@ -32,6 +32,7 @@ from .tableview import TABLE_BINDINGS, TableViewMixin
 from .widgets import (
     HelpScreen,
     PromptScreen,
+    SteadyFooter,
     ask_and_export,
     bar_chart,
     detail_body,
@@ -206,7 +207,7 @@ class DiffScreen(TableViewMixin, Screen):
                 yield DataTable(id="groups", cursor_type="row", zebra_stripes=True)
                 yield Static(id="deltas")
         yield Static(id="status")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.recompute()

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Sparkline, Static
+from textual.widgets import DataTable, Sparkline, Static
 
 from ..format import fmt_us, is_missing
 from ..history.query import labels_text, trend
@@ -30,7 +30,7 @@ from ..model.text import clean_text
 from .app import TraceScreen, TTDashApp
 from .diffview import DiffScreen
 from .historytrend import ID_CHARS, TrendScreen, _text
-from .widgets import HelpScreen, help_rows, plain
+from .widgets import HelpScreen, SteadyFooter, help_rows, plain
 
 #: Table columns (key, title, right-aligned); the widths come from the rows (`_layout`).
 COLUMNS = (("mark", "", False), ("added", "Added", False), ("run", "Run", False),
@@ -201,7 +201,7 @@ class HistoryScreen(Screen):
         yield RunsTable(id="runs", cursor_type="row", zebra_stripes=True, cell_padding=0)
         yield Static(id="empty")
         yield Static(id="status")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#empty").display = False

@@ -11,13 +11,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from ..format import fmt_us, is_missing
 from ..history.query import numeric_labels, trend, trend_by
 from ..model.text import clean_text
-from .widgets import HelpScreen, help_rows
+from .widgets import HelpScreen, SteadyFooter, help_rows
 
 ID_CHARS = 8  # run ids are shown by their first characters (here and in the history's table)
 
@@ -59,7 +59,7 @@ class TrendScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="trend-info")
         yield PlotextPlot(id="trend-plot")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.draw()

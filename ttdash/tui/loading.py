@@ -23,11 +23,11 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static
+from textual.widgets import ProgressBar, Static
 
 from ..model import View
 from ..model.progress import previewing, reporting
-from .widgets import plain
+from .widgets import SteadyFooter, plain
 
 REPORTS_PER_S = 10
 
@@ -61,7 +61,7 @@ class LoadingScreen(Screen):
         yield Static(plain(f"loading {self._name}"), id="loading-header")
         yield Static("", id="loading-phase")
         yield ProgressBar(total=100, show_eta=False, id="loading-bar")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.run_worker(self._work, thread=True, exit_on_error=False, name="load")

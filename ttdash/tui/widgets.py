@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.visual import Visual
-from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets import DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
@@ -35,6 +35,26 @@ from ..model.text import clean_text
 from ..report.export import check_target, write_atomic
 from .details import DetailScreen, detail_body  # noqa: F401  (re-exported: importers of widgets)
 from .richtext import bullet_list, plain
+
+
+class SteadyFooter(Footer):
+    """Textual's key footer, rebuilt only when what it shows changes.
+
+    Textual's rebuilds every key widget on each focus change and screen push, shown keys the
+    same or not: ~40 ms of CPU a time, two times a view switch (measured: 23 rebuilds in 29 keys,
+    ~1 of 2.3 CPU-s). Each rebuild here is skipped unless a shown key, its label, its state or
+    the focused screen's bindings differ."""
+
+    _shown: tuple | None = None
+
+    def bindings_changed(self, screen) -> None:
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            shown = tuple((b.key, b.action, b.description, b.key_display, b.show, id(b.group),
+                           on, tip) for _, b, on, tip in screen.active_bindings.values())
+            if shown == self._shown and self._bindings_ready:
+                return
+            self._shown = shown
+        super().bindings_changed(screen)
 
 
 class HeaderText(Visual):
