@@ -12,7 +12,9 @@ stale output. ``TTDASH_ORACLE``:
 * ``live``: run tt-perf-report and fail unless its output equals the golden file.
 
 ``test_oracle_golden.py`` re-runs every recorded run whose inputs are the real fixtures or
-files of the repo, and compares (the newest-dependency CI pass; marker ``oracle``).
+files of the repo, and compares (the newest-dependency CI pass; marker ``oracle``). It runs
+them through :func:`execute_many`: one child imports tt-perf-report once and forks each run
+from there (``oracle_batch.py``), so ~55 runs do not each pay ~1 s of imports.
 """
 
 from __future__ import annotations
@@ -110,6 +112,19 @@ def execute(argv: list[str]) -> Run:
         res = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
                              timeout=300, cwd=cwd, stdin=subprocess.DEVNULL)
     return Run(res.returncode, res.stdout, res.stderr)
+
+
+def execute_many(argvs: list[list[str]]) -> list[Run]:
+    """`execute` for each argv, in one child that imports tt-perf-report once and forks a run
+    from that state for each (`oracle_batch.py`): the same runs less ~1 s of imports each."""
+    with tempfile.TemporaryDirectory(prefix="oracle-jobs-") as tmp:
+        jobs = Path(tmp) / "jobs.json"
+        jobs.write_text(json.dumps(argvs))
+        res = subprocess.run([sys.executable, str(Path(__file__).with_name("oracle_batch.py")),
+                              str(jobs)], capture_output=True, text=True, timeout=600,
+                             cwd=tmp, stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stderr
+    return [Run(r["returncode"], r["stdout"], r["stderr"]) for r in json.loads(res.stdout)]
 
 
 def tt_perf_report(argv: list[str], inputs: list[Path], outputs: list[tuple[str, Path]]

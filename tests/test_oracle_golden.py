@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from conftest import real_dir
-from oracle import GOLDEN, _sha, execute, placeholders, resolve_ref, shaped, unshaped
+from oracle import GOLDEN, _sha, execute_many, placeholders, resolve_ref, shaped, unshaped
 
 pytestmark = pytest.mark.oracle
 
@@ -55,13 +54,11 @@ def test_recorded_outputs_are_current(tmp_path):
         todo.append((path.name, doc, argv, outputs, subst))
     assert len(todo) >= 50
 
-    def check(item):
-        name, doc, argv, outputs, subst = item
-        run = execute(argv)
+    runs = execute_many([argv for _, _, argv, _, _ in todo])  # two at a time
+    stale = []
+    for (name, doc, _, outputs, subst), run in zip(todo, runs):
         got = [f.read_text() if f.exists() else None for _, f in outputs]
-        return name, (run.returncode, shaped(run.stdout, subst), got) == (
-            doc["returncode"], doc["stdout"], doc["files"])
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        stale = [name for name, ok in pool.map(check, todo) if not ok]
+        if (run.returncode, shaped(run.stdout, subst), got) != (
+                doc["returncode"], doc["stdout"], doc["files"]):
+            stale.append(name)
     assert stale == [], f"re-record with scripts/make_oracle_golden.py: {stale}"
