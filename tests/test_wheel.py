@@ -91,7 +91,9 @@ def test_wheel_installs_and_runs(tmp_path):
     _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, timeout=120)
     bindir = venv / "bin"
     py, exe = bindir / "python", bindir / "ttdash"
-    _run([str(py), "-m", "pip", "install", "--quiet", str(wheel)], cwd=tmp_path, timeout=900)
+    # --no-compile: as the README's install (pip compiling every dependency took ~1/3 of it)
+    _run([str(py), "-m", "pip", "install", "--quiet", "--no-compile", str(wheel)], cwd=tmp_path,
+         timeout=900)
     work = tmp_path / "elsewhere"  # never the source tree: the installed package must be used
     work.mkdir()
     where = _run([str(py), "-c", "import ttdash, sys; print(ttdash.__file__)"], cwd=work,
