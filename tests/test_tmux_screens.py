@@ -433,9 +433,11 @@ def test_help_at_80x24_lists_no_noise(term_env):
 # ---------------------------------------------------------------- 4. sorting puts the cursor on top
 def test_sorting_moves_the_cursor_to_the_top(term_env):
     with Tmux([ttdash_bin(), "open", real(CLIP_WH)], 80, 24, term_env) as t:
-        first = t.wait_for(lambda s: ready(s) and "row 1/1,872" in s, LOAD)
         # the sort shown before any press (heaviest first) is the first title: a press is seen
-        # when a title not seen yet is (taken for a press, the first screen raced the keys)
+        # when a title not seen yet is (taken for a press, the first screen raced the keys).
+        # Settled: a first frame may show the table before its header has the sort.
+        first = wait_stable(t, lambda s: ready(s) and "row 1/1,872" in s and "sort: " in s,
+                            LOAD)
         titles = [re.search(r"sort: (\S+)", first).group(1)]
         for _ in range(3):
             t.send(">")
