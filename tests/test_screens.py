@@ -217,7 +217,7 @@ async def test_export_confirm_overwrite_keeps_mode(tmp_path):
 
 
 # ------------------------------------------------------------------ the key footer
-async def test_footer_is_rebuilt_only_when_its_keys_change():
+async def test_footer_is_rebuilt_only_when_its_keys_change(monkeypatch):
     """Textual's footer rebuilt its key widgets on every focus change and screen push (~40 ms
     each, 40% of a headless session's CPU). ttdash's shows the same keys as Textual's would
     after every key, and is rebuilt only when they differ."""
@@ -251,17 +251,14 @@ async def test_footer_is_rebuilt_only_when_its_keys_change():
             rebuilt.append(len(presses))
             return await real(footer)
 
-        SteadyFooter.recompose = counted
-        try:
-            for key in KEYS:
-                presses.append(key)
-                await pilot.press(key)
-                await pilot.pause()
-                keys = shown()
-                assert keys is None or keys == wanted(), key
-                checked += keys is not None
-        finally:
-            SteadyFooter.recompose = real
+        monkeypatch.setattr(SteadyFooter, "recompose", counted)
+        for key in KEYS:
+            presses.append(key)
+            await pilot.press(key)
+            await pilot.pause()
+            keys = shown()
+            assert keys is None or keys == wanted(), key
+            checked += keys is not None
     assert checked >= 9
     # once for each view switch (Textual's: twice, and once more for a modal opened or closed);
     # never for a cursor move, a modal or closing it
