@@ -398,7 +398,8 @@ def _to_columns(holder: list[pa.Table], skip_empty: frozenset[str] = frozenset()
                 ) -> dict[str, Any]:
     """The table (the only reference to it in `holder`) as pandas columns, one at a time: each
     column's Arrow buffers are let go as soon as it is converted (the peak is the table plus
-    one column, not two copies of it). Columns in `skip_empty` with no value are left out."""
+    one column, not two copies of it). Columns in `skip_empty` with no value are left out.
+    Each is a Series, or a numpy array (`compact`'s, or NaNs for a column with no value)."""
     table = holder.pop()
     columns: dict[str, Any] = {}
     names, arrays = table.column_names, table.columns  # (not remove_column: O(columns^2))
