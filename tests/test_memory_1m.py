@@ -18,7 +18,7 @@ from ttdash.model.guides import (
     rule_frames,
     summarise_guides,
 )
-from ttdash.report.advice import guides_of
+from ttdash.report.advice import guide_frames_of, guides_cached, guides_of
 
 CLIP = "tt-perf-report__wh_clip_encoder_2.csv"
 OFT = "tt-perf-report__bh20_oft.csv"
@@ -114,3 +114,37 @@ def test_grouped_advice_drops_the_guide_entries_before_where_and_why(monkeypatch
     text = single.render_to_string(view, fmt)
     assert seen == [False] and "Tuning guides" in text
     assert "frames" not in guides_of(view).cache
+
+
+@pytest.mark.parametrize("name", [CLIP, OFT])
+def test_guide_frames_are_each_kind_without_a_copy_of_its_rows(name):
+    """JSON's guide entries, taken a chunk at a time from the rule frames (no copy of a kind's
+    rows), are each kind's rows in order, chunked, less the figures the kind has none of."""
+    g = _fresh(name)
+    want = []
+    for e in rule_frames(g):
+        kinds = e["kind"].to_numpy(dtype=object)
+        for kind in pd.unique(kinds):
+            part = e[kinds == kind]
+            part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
+                                      and part[c].isna().all()])
+            want += [part.iloc[s:s + 97] for s in range(0, len(part), 97)]
+    view = g.source
+    got = list(guide_frames_of(view, chunk=97))
+    assert len(got) == len(want) > 2
+    for a, b in zip(got, want):
+        pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True),
+                                      check_exact=True)
+
+
+def test_json_drops_the_guide_entries_it_made_and_keeps_a_callers():
+    """`report -f json` lets the guide entries go once written (before the ops: ~100 MB of a
+    million-op trace); entries a caller made before (the TUI's advice view) stay."""
+    from ttdash.report import single
+
+    view = Trace.load(real_dir() / OFT).view(Window("all"))
+    text = single.render_to_string(view, "json")
+    assert '"guide_advice":[{' in text and not guides_cached(view)
+    kept = rule_frames(guides_of(view))
+    assert single.render_to_string(view, "json") == text
+    assert guides_cached(view) and guides_of(view).cache["frames"] is kept

@@ -142,24 +142,44 @@ def release_guides(view: View) -> None:
         cached[2].cache.pop("frames", None)
 
 
-def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Each guide kind with its entries, first seen first (a kind is one rule's: its rows are
-    in one rule frame)."""
+def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame, np.ndarray | None]]:
+    """Each guide kind, first seen first, with its rule frame and the positions of the kind's
+    rows in it (None: every row). A kind is one rule's: its rows are in one frame. No copy of
+    a kind's rows is made (a million ops' padding entries are ~100 MB): callers take them a
+    chunk at a time (_chunks)."""
     for e in rule_frames(guides_of(view)):
         codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
         for code, kind in enumerate(kinds):
-            yield str(kind), (e[codes == code] if len(kinds) > 1 else e)
+            yield str(kind), e, (np.flatnonzero(codes == code) if len(kinds) > 1 else None)
+
+
+def _chunks(frame: pd.DataFrame, at: np.ndarray | None, size: int) -> Iterator[pd.DataFrame]:
+    """The rows of `frame` at positions `at` (None: all), in order, `size` rows at a time."""
+    n = len(frame) if at is None else len(at)
+    for start in range(0, n, size):
+        yield frame.iloc[start:start + size] if at is None else frame.iloc[at[start:start + size]]
+
+
+def _missing(frame: pd.DataFrame, column: str, at: np.ndarray | None) -> bool:
+    """No row of `frame` at positions `at` (None: all) has a value in `column`."""
+    known = frame[column].notna().to_numpy()
+    return not (known if at is None else known[at]).any()
+
+
+def guides_cached(view: View) -> bool:
+    """Whether this view's guide entries are made and kept (release_guides drops them)."""
+    cached = view.__dict__.get("_guides")
+    return cached is not None and "frames" in cached[2].cache
 
 
 def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
     """Every guide entry as frames of at most `chunk` rows, a kind at a time without the
     figures its rule does not give (what JSON's "guide_advice" writes: no Python object per
     entry)."""
-    for _, part in _kind_parts(view):
-        part = part.drop(columns=[c for c in EXTRA_FIGURES if c in part.columns
-                                  and part[c].isna().all()])
-        for start in range(0, len(part), chunk):
-            yield part.iloc[start:start + chunk]
+    for _, e, at in _kind_parts(view):
+        drop = [c for c in EXTRA_FIGURES if c in e.columns and _missing(e, c, at)]
+        for part in _chunks(e, at, chunk):
+            yield part.drop(columns=drop) if drop else part
 
 
 def guide_title(kind: str) -> str:
@@ -173,14 +193,13 @@ def guide_groups(view: View, batch: int = 20_000
     up a batch of entries at a time."""
     ops = view.op_rows
     all_ids = ops["id"].to_numpy()
-    for kind, sub in _kind_parts(view):
-        yield guide_title(kind), _guide_entries(sub, ops, all_ids, batch)
+    for kind, e, at in _kind_parts(view):
+        yield guide_title(kind), _guide_entries(_chunks(e, at, batch), ops, all_ids)
 
 
-def _guide_entries(sub: pd.DataFrame, ops: pd.DataFrame, all_ids: np.ndarray, batch: int
+def _guide_entries(parts: Iterator[pd.DataFrame], ops: pd.DataFrame, all_ids: np.ndarray
                    ) -> Iterator[AdviceEntry]:
-    for start in range(0, len(sub), batch):
-        part = sub.iloc[start:start + batch]
+    for part in parts:
         ids = part["id"].to_numpy(dtype=np.int64)
         rows = ops[np.isin(all_ids, ids)]
         labels = dict(zip(rows["id"].tolist(), op_labels(rows)))

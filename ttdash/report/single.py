@@ -35,6 +35,7 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     advice_sections,
     advice_text,
     guide_frames_of,
+    guides_cached,
     release_guides,
     summary_of,
     summary_sections,
@@ -143,6 +144,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     if shown.top:
         doc["ranked_by"] = {"top": shown.top, "by": RANK_FIELDS[shown.rank_by]}
     doc["where_the_time_goes"] = where_dict(view)
+    made = not guides_cached(view)  # the guide entries made here are dropped once written
     doc.update(why_dict(view))  # performance_model, core_balance, ccl_bandwidth, program_cache
     if shown.advice != "none":  # streamed: a million-op trace has hundreds of thousands
         doc["advice_summary"] = summary_of(view).as_dict()
@@ -164,6 +166,8 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
             out.write(records_json(frame, bare=True))
             sep = ","
         out.write("]")
+        if made:  # (a caller that kept them, the TUI, keeps them)
+            release_guides(view)
     ops = select(view, shown, rows)
     fields = op_fields(JSON_OP_FIELDS, ops, view.counter_names)
     out.write(',"ops":[')
