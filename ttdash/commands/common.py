@@ -87,8 +87,11 @@ def trace_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
             note(f"{given}: no ops_perf_results*.csv report (yet): reading its live log {p} "
                  "(the device ops so far)")
     if len(paths) > 1:
-        return Trace.load_many(paths, arch=opts.arch, columns=columns)
-    return Trace.load(paths[0], arch=opts.arch, columns=columns)
+        trace = Trace.load_many(paths, arch=opts.arch, columns=columns)
+    else:
+        trace = Trace.load(paths[0], arch=opts.arch, columns=columns)
+    trim()  # the parse's freed buffers: not part of the analysis's peak
+    return trace
 
 
 def view_from(trace, window, opts: WindowOptions, selected=None):  # -> model.View
