@@ -5,6 +5,8 @@ str, and find_period's in-place power spectrum is bit for bit the whole-array pr
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -176,3 +178,24 @@ def test_the_parse_buffers_go_back_before_the_analysis(monkeypatch):
     monkeypatch.setattr(Trace, "view", view)
     common.load_view(str(real_dir() / OFT), WindowOptions())
     assert released == ["arrow", "arrow", "view", "arrow"], released
+
+
+def test_json_writes_advice_and_guide_entries_a_chunk_at_a_time(monkeypatch):
+    """JSON's advice and guide entries go through the encoder CHUNK rows at a time (not a frame
+    of 131,072 matmuls' bullets: their text ~100 MB at once), into the same document."""
+    from ttdash.report import safe, single
+
+    view = Trace.load(real_dir() / OFT).view(Window("all"))
+    whole = single.render_to_string(view, "json")
+    sizes: list[int] = []
+    real_records = safe.records_json
+
+    def records(frame, *args, **kwargs):
+        sizes.append(len(frame))
+        return real_records(frame, *args, **kwargs)
+
+    monkeypatch.setattr(single, "records_json", records)
+    monkeypatch.setattr(single, "CHUNK", 97)
+    assert single.render_to_string(view, "json") == whole
+    doc = json.loads(whole)
+    assert max(sizes) == 97 and len(doc["advice"]) + len(doc["guide_advice"]) > 2 * 97

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO, TypeVar
 
@@ -150,21 +150,14 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         doc["advice_summary"] = summary_of(view).as_dict()
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
-    if shown.advice != "none":  # a frame at a time: no Python object per entry
+    if shown.advice != "none":  # CHUNK entries at a time: no Python object per entry, and
+        # the text of a chunk, not of a frame (131,072 matmuls' bullets), held at once
         out.write(',"advice":[')
-        sep = ""
-        for frame in advice_frames(view.ops, view.pause_above_us):
-            if len(frame):
-                out.write(sep)
-                out.write(records_json(frame, bare=True))
-                sep = ","
-        out.write("]")
-        out.write(',"guide_advice":[')  # the tuning guides' entries, a kind at a time
-        sep = ""
-        for frame in guide_frames_of(view):
-            out.write(sep)
-            out.write(records_json(frame, bare=True))
-            sep = ","
+        _records(out, (frame.iloc[start:start + CHUNK]
+                       for frame in advice_frames(view.ops, view.pause_above_us)
+                       for start in range(0, len(frame), CHUNK)))
+        out.write('],"guide_advice":[')  # the tuning guides' entries, a kind at a time
+        _records(out, guide_frames_of(view, chunk=CHUNK))
         out.write("]")
         if made:  # (a caller that kept them, the TUI, keeps them)
             release_guides(view)
@@ -177,6 +170,15 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         out.write("," if start else "")  # 6 decimals; total_pct 6 significant digits
         out.write(records_json(chunk, bare=True))
     out.write("]}\n")
+
+
+def _records(out: TextIO, frames: Iterable[pd.DataFrame]) -> None:
+    """Each frame's rows as JSON records, one list's items (comma-separated, no brackets)."""
+    sep = ""
+    for frame in frames:
+        out.write(sep)
+        out.write(records_json(frame, bare=True))
+        sep = ","
 
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
