@@ -57,7 +57,7 @@ ANALYSIS_EXTRA = (
     "PROGRAM HASH", "PROGRAM CACHE HIT",
 )
 MAX_HEADER_BYTES = 4 << 20
-#: pyarrow's parse block: the most of a row read (badcsv names a longer one's line). 4 MiB,
+#: pyarrow's parse block (a row across more than two is refused; badcsv names its line). 4 MiB,
 #: not 1: a quarter of the batches, each attribute text's facts made once per batch (a 93,600-row
 #: read 0.51 -> 0.41 s; a million rows' peak no higher).
 BLOCK = 4 << 20
