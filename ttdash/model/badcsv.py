@@ -72,9 +72,9 @@ def locate_bad_line(path: Path, n_fields: int) -> TraceError:
             for line, row in _rows(lines):
                 if row and len(row) != n_fields:
                     at_end = fh.read(1) == ""
-                    if at_end and len(row) < n_fields and lines.inside:
-                        return locate_binary(path)  # a quote never closed: where it opens
                     if at_end and len(row) < n_fields:
+                        if lines.inside:  # a quote never closed: the line it opens on
+                            return locate_binary(path)
                         return TraceError(path, f"last line is cut short ({len(row)} of "
                                           f"{n_fields} fields); the file may still be being "
                                           "written", line=line, column=len(row))
