@@ -247,7 +247,9 @@ def test_check_refuses_what_diff_refuses(real, tmp_path, capsys):
     doc = json.loads(out)
     assert rc == 1 and doc["regression"] and doc["pct"] < 0
     assert doc["common_pct"] == pytest.approx(5.0, abs=1.5) and doc["gate_pct"] > 2
-    assert "% faster than the median" in err and "the ops both ran: +" in err
+    # #50.6: the line says what failed (the ops both ran), never "faster" under REGRESSION
+    assert "REGRESSION: the ops both ran are +" in err and "faster" not in err
+    assert "not like for like" in err
     # the same run unchanged still passes, with no common-ops clause
     same = scaled_copy(CLIP, tmp_path / "same.csv", 1.0)
     rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(same),
