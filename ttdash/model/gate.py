@@ -355,6 +355,13 @@ class Basis:
         t = self.baseline if side == "baseline" else self.candidate
         return self.start.get(side) == t.ops
 
+    @property
+    def cut_short(self) -> bool:
+        """One side stops early and its ops are the other side's first ops (a run cut short,
+        not another program, whatever the match rate)."""
+        return any(self.tail[o] and self.is_cut(s) for s, o in (("candidate", "baseline"),
+                                                                ("baseline", "candidate")))
+
     def tail_problems(self) -> list[str]:
         out = []
         for side, other, t in (("candidate", self.baseline, self.tail["baseline"]),
@@ -389,10 +396,8 @@ class Basis:
                        "the other's the classic kernel time: every op differs by a few us of "
                        "dispatch (compare two realtime logs or two classic reports)")
         if self.match_rate < MIN_MATCH_RATE:
-            cut = any(self.tail[o] and self.is_cut(s) for s, o in (
-                ("candidate", "baseline"), ("baseline", "candidate")))
             out.append(f"only {self.match_rate:.0%} of ops matched (under {MIN_MATCH_RATE:.0%})"
-                       + ("" if cut else ": the two sides' op sequences differ"))
+                       + ("" if self.cut_short else ": the two sides' op sequences differ"))
         out += self.tail_problems()
         share = self.uncompared_share(metric)
         if share > MAX_UNCOMPARED_SHARE:
