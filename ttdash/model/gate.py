@@ -281,8 +281,8 @@ class Basis:
         return lost / total if total > 0 else float("inf")
 
     def uncompared_text(self, metric: str) -> str | None:
-        """"267 of the 1,872 matched ops have no valid device time in the candidate ...: 43.7%
-        of the baseline's steady state is not compared" (None when every pair compares)."""
+        """"the candidate lacks a valid device time (...) on 267 of the 1,872 matched ops: 45.6%
+        of the baseline's steady state is not compared (...)" (None when every pair compares)."""
         n = self.uncompared_ops(metric)
         if not n:
             return None
@@ -295,10 +295,10 @@ class Basis:
             if what:
                 bits.append(f"the {side} lacks " + " and ".join(what))
         share = self.uncompared_share(metric)
-        return (" and ".join(bits) + f" of the {self.matched:,} matched ops: "
-                f"{share:.1%} of the baseline's {METRIC_NAMES[metric].split(' (')[0]} "
-                f"is not compared ({self.comparable[metric]:,} ops have valid timings on both "
-                "sides)")
+        shown = f"{share:.1%}" if share >= 0.0005 else "under 0.1%"
+        return (" and ".join(bits) + f" of the {self.matched:,} matched ops: {shown} of the "
+                f"baseline's {METRIC_NAMES[metric].split(' (')[0]} is not compared "
+                f"({self.comparable[metric]:,} ops have valid timings on both sides)")
 
     def common_pct(self, metric: str) -> float | None:
         """The change of `metric` over the ops both sides ran."""
