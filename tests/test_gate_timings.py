@@ -249,3 +249,24 @@ def test_a_regression_on_the_ops_both_ran_is_never_called_faster(work, store) ->
     assert h.returncode == 1
     first = h.stdout.splitlines()[0]
     assert first.startswith("REGRESSION: the ops both ran are +4.7") and "faster" not in first
+
+
+def test_several_runs_a_run_missing_timings_is_refused(work) -> None:
+    """With several runs per side the gate judges the mean of the runs' totals: a second
+    candidate run with its heaviest 1/7 of device times blank pulled the mean to -19.42%
+    (exit 0). It is aligned with its side's first run and refused, naming the file."""
+    baseline = real_dir() / WH
+    again = write(work, "baseline_again", real_csv())
+    valid = write(work, "runs_valid5", slower(real_csv()))
+    blank_df = slower(real_csv())
+    blank_df.loc[blank_df.index[picked(real_csv(), DUR, "heavy7")], DUR] = ""
+    blank = write(work, "runs_blank", blank_df)
+    r = run_ttdash("diff", "--baseline", str(baseline), str(again), "--candidate", str(valid),
+                   str(blank), "-f", "json", "--fail-above", "2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"ttdash: {blank}: --fail-above cannot trust this run: this run "
+                               "lacks a valid device time")
+    # the same runs with valid timings: the regression the mean shows (exit 1)
+    r = run_ttdash("diff", "--baseline", str(baseline), str(again), "--candidate", str(valid),
+                   str(valid), "-f", "json", "--fail-above", "2")
+    assert r.returncode == 1, r.stderr
