@@ -220,9 +220,9 @@ class Basis:
         c = _sums(np.where(dev_ok, cd, nan), np.where(gap_ok, cg, nan), pm)
         with np.errstate(invalid="ignore"):  # each side's own time on the pairs left out
             ob = _sums(np.where(~dev_ok & np.isfinite(bd), bd, nan),
-                       np.where(~gap_ok, bg, nan), pm)
+                       np.where(~gap_ok & np.isfinite(bg), bg, nan), pm)
             oc = _sums(np.where(~dev_ok & np.isfinite(cd), cd, nan),
-                       np.where(~gap_ok, cg, nan), pm)
+                       np.where(~gap_ok & np.isfinite(cg), cg, nan), pm)
         one_d, one_g = vb ^ vc, gb ^ gc
         none, every = np.zeros_like(one_d), np.ones_like(one_d)
         lacking, comparable = {}, {}
