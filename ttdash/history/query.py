@@ -314,7 +314,7 @@ def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) 
         timing=ct.timing)
     bt, ct = joint_pauses(pairs, bt, ct, float(view.pause_above_us))
     return Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])), (int(head[0]), int(head[1])),
-                    (start, start))
+                    start)
 
 
 def check(run: dict[str, Any], history: list[dict[str, Any]], fail_above: float,

@@ -538,7 +538,7 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     t0 = time.perf_counter()
     bt, ct = joint_pauses(pairs, side_totals(a), side_totals(b), a.pause_above_us)
     basis = Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])), (int(head[0]), int(head[1])),
-                     (start, start))
+                     start)
     delta = {m: basis.whole_pct(m) for m in METRICS}
     speed = {m: _ratio(*basis.whole(m)) for m in ("steady", "device", "wall")}
     total_delta = float(np.nansum(pairs["delta_us"].to_numpy(dtype="float64")))

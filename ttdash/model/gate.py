@@ -9,7 +9,8 @@ ops matched, the sums of the *ops both sides ran*, the ops only one side ran, an
 Rules (:meth:`Basis.problems`, fail closed: exit 2 rather than a verdict):
 
 * other archs (unless allowed), other device-time bases (realtime dispatch window vs kernel time);
-* under ``MIN_MATCH_RATE`` of the longer side's ops matched: other programs;
+* under ``MIN_MATCH_RATE`` of the longer side's ops matched: the op sequences differ (unless
+  one side is a cut copy of the other: see "stops early");
 * gaps on one side only (unless the metric is device time);
 * no valid device time on one side, or more corrupt timings on one side;
 * **timings missing on one side**: a matched pair is compared only where both sides have a valid
@@ -189,9 +190,8 @@ class Basis:
     tail: dict[str, int]
     #: side -> ops before the other side's start (see missing_head)
     head: dict[str, int] = field(default_factory=lambda: {"baseline": 0, "candidate": 0})
-    #: side -> how many of its first ops are the other side's first ops (common_start; absent:
-    #: unknown)
-    start: dict[str, int] = field(default_factory=dict)
+    #: how many first ops (signatures) the two sides share (common_start; None: unknown)
+    start: int | None = None
     #: metric -> (baseline, candidate) sums over the matched pairs timed on one side only, each
     #: side's own time (left out of the comparison; see the module docstring)
     out: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -205,7 +205,7 @@ class Basis:
     @classmethod
     def of(cls, pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals,
            tail: tuple[int, int], head: tuple[int, int] = (0, 0),
-           start: tuple[int, int] | None = None) -> Basis:
+           start: int | None = None) -> Basis:
         """From a pairs table (``status``, ``baseline_us``, ``candidate_us``, both gaps and
         ``host_pause`` as set by :func:`joint_pauses`)."""
         status = pairs["status"].to_numpy(dtype=object)
@@ -242,8 +242,7 @@ class Basis:
                    common={k: (b[k], c[k]) for k in METRICS}, only=only,
                    tail={"baseline": tail[0], "candidate": tail[1]},
                    head={"baseline": head[0], "candidate": head[1]},
-                   start={} if start is None else {"baseline": start[0],
-                                                   "candidate": start[1]},
+                   start=start,
                    out={k: (ob[k], oc[k]) for k in METRICS}, lacking=lacking,
                    comparable=comparable)
 
@@ -353,7 +352,7 @@ class Basis:
     def is_cut(self, side: str) -> bool:
         """`side`'s ops are the other side's first ops (nothing else differs up to its end)."""
         t = self.baseline if side == "baseline" else self.candidate
-        return self.start.get(side) == t.ops
+        return self.start is not None and self.start == t.ops
 
     @property
     def cut_short(self) -> bool:
@@ -372,8 +371,8 @@ class Basis:
                 if self.is_cut(side):
                     out.append(head + f"; its ops are the {other_name(side)}'s first ops, as a "
                                "full profiler buffer leaves a run (compare complete runs)")
-                elif side in self.start:
-                    k = self.start[side]
+                elif self.start is not None:
+                    k = self.start
                     out.append(head + f", and its ops part from the {other_name(side)}'s at op "
                                f"{k + 1:,} (op code, input shapes or dtypes differ): the two "
                                "sides run different programs, not one cut short")
