@@ -199,7 +199,8 @@ class Basis:
     #: gap in the baseline, in the candidate] that the metric compares (counted on the side
     #: that lacks it)
     lacking: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
-    #: metric -> matched pairs with the metric's timings valid on both sides
+    #: metric -> matched pairs the comparison keeps: not timed on one side only (valid on both
+    #: sides, or on neither: host fallbacks, corrupt on both, which add nothing to either)
     comparable: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -297,7 +298,7 @@ class Basis:
         shown = f"{share:.1%}" if share >= 0.0005 else "under 0.1%"
         return (" and ".join(bits) + f" of the {self.matched:,} matched ops: {shown} of the "
                 f"baseline's {METRIC_NAMES[metric].split(' (')[0]} is not compared "
-                f"({self.comparable[metric]:,} ops have valid timings on both sides)")
+                f"({self.comparable[metric]:,} matched ops compare)")
 
     def common_pct(self, metric: str) -> float | None:
         """The change of `metric` over the ops both sides ran."""
@@ -324,7 +325,7 @@ class Basis:
             return None
         p = self.common_pct(metric)
         n = self.comparable.get(metric, self.matched)
-        text = (f"the {n:,} ops both ran" + (" with valid timings" if n < self.matched else "")
+        text = (f"the {n:,} ops both ran" + (", timed on both sides" if n < self.matched else "")
                 + ": "
                 + (f"{p:+.2f}%" if p is not None else "no comparison")
                 + f" on {METRIC_NAMES[metric].split(' (')[0]}")
@@ -460,7 +461,7 @@ class Change:
     within_noise: bool = False  # several runs: the bootstrap interval holds 0
     noise_text: str = ""
     median_pct: float | None = None  # several runs: median vs median
-    common_ops: int = 0  # the ops both sides ran with valid timings (behind gate_pct)
+    common_ops: int = 0  # the matched ops compared (Basis.comparable; behind gate_pct)
     missing: str = ""  # where the ops only one side ran are (Basis.missing_text)
 
 

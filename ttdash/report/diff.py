@@ -83,8 +83,8 @@ def summary_lines(result: DiffResult, metric: str, gate: Outcome | None = None
     timed = basis.comparable.get(metric, basis.matched) if basis is not None else c["matched"]
     lines.append(("Ops", f"{c['matched']} matched ({c.get('by_attributes', 0)} by attributes, "
                   f"{c['op_code_only']} by op code only, {c['moved']} moved)"
-                  + (f", {timed} of them with valid timings on both sides"
-                     if timed < c["matched"] else "")
+                  + (f", {timed} of them compared ({c['matched'] - timed} timed on one side "
+                     "only)" if timed < c["matched"] else "")
                   + f", {c['added']} added, {c['removed']} removed; match rate "
                   f"{result.match_rate:.1%}" + ("; aligned per device" if result.per_device
                                                 else "")))
