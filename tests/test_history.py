@@ -232,12 +232,17 @@ def test_check_refuses_what_diff_refuses(real, tmp_path, capsys):
     rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(cut),
                        "--fail-above", "2")
     assert rc == 2 and "the candidate stops early: its last 188 ops" in err
-    # a 19-op program is not this program: every stored run is left out, exit 2
-    tiny = _edited(tmp_path / "tiny.csv", rows=slice(0, 19), factor=0.5)
+    # a 19-op fragment that is not the program's start is not this program: every stored run
+    # is left out, exit 2 (#46.2: the program's first 19 ops are a run cut short, below)
+    tiny = _edited(tmp_path / "tiny.csv", rows=slice(1, 20), factor=0.5)
     rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(tiny),
                        "--fail-above", "2")
     assert rc == 2 and "no earlier run of this program: 4 runs match" in err
     assert "at most 1% of their ops align" in err
+    head = _edited(tmp_path / "head.csv", rows=slice(0, 19), factor=0.5)
+    rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(head),
+                       "--fail-above", "2")
+    assert rc == 2 and "its ops are the baseline's first ops, as a full profiler buffer" in err
     # 10% of ops gone from the middle, the rest 5% slower: the totals say faster, the ops
     # both ran say 5% slower: a regression (exit 1), both numbers in the verdict
     middle = _edited(tmp_path / "middle.csv", drop=slice(n // 2, n // 2 + n // 10),
@@ -247,7 +252,9 @@ def test_check_refuses_what_diff_refuses(real, tmp_path, capsys):
     doc = json.loads(out)
     assert rc == 1 and doc["regression"] and doc["pct"] < 0
     assert doc["common_pct"] == pytest.approx(5.0, abs=1.5) and doc["gate_pct"] > 2
-    assert "% faster than the median" in err and "the ops both ran: +" in err
+    # #50.6: the line says what failed (the ops both ran), never "faster" under REGRESSION
+    assert "REGRESSION: the ops both ran are +" in err and "faster" not in err
+    assert "not like for like" in err
     # the same run unchanged still passes, with no common-ops clause
     same = scaled_copy(CLIP, tmp_path / "same.csv", 1.0)
     rc, out, err = cli(capsys, "history", "check", "--store", store.uri, str(same),

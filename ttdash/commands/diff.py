@@ -53,11 +53,27 @@ def _check_windows(baseline, candidate) -> None:
                              + (view.window_note() or "the file has no ops"))
 
 
-def _run_totals(path: str, opts: DiffOptions) -> dict:
+def _run_totals(path: str, opts: DiffOptions, first=None) -> dict:
+    """A further run's totals. With a gate (`first`: its side's first run), the run is aligned
+    with that run and refused (exit 2) when its matched ops timed on one side only hold over
+    model.gate.MAX_UNCOMPARED_SHARE of the first run's time: a mean over runs is no better
+    than its worst run's device log."""
     view = load_view(path, opts.window)
     if not len(view.op_rows):
         raise TraceError(view.trace.path, "this run's window has no ops to compare: "
                          + (view.window_note() or "the file has no ops"))
+    if first is not None:
+        from ..model.diff import diff_traces
+        from ..model.gate import MAX_UNCOMPARED_SHARE
+
+        basis = diff_traces(first, view, noise=False).basis
+        if basis.uncompared_share(opts.metric) > MAX_UNCOMPARED_SHARE:
+            text = (basis.uncompared_text(opts.metric) or "").replace(
+                "the candidate", "this run").replace("the baseline", "the side's first run")
+            flag = "--fail-above" if opts.fail_above is not None else "--fail-below"
+            raise TraceError(view.trace.path, f"{flag} cannot trust this run: {text}: over "
+                             f"{MAX_UNCOMPARED_SHARE:.0%} (compare runs with complete device "
+                             "data)")
     return view.totals()
 
 
@@ -88,9 +104,12 @@ def diff(opts: DiffOptions) -> int:
         if side in result.context:
             result.context[side] = with_readings(result.context[side], readings)
     if opts.baseline_runs or opts.candidate_runs:
+        gated = opts.fail_above is not None or opts.fail_below is not None
         result.runs = {
-            "baseline": [baseline.totals()] + [_run_totals(p, opts) for p in opts.baseline_runs],
-            "candidate": [candidate.totals()] + [_run_totals(p, opts)
+            "baseline": [baseline.totals()] + [_run_totals(p, opts, baseline if gated else None)
+                                               for p in opts.baseline_runs],
+            "candidate": [candidate.totals()] + [_run_totals(p, opts, candidate if gated
+                                                             else None)
                                                  for p in opts.candidate_runs]}
 
     if fmt is None or fmt == "tui":

@@ -228,9 +228,10 @@ def _trend_by(opts: HistoryOptions, store, runs: list[dict]) -> int:
 def check(opts: HistoryOptions) -> int:
     """The gate against the last N comparable runs, under `diff --fail-above`'s rules
     (ttdash.model.gate): the checked run is aligned op by op with each stored run; runs it
-    matches under MIN_MATCH_RATE are other programs and left out; any other refusal (no valid
-    device time, a side that stops early, more corrupt timings, gaps on one side, a zero
-    baseline) fails closed with exit 2."""
+    matches under MIN_MATCH_RATE are other programs and left out (unless one is the other's
+    first ops: a run cut short); any other refusal (no valid device time, timings missing on
+    one side, a side that stops early, more corrupt timings, gaps on one side, a zero baseline)
+    fails closed with exit 2."""
     from ..history import query
     from ..model.columns import MIN_MATCH_RATE
     from ..model.signature import signature_text
@@ -255,7 +256,7 @@ def check(opts: HistoryOptions) -> int:
     history, bases, others = [], [], []
     for r in reversed(candidates):  # newest first, until --last runs of this program
         basis = query.compare_to_run(store, r, rec.view, signatures)
-        if basis.match_rate < MIN_MATCH_RATE:
+        if basis.match_rate < MIN_MATCH_RATE and not basis.cut_short:  # a cut run is this one
             others.append((r["run_id"], basis.match_rate))
             continue
         history.insert(0, r)

@@ -211,6 +211,14 @@ class Check:
         return self.gate_pct > self.fail_above
 
     def verdict(self) -> str:
+        runs = f"{len(self.baseline)} matching run{'s' * (len(self.baseline) != 1)}"
+        if self.failed and self.pct <= self.fail_above and self.common_pct is not None:
+            # the ops both ran failed, not the whole run: never "faster" under REGRESSION
+            return (f"REGRESSION: the ops both ran are {self.common_pct:+.2f}% on steady state "
+                    f"(median over the last {runs}; {self.common_text}), above the limit "
+                    f"{self.fail_above:+g}%; the whole run's steady state "
+                    f"{self.run['steady_us']:,.1f} us against the median {self.median_us:,.1f} "
+                    f"us ({self.pct:+.2f}%) is not like for like")
         word = "slower" if self.pct > 0 else "faster"
         state = "REGRESSION" if self.failed else "ok"
         text = (f"{state}: steady state {self.run['steady_us']:,.1f} us is {abs(self.pct):.2f}% "
@@ -244,7 +252,15 @@ def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) 
 
     from ..model.align import align_sequences
     from ..model.diff import device_groups
-    from ..model.gate import Basis, SideTotals, joint_pauses, missing_tail, side_totals
+    from ..model.gate import (
+        Basis,
+        SideTotals,
+        common_start,
+        joint_pauses,
+        missing_head,
+        missing_tail,
+        side_totals,
+    )
 
     a = store.run_ops(run, ["signature", "op_code", "device", "device_time_us",
                             "op_to_op_us"]).to_pandas()
@@ -257,12 +273,15 @@ def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) 
                                   ignore_index=True))[0].astype(np.int64)
     per_device = bool(run.get("per_device")) and (a["device"].nunique() > 1
                                                   or b["device"].nunique() > 1)
-    parts_a, parts_b, tail = [], [], np.zeros(2, dtype=np.int64)
+    parts_a, parts_b, tail, head, start = [], [], np.zeros(2, dtype=np.int64), \
+        np.zeros(2, dtype=np.int64), 0
     for _, ia, ib in device_groups(a, b, per_device):
         al = align_sequences(sig[:na][ia], sig[na:][ib], code[:na][ia], code[na:][ib])
         parts_a.append(ia[al.a])
         parts_b.append(ib[al.b])
         tail += missing_tail(len(ia), len(ib), al.a, al.b)
+        head += missing_head(al.a, al.b)
+        start += common_start(sig[:na][ia], sig[na:][ib])
     ma = np.concatenate(parts_a) if parts_a else np.zeros(0, np.int64)
     mb = np.concatenate(parts_b) if parts_b else np.zeros(0, np.int64)
     rem = np.setdiff1d(np.arange(na), ma)
@@ -294,7 +313,8 @@ def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) 
         corrupt_rows=int(run["corrupt_rows"]), host_ops=int(run["host_ops"]),
         timing=ct.timing)
     bt, ct = joint_pauses(pairs, bt, ct, float(view.pause_above_us))
-    return Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])))
+    return Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])), (int(head[0]), int(head[1])),
+                    start)
 
 
 def check(run: dict[str, Any], history: list[dict[str, Any]], fail_above: float,
@@ -306,11 +326,13 @@ def check(run: dict[str, Any], history: list[dict[str, Any]], fail_above: float,
     median = statistics.median(r["steady_us"] for r in history)
     result = Check(run=run, baseline=history, fail_above=fail_above, median_us=median,
                    pct=(run["steady_us"] / median - 1.0) * 100.0 if median > 0 else 0.0)
-    partial = [b for b in bases or () if b.partial]
+    # the ops both ran with valid timings, when some ran (or were timed) on one side only
+    partial = [b for b in bases or () if b.partial or b.uncompared_ops("steady")]
     if partial:
         common = [p for b in partial if (p := b.common_pct("steady")) is not None]
         result.common_pct = statistics.median(common) if common else None
-        result.common_text = partial[-1].common_text("steady")
+        result.common_text = "; ".join(t for t in (partial[-1].common_text("steady"),
+                                                   partial[-1].uncompared_text("steady")) if t)
     names = {g["name"] for g in run.get("op_codes") or ()}
     for r in history:
         names |= {g["name"] for g in r.get("op_codes") or ()}

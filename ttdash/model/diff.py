@@ -51,11 +51,9 @@ iterations); the others are *dispatch*. In a diff the split is joint: a matched 
 pause on both sides when it is one on either, so a pause that shrinks under the threshold does
 not move time into the steady state. ``steady`` = device + dispatch is the default gate metric
 (``--metric``): untraced traces spend over 99% of wall time in host pauses, which would hide a
-device regression of several percent. The gate fails closed (:meth:`DiffResult.problems`, the
-rules of :mod:`ttdash.model.gate`, shared with ``history check``) when archs differ, under
-``MIN_MATCH_RATE`` of ops matched, a side stops early (a missing tail), gaps exist on one side
-only, one side has more corrupt timings, or the baseline total is zero; it judges the larger of
-the totals' change and the change over the ops both sides ran.
+device regression of several percent. The gate's rules (when it refuses, what it judges:
+only pairs with valid timings on both sides) are :mod:`ttdash.model.gate`'s, shared with
+``history check``; :meth:`DiffResult.problems` applies them.
 
 Noise rule
 ----------
@@ -102,9 +100,11 @@ from .gate import (
     Limits,
     Outcome,
     SideTotals,
+    common_start,
     decide,
     joint_pauses,
     median_pct,
+    missing_head,
     missing_tail,
     side_totals,
 )
@@ -383,11 +383,10 @@ class DiffResult:
                        + (", within the iteration-to-iteration noise" if si.within_noise
                           else ""))
         if self.match_rate < MIN_MATCH_RATE:
-            out.append(f"low match rate: {self.match_rate:.0%} of ops matched; totals compare "
-                       "different programs")
-        common = self.basis.common_text(metric)
-        if common is not None:
-            out.append(common)
+            out.append(f"low match rate: {self.match_rate:.0%} of ops matched; the totals "
+                       "compare different op sequences")
+        out += [t for t in (self.basis.uncompared_text(metric),
+                            self.basis.common_text(metric)) if t is not None]
         around = self.context_text(metric)
         if around is not None:
             out.append(around)
@@ -432,14 +431,16 @@ class DiffResult:
         if s is not None:
             whole_us = float(np.mean(s.candidate) - np.mean(s.baseline))
         else:
-            whole_us = self.candidate_totals.metric(metric) - self.baseline_totals.metric(metric)
+            whole_us = self.basis.whole_us(metric)
         b, c = self.basis.common[metric]
         gate_us = whole_us if gate == slower else c - b
         return GateChange(metric=metric, verdict=self.verdict(metric), slower_pct=slower,
                           gate_pct=gate, slower_us=whole_us, gate_us=gate_us,
                           within_noise=bool(s is not None and s.within_noise),
                           noise_text=s.text() if s is not None else "",
-                          median_pct=self.median_pct(metric))
+                          median_pct=self.median_pct(metric),
+                          common_ops=self.basis.comparable.get(metric, self.basis.matched),
+                          missing=self.basis.missing_text())
 
     def gate(self, limits: Limits, metric: str = DEFAULT_METRIC) -> Outcome:
         """The gate's outcome (model.gate.decide); check :meth:`problems` first."""
@@ -491,7 +492,7 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     per_device = (not a.merged or not b.merged) and (
         a_ops["device"].nunique() > 1 or b_ops["device"].nunique() > 1)
     parts_a, parts_b, parts_moved, parts_dev = [], [], [], []
-    tail = np.zeros(2, dtype=np.int64)
+    tail, head, start = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), 0
     for dev, ia, ib in device_groups(a_ops, b_ops, per_device):
         al = align_sequences(a_sig[ia], b_sig[ib], a_code[ia], b_code[ib],
                              a_reg[ia] if use_regions else None,
@@ -499,6 +500,8 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
                              a_attr=a_attr[ia] if a_attr is not None else None,
                              b_attr=b_attr[ib] if b_attr is not None else None)
         tail += missing_tail(len(ia), len(ib), al.a, al.b)
+        head += missing_head(al.a, al.b)
+        start += common_start(a_sig[ia], b_sig[ib])
         parts_a.append(ia[al.a])
         parts_b.append(ib[al.b])
         parts_moved.append(al.moved)
@@ -534,9 +537,10 @@ def diff_traces(a: View, b: View, *, noise: bool = True, top: int = 10) -> DiffR
     seconds["changes"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     bt, ct = joint_pauses(pairs, side_totals(a), side_totals(b), a.pause_above_us)
-    basis = Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])))
+    basis = Basis.of(pairs, bt, ct, (int(tail[0]), int(tail[1])), (int(head[0]), int(head[1])),
+                     start)
     delta = {m: basis.whole_pct(m) for m in METRICS}
-    speed = {m: _ratio(bt.metric(m), ct.metric(m)) for m in ("steady", "device", "wall")}
+    speed = {m: _ratio(*basis.whole(m)) for m in ("steady", "device", "wall")}
     total_delta = float(np.nansum(pairs["delta_us"].to_numpy(dtype="float64")))
     by_code = group(pairs, "op_code", total_delta)
     by_code = by_code.reindex(by_code["delta_us"].abs().sort_values(

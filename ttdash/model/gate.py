@@ -9,22 +9,32 @@ ops matched, the sums of the *ops both sides ran*, the ops only one side ran, an
 Rules (:meth:`Basis.problems`, fail closed: exit 2 rather than a verdict):
 
 * other archs (unless allowed), other device-time bases (realtime dispatch window vs kernel time);
-* under ``MIN_MATCH_RATE`` of the longer side's ops matched: other programs;
+* under ``MIN_MATCH_RATE`` of the longer side's ops matched: the op sequences differ (unless
+  one side is a cut copy of the other: see "stops early");
 * gaps on one side only (unless the metric is device time);
 * no valid device time on one side, or more corrupt timings on one side;
+* **timings missing on one side**: a matched pair is compared only where both sides have a valid
+  timing (a device time that is finite and at least ``MIN_DEVICE_US``: a blank, ``nan``, ``inf``,
+  ``0`` or ``0.0001`` is not a measurement; an op-to-op gap that is known). The time of the pairs
+  timed on one side only (that side's time) over the baseline's total on the gated metric is
+  *uncompared*; above ``MAX_UNCOMPARED_SHARE`` the gate refuses (a device log that lacks the
+  heaviest ops would otherwise read as a speed-up);
 * a side that **stops early**: at least ``TAIL_MIN_OPS`` and ``TAIL_SHARE`` of the other side's
-  ops come after that side's last op with nothing after them on it. A missing tail is what a
-  full profiler buffer leaves (the device stops recording), not a speed-up;
+  ops come after that side's last op with nothing after them on it. When its ops are the other
+  side's first ops (same op codes, input shapes and dtypes up to where it stops) that is what a
+  full profiler buffer leaves, and the problem says so; otherwise it says where the two op
+  sequences part (other programs, not a cut run);
 * a zero baseline total.
 
 The verdict of a gate (:meth:`Basis.gate_pct`) is the larger of the change of the whole runs'
 totals and the change over the ops both ran: ops only in the candidate add time to the first, a
-slower common part shows in the second even when the candidate ran fewer ops.
+slower common part shows in the second even when the candidate ran fewer ops. Both leave out
+the uncompared pairs' time on both sides (:meth:`Basis.whole_pct`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,6 +47,13 @@ from .metrics import split_gaps
 #: come after its last op (see the module docstring).
 TAIL_MIN_OPS = 3
 TAIL_SHARE = 0.01
+#: The shortest device time (us) a device op can take: under it (0, 0.0001 ns) a duration is
+#: not a measurement. 100 ns is about 100 cycles, less than a kernel's start; the shortest op of
+#: the real profiler files in ../shared is 373 ns.
+MIN_DEVICE_US = 0.1
+#: The gate refuses when the matched pairs timed on one side only hold more than this share of
+#: the baseline's total on the gated metric (see the module docstring).
+MAX_UNCOMPARED_SHARE = 0.01
 
 METRICS = ("steady", "device", "dispatch", "pauses", "op_to_op", "wall")
 
@@ -127,6 +144,29 @@ def missing_tail(n_a: int, n_b: int, ma: np.ndarray, mb: np.ndarray) -> tuple[in
     return (tail_a if tail_b == 0 else 0), (tail_b if tail_a == 0 else 0)
 
 
+def missing_head(ma: np.ndarray, mb: np.ndarray) -> tuple[int, int]:
+    """(baseline ops before the candidate's start, candidate ops before the baseline's start)
+    of one aligned sequence, as :func:`missing_tail` at the other end."""
+    if not len(ma):
+        return 0, 0
+    head_a, head_b = int(np.min(ma)), int(np.min(mb))
+    return (head_a if head_b == 0 else 0), (head_b if head_a == 0 else 0)
+
+
+def common_start(a: np.ndarray, b: np.ndarray) -> int:
+    """How many first ops of `a` and `b` (signature ids: op code, input shapes and dtypes) are
+    the same."""
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(differ[0]) if len(differ) else n
+
+
+def valid_device(us: np.ndarray) -> np.ndarray:
+    """Device times that are measurements: finite and at least MIN_DEVICE_US."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(us) & (us >= MIN_DEVICE_US)
+
+
 def _sums(device: np.ndarray, gap: np.ndarray, pause: np.ndarray) -> dict[str, float]:
     dev = float(np.nansum(device))
     dispatch, paused, _ = split_gaps(gap, pause)
@@ -148,19 +188,52 @@ class Basis:
     only: dict[str, tuple[int, float]]
     #: side -> ops after the other side's end (see missing_tail)
     tail: dict[str, int]
+    #: side -> ops before the other side's start (see missing_head)
+    head: dict[str, int] = field(default_factory=lambda: {"baseline": 0, "candidate": 0})
+    #: how many first ops (signatures) the two sides share (common_start; None: unknown)
+    start: int | None = None
+    #: metric -> (baseline, candidate) sums over the matched pairs timed on one side only, each
+    #: side's own time (left out of the comparison; see the module docstring)
+    out: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: metric -> [pairs without a valid device time in the baseline, in the candidate; without a
+    #: gap in the baseline, in the candidate] that the metric compares (counted on the side
+    #: that lacks it)
+    lacking: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    #: metric -> matched pairs the comparison keeps: not timed on one side only (valid on both
+    #: sides, or on neither: host fallbacks, corrupt on both, which add nothing to either)
+    comparable: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pairs: pd.DataFrame, bt: SideTotals, ct: SideTotals,
-           tail: tuple[int, int]) -> Basis:
+           tail: tuple[int, int], head: tuple[int, int] = (0, 0),
+           start: int | None = None) -> Basis:
         """From a pairs table (``status``, ``baseline_us``, ``candidate_us``, both gaps and
         ``host_pause`` as set by :func:`joint_pauses`)."""
         status = pairs["status"].to_numpy(dtype=object)
         m = status == "matched"
-        pause = pairs["host_pause"].to_numpy(dtype=bool)
-        b = _sums(pairs["baseline_us"].to_numpy(dtype="float64")[m],
-                  pairs["baseline_gap_us"].to_numpy(dtype="float64")[m], pause[m])
-        c = _sums(pairs["candidate_us"].to_numpy(dtype="float64")[m],
-                  pairs["candidate_gap_us"].to_numpy(dtype="float64")[m], pause[m])
+        pm = pairs["host_pause"].to_numpy(dtype=bool)[m]
+        bd, cd, bg, cg = (pairs[k].to_numpy(dtype="float64")[m] for k in (
+            "baseline_us", "candidate_us", "baseline_gap_us", "candidate_gap_us"))
+        vb, vc, gb, gc = valid_device(bd), valid_device(cd), np.isfinite(bg), np.isfinite(cg)
+        dev_ok, gap_ok = vb & vc, gb & gc
+        nan = np.nan
+        b = _sums(np.where(dev_ok, bd, nan), np.where(gap_ok, bg, nan), pm)
+        c = _sums(np.where(dev_ok, cd, nan), np.where(gap_ok, cg, nan), pm)
+        with np.errstate(invalid="ignore"):  # each side's own time on the pairs left out
+            ob = _sums(np.where(~dev_ok & np.isfinite(bd), bd, nan),
+                       np.where(~gap_ok & np.isfinite(bg), bg, nan), pm)
+            oc = _sums(np.where(~dev_ok & np.isfinite(cd), cd, nan),
+                       np.where(~gap_ok & np.isfinite(cg), cg, nan), pm)
+        one_d, one_g = vb ^ vc, gb ^ gc
+        none, every = np.zeros_like(one_d), np.ones_like(one_d)
+        lacking, comparable = {}, {}
+        for k, (dev, gaps) in {"device": (True, none), "dispatch": (False, ~pm),
+                               "pauses": (False, pm), "steady": (True, ~pm),
+                               "op_to_op": (False, every), "wall": (True, every)}.items():
+            d_sel, g_sel = one_d & dev, one_g & gaps
+            lacking[k] = (int((d_sel & vc).sum()), int((d_sel & vb).sum()),
+                          int((g_sel & gc).sum()), int((g_sel & gb).sum()))
+            comparable[k] = int(m.sum()) - int((d_sel | g_sel).sum())
         only = {}
         for side, st in (("baseline", "removed"), ("candidate", "added")):
             sel = status == st
@@ -168,7 +241,11 @@ class Basis:
                           float(np.nansum(pairs[f"{side}_us"].to_numpy(dtype="float64")[sel])))
         return cls(baseline=bt, candidate=ct, matched=int(m.sum()),
                    common={k: (b[k], c[k]) for k in METRICS}, only=only,
-                   tail={"baseline": tail[0], "candidate": tail[1]})
+                   tail={"baseline": tail[0], "candidate": tail[1]},
+                   head={"baseline": head[0], "candidate": head[1]},
+                   start=start,
+                   out={k: (ob[k], oc[k]) for k in METRICS}, lacking=lacking,
+                   comparable=comparable)
 
     @property
     def match_rate(self) -> float:
@@ -176,8 +253,52 @@ class Basis:
         longest = max(self.baseline.ops, self.candidate.ops)
         return self.matched / longest if longest else 1.0
 
+    def whole(self, metric: str) -> tuple[float, float]:
+        """Both sides' totals of `metric` less the matched pairs timed on one side only."""
+        ob, oc = self.out.get(metric, (0.0, 0.0))
+        return self.baseline.metric(metric) - ob, self.candidate.metric(metric) - oc
+
     def whole_pct(self, metric: str) -> float | None:
-        return pct(self.baseline.metric(metric), self.candidate.metric(metric))
+        """The change of the whole runs' totals, over the pairs with comparable timings."""
+        return pct(*self.whole(metric))
+
+    def whole_us(self, metric: str) -> float:
+        b, c = self.whole(metric)
+        return c - b
+
+    def uncompared_ops(self, metric: str) -> int:
+        """Matched pairs whose `metric` timings are valid on one side only."""
+        return self.matched - self.comparable.get(metric, self.matched)
+
+    def uncompared_share(self, metric: str) -> float:
+        """The time of the pairs timed on one side only (each its own side's) over the
+        baseline's total of `metric` (0 without any; inf with a zero baseline)."""
+        ob, oc = self.out.get(metric, (0.0, 0.0))
+        lost = ob + oc
+        if not self.uncompared_ops(metric) or lost <= 0:
+            return 0.0
+        total = self.baseline.metric(metric)
+        return lost / total if total > 0 else float("inf")
+
+    def uncompared_text(self, metric: str) -> str | None:
+        """"the candidate lacks a valid device time (...) on 267 of the 1,872 matched ops: 45.6%
+        of the baseline's steady state is not compared (...)" (None when every pair compares)."""
+        n = self.uncompared_ops(metric)
+        if not n:
+            return None
+        nb_d, nc_d, nb_g, nc_g = self.lacking[metric]
+        bits = []
+        for side, nd, ng in (("candidate", nc_d, nc_g), ("baseline", nb_d, nb_g)):
+            what = [x for x in (f"a valid device time (blank, not finite or under "
+                                f"{MIN_DEVICE_US * 1000:g} ns) on {nd:,}" if nd else "",
+                                f"an op-to-op gap on {ng:,}" if ng else "") if x]
+            if what:
+                bits.append(f"the {side} lacks " + " and ".join(what))
+        share = self.uncompared_share(metric)
+        shown = f"{share:.1%}" if share >= 0.0005 else "under 0.1%"
+        return (" and ".join(bits) + f" of the {self.matched:,} matched ops: {shown} of the "
+                f"baseline's {METRIC_NAMES[metric].split(' (')[0]} is not compared "
+                f"({self.comparable[metric]:,} matched ops compare)")
 
     def common_pct(self, metric: str) -> float | None:
         """The change of `metric` over the ops both sides ran."""
@@ -203,7 +324,9 @@ class Basis:
         if not self.partial:
             return None
         p = self.common_pct(metric)
-        text = (f"the {self.matched:,} ops both ran: "
+        n = self.comparable.get(metric, self.matched)
+        text = (f"the {n:,} ops both ran" + (", timed on both sides" if n < self.matched else "")
+                + ": "
                 + (f"{p:+.2f}%" if p is not None else "no comparison")
                 + f" on {METRIC_NAMES[metric].split(' (')[0]}")
         for side in ("baseline", "candidate"):
@@ -212,14 +335,50 @@ class Basis:
                 text += f"; {n:,} op{'s' * (n != 1)} only in the {side} ({us:,.1f} us device)"
         return text
 
+    def missing_text(self) -> str:
+        """Where the ops only one side ran are: "the candidate lacks the baseline's first 187
+        ops" (a missing head or tail), else their counts."""
+        bits = []
+        for side, other in (("candidate", "baseline"), ("baseline", "candidate")):
+            head, tail = self.head[other], self.tail[other]
+            n = self.only[other][0]
+            if head:
+                bits.append(f"the {side} lacks the {other}'s first {head:,} ops")
+            if tail:
+                bits.append(f"the {side} lacks the {other}'s last {tail:,} ops")
+            if n > head + tail:
+                bits.append(f"{n - head - tail:,} other ops ran only in the {other}")
+        return "; ".join(bits)
+
+    def is_cut(self, side: str) -> bool:
+        """`side`'s ops are the other side's first ops (nothing else differs up to its end)."""
+        t = self.baseline if side == "baseline" else self.candidate
+        return self.start is not None and self.start == t.ops
+
+    @property
+    def cut_short(self) -> bool:
+        """One side stops early and its ops are the other side's first ops (a run cut short,
+        not another program, whatever the match rate)."""
+        return any(self.tail[o] and self.is_cut(s) for s, o in (("candidate", "baseline"),
+                                                                ("baseline", "candidate")))
+
     def tail_problems(self) -> list[str]:
         out = []
         for side, other, t in (("candidate", self.baseline, self.tail["baseline"]),
                                ("baseline", self.candidate, self.tail["candidate"])):
             if t >= TAIL_MIN_OPS and other.ops and t / other.ops >= TAIL_SHARE:
-                out.append(f"the {side} stops early: its last {t:,} ops "
-                           f"({t / other.ops:.0%} of the other side's) are missing, as a full "
-                           "profiler buffer leaves a run (compare complete runs)")
+                head = (f"the {side} stops early: its last {t:,} ops ({t / other.ops:.0%} of "
+                        "the other side's) are missing")
+                if self.is_cut(side):
+                    out.append(head + f"; its ops are the {other_name(side)}'s first ops, as a "
+                               "full profiler buffer leaves a run (compare complete runs)")
+                elif self.start is not None:
+                    k = self.start
+                    out.append(head + f", and its ops part from the {other_name(side)}'s at op "
+                               f"{k + 1:,} (op code, input shapes or dtypes differ): the two "
+                               "sides run different programs, not one cut short")
+                else:
+                    out.append(head)
         return out
 
     def problems(self, metric: str, slower_pct: float | None,
@@ -237,9 +396,13 @@ class Basis:
                        "the other's the classic kernel time: every op differs by a few us of "
                        "dispatch (compare two realtime logs or two classic reports)")
         if self.match_rate < MIN_MATCH_RATE:
-            out.append(f"only {self.match_rate:.0%} of ops matched (under "
-                       f"{MIN_MATCH_RATE:.0%}): the two sides run different programs")
+            out.append(f"only {self.match_rate:.0%} of ops matched (under {MIN_MATCH_RATE:.0%})"
+                       + ("" if self.cut_short else ": the two sides' op sequences differ"))
         out += self.tail_problems()
+        share = self.uncompared_share(metric)
+        if share > MAX_UNCOMPARED_SHARE:
+            out.append(f"{self.uncompared_text(metric)}: over {MAX_UNCOMPARED_SHARE:.0%}, so "
+                       "the totals cannot be trusted (compare runs with complete device data)")
         if metric != "device" and bool(b.gaps_known) != bool(c.gaps_known):
             side = "candidate" if not c.gaps_known else "baseline"
             out.append(f"the {side} has no op-to-op gaps: {METRIC_NAMES[metric]} cannot be "
@@ -298,6 +461,8 @@ class Change:
     within_noise: bool = False  # several runs: the bootstrap interval holds 0
     noise_text: str = ""
     median_pct: float | None = None  # several runs: median vs median
+    common_ops: int = 0  # the matched ops compared (Basis.comparable; behind gate_pct)
+    missing: str = ""  # where the ops only one side ran are (Basis.missing_text)
 
 
 @dataclass(frozen=True)
@@ -313,6 +478,10 @@ class Outcome:
 
     def as_dict(self) -> dict[str, object]:
         return {"outcome": self.kind, "exit_code": self.exit_code, "line": self.line}
+
+
+def other_name(side: str) -> str:
+    return "baseline" if side == "candidate" else "candidate"
 
 
 def decide(limits: Limits, c: Change) -> Outcome:
@@ -338,6 +507,15 @@ def decide(limits: Limits, c: Change) -> Outcome:
                    "an outlier, not a regression")
             return Outcome("median", EXIT_OK, msg, "pass: " + msg)
         limit = f"above --fail-above {limits.fail_above:g}%"
+        if pct != c.slower_pct:  # the ops both ran failed, not the whole runs' totals
+            whole = f"{c.slower_pct:+.2f}%" if c.slower_pct is not None else "no change"
+            missing = c.missing or "some ops ran on one side only"
+            over = (f"over the {c.common_ops:,} ops both sides ran ({missing}; the whole "
+                    f"runs' totals: {whole}, not like for like)")
+            return Outcome("regression", EXIT_REGRESSION,
+                           f"REGRESSION: the candidate is {pct:.2f}% slower on {what} {over}, "
+                           f"{limit}",
+                           f"REGRESSION (exit {EXIT_REGRESSION}): {tag} {over}, {limit}")
         return Outcome("regression", EXIT_REGRESSION, f"REGRESSION: {c.verdict}, {limit}",
                        f"REGRESSION (exit {EXIT_REGRESSION}): {tag}, {limit}")
     faster = -c.slower_pct if c.slower_pct is not None else None

@@ -12,7 +12,7 @@ import pandas as pd
 from ..format import fmt_int, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
-from ..model.gate import Outcome
+from ..model.gate import MAX_UNCOMPARED_SHARE, Outcome
 from ..schemas import SCHEMA_VERSION
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
@@ -79,10 +79,19 @@ def summary_lines(result: DiffResult, metric: str, gate: Outcome | None = None
                   f"{b.pauses} in the baseline ({fmt_us(b.pauses_us)}), {c_.pauses} in the "
                   f"candidate ({fmt_us(c_.pauses_us)}); steady state leaves them out"))
     c = result.counts
+    basis = result.basis
+    timed = basis.comparable.get(metric, basis.matched) if basis is not None else c["matched"]
     lines.append(("Ops", f"{c['matched']} matched ({c.get('by_attributes', 0)} by attributes, "
-                  f"{c['op_code_only']} by op code only, {c['moved']} moved), {c['added']} "
-                  f"added, {c['removed']} removed; match rate {result.match_rate:.1%}"
-                  + ("; aligned per device" if result.per_device else "")))
+                  f"{c['op_code_only']} by op code only, {c['moved']} moved)"
+                  + (f", {timed} of them compared ({c['matched'] - timed} timed on one side "
+                     "only)" if timed < c["matched"] else "")
+                  + f", {c['added']} added, {c['removed']} removed; match rate "
+                  f"{result.match_rate:.1%}" + ("; aligned per device" if result.per_device
+                                                else "")))
+    uncompared = basis.uncompared_text(metric) if basis is not None else None
+    if uncompared:
+        lines.append(("Uncompared", uncompared + "; the totals and the verdict leave those "
+                      "pairs out on both sides"))
     if c.get("changed"):
         lines.append(("Changed", f"{c['changed']} matched ops differ from their pair (the "
                       "Cause column names what; compared: "
@@ -137,12 +146,12 @@ def totals_rows(result: DiffResult, metric: str = DEFAULT_METRIC
     host pauses, wall and ops; the gated metric is marked with a `*`."""
     b, c = result.baseline_totals, result.candidate_totals
     rows = []
-    for name, key, bv, cv in (
-            ("Steady state (device + dispatch)", "steady", b.steady_us, c.steady_us),
-            ("Device time", "device", b.device_time_us, c.device_time_us),
-            ("Dispatch gaps", "dispatch", b.dispatch_us, c.dispatch_us),
-            ("Host pauses", "pauses", b.pauses_us, c.pauses_us),
-            ("Wall (device + all gaps)", "wall", b.wall_us, c.wall_us)):
+    for name, key in (("Steady state (device + dispatch)", "steady"), ("Device time", "device"),
+                      ("Dispatch gaps", "dispatch"), ("Host pauses", "pauses"),
+                      ("Wall (device + all gaps)", "wall")):
+        # less the matched pairs timed on one side only (Uncompared), as the delta %
+        bv, cv = (result.basis.whole(key) if result.basis is not None
+                  else (b.metric(key), c.metric(key)))
         if key == metric:
             name += " *"
         rows.append((name, fmt_us(bv), fmt_us(cv), signed_us(cv - bv),
@@ -208,13 +217,20 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "verdict": result.verdict(metric),
         "problems": result.problems(metric),
         "gate_pct": _clean(result.gate_pct(metric)),  # what --fail-above holds to its limit
-        "common": {"ops": result.basis.matched,
+        "common": {"ops": result.basis.comparable.get(metric, result.basis.matched),
                    "baseline_us": _clean(result.basis.common[metric][0]),
                    "candidate_us": _clean(result.basis.common[metric][1]),
                    "delta_pct": _clean(result.basis.common_pct(metric))},
         "only": {side: {"ops": n, "device_us": _clean(us)}
                  for side, (n, us) in result.basis.only.items()},
         "missing_tail": result.basis.tail,
+        "uncompared": {"ops": result.basis.uncompared_ops(metric),
+                       "comparable_ops": result.basis.comparable.get(metric,
+                                                                     result.basis.matched),
+                       "baseline_us": _clean(result.basis.out[metric][0]),
+                       "candidate_us": _clean(result.basis.out[metric][1]),
+                       "share_pct": _clean(result.basis.uncompared_share(metric) * 100),
+                       "limit_pct": MAX_UNCOMPARED_SHARE * 100},
         "runs": {side: [{k: _clean(v) for k, v in t.items()} for t in runs]
                  for side, runs in result.runs.items()},
         "spread": spread.as_dict() if (spread := result.spread(metric)) else None,
