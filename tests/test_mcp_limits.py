@@ -282,3 +282,16 @@ def test_the_work_stops_when_the_client_goes_away(tmp_path):
     until(lambda: cpu_seconds(worker) > 1.0, "the worker at work")
     assert s.close() == ""  # the server exits (0) with the call unanswered
     assert wait_gone(worker, timeout=10)
+
+
+def test_the_time_limit_comes_from_the_environment():
+    from conftest import run_ttdash
+
+    from ttdash.mcp.worker import DEFAULT_TIMEOUT_S, call_timeout
+
+    assert call_timeout({}) == DEFAULT_TIMEOUT_S == 300
+    assert call_timeout({"TTDASH_MCP_CALL_TIMEOUT": "2.5"}) == 2.5
+    assert call_timeout({"TTDASH_MCP_CALL_TIMEOUT": "0"}) is None  # no limit
+    r = run_ttdash("mcp", env={"TTDASH_MCP_CALL_TIMEOUT": "soon"}, process=True)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "ttdash: TTDASH_MCP_CALL_TIMEOUT='soon' is not a number of seconds\n"
