@@ -43,6 +43,28 @@ def test_a_filter_is_bounded_in_length_and_terms():
     assert len(Filter(quoted).terms()) == MAX_FILTER_TERMS
 
 
+
+async def test_the_tui_filter_refuses_a_filter_past_the_limit():
+    """`/` in the TUI parses with the same Filter: a 65-term filter is one line in a toast,
+    and the table keeps every op."""
+    from ttdash.model import Trace, Window
+    from ttdash.tui.app import open_app
+    from ttdash.tui.optable import OpTable
+    from ttdash.tui.widgets import PromptScreen
+
+    view = Trace.load(real_dir() / BH20).view(Window("all"))
+    app = open_app(view)
+    async with app.run_test(size=(120, 36)) as pilot:
+        rows = len(app.screen.query_one(OpTable).rows)
+        await pilot.press("slash")
+        assert isinstance(app.screen, PromptScreen)
+        app.screen.query_one("Input").value = " ".join(["matmul"] * 65)
+        await pilot.press("enter")
+        await pilot.pause()
+        msgs = [str(n.message) for n in app._notifications]
+        assert "the filter has 65 terms; a filter takes at most 64" in msgs
+        assert len(app.screen.query_one(OpTable).rows) == rows
+
 # ------------------------------------------------------------------ a server on real pipes
 class Server:
     """`python -m ttdash mcp` with JSON-RPC lines written and read here; stderr to a file."""
