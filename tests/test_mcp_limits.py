@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from conftest import ROOT, real_dir
 from ttdash.model.filters import MAX_FILTER_CHARS, MAX_FILTER_TERMS, Filter, FilterError
 
 BH20 = "tt-perf-report__bh20_oft.csv"
+SDK_MAJOR = int(version("mcp").split(".")[0])
 WAIT_S = 60.0  # the longest any step waits for the server (a slow shared machine)
 
 
@@ -212,8 +214,6 @@ def test_numbers_and_sizes_are_checked_before_they_are_converted(tmp_path):
         "offset-negative-huge": f'{{"path":{path},"offset":-{10 ** 400}}}',
         "offset-negative": f'{{"path":{path},"offset":-1}}',
         "limit-fraction": f'{{"path":{path},"limit":2.5}}',
-        "limit-nan": f'{{"path":{path},"limit":NaN}}',
-        "limit-infinity": f'{{"path":{path},"limit":Infinity}}',
         "limit-1e308": f'{{"path":{path},"limit":1e308}}',
         "offset-2**70": f'{{"path":{path},"offset":{2 ** 70}}}',
         "pause-huge": f'{{"path":{path},"pause_above_us":{10 ** 400}}}',
@@ -221,6 +221,13 @@ def test_numbers_and_sizes_are_checked_before_they_are_converted(tmp_path):
         "filter-65-terms": f'{{"path":{path},"filter":"{" ".join(["x"] * 65)}"}}',
     }
     lines = {k: error_line(s.call("top_ops", raw_args=v)) for k, v in cases.items()}
+    for word in ("NaN", "Infinity", "-Infinity"):  # what Python's json writes for them
+        r = s.call("top_ops", raw_args=f'{{"path":{path},"limit":{word}}}')
+        if SDK_MAJOR >= 2:  # the SDK hands them over: refused by name
+            assert error_line(r).endswith(f"'limit': expected a finite number, got "
+                                          f"{float(word)!r}")
+        else:  # 1.x's messages turn them into null (an argument left out) before any tool
+            assert not r["isError"]
     big_id = error_line(s.call("explain_op", raw_args=f'{{"path":{path},"id":{10 ** 400}}}'))
     runs = error_line(s.call("diff", {"baseline": "a", "candidate": "b",
                                       "baseline_runs": ["a"] * 65}))
@@ -235,8 +242,6 @@ def test_numbers_and_sizes_are_checked_before_they_are_converted(tmp_path):
                                                   "minimum 0")
     assert lines["offset-negative"].endswith("'offset': -1 is below the minimum 0")
     assert lines["limit-fraction"].endswith("expected a whole number, got 2.5")
-    assert lines["limit-nan"].endswith("expected a finite number, got nan")
-    assert lines["limit-infinity"].endswith("expected a finite number, got inf")
     assert lines["limit-1e308"].endswith("1e+308 is above the maximum 500")
     assert lines["offset-2**70"].endswith(f"{2 ** 70} is above the maximum {2 ** 53}")
     assert lines["pause-huge"].endswith("'pause_above_us': a 1332-bit integer is above the "
@@ -254,8 +259,7 @@ def test_numbers_and_sizes_are_checked_before_they_are_converted(tmp_path):
 def test_a_call_past_its_time_limit_is_stopped_and_the_server_goes_on(tmp_path):
     fifo = tmp_path / "snapshot.fifo"
     os.mkfifo(fifo)
-    s = Server(tmp_path, env={"TTDASH_MCP_CALL_TIMEOUT": "2"})
-    assert not s.call("doctor")["isError"]  # the worker started (its start counts in a call)
+    s = Server(tmp_path, env={"TTDASH_MCP_CALL_TIMEOUT": "3"})
     rid = s.start("tools/call", {"name": "doctor", "arguments": {"smi_snapshot": str(fifo)}})
     write_end = blocked_reader(fifo)  # the worker is inside the call, blocked in read()
     try:
@@ -263,14 +267,15 @@ def test_a_call_past_its_time_limit_is_stopped_and_the_server_goes_on(tmp_path):
         pong = s.request("ping")  # answered while the call runs
         assert pong["result"] == {} and s.lines.empty()
         result = s.answer(rid)["result"]
-        assert error_line(result) == ("ttdash doctor: stopped after 2 s, the time limit of a "
+        assert error_line(result) == ("ttdash doctor: stopped after 3 s, the time limit of a "
                                       "call (TTDASH_MCP_CALL_TIMEOUT); a smaller window or a "
                                       "narrower filter asks for less")
         assert wait_gone(worker)  # the work was killed, not left to finish
     finally:
         os.close(write_end)
     again = s.call("top_ops", {"path": str(real_dir() / BH20), "limit": 1})
-    assert not again["isError"] and s.worker() != worker  # a new worker
+    assert not again["isError"], again
+    assert s.worker() != worker  # a new worker
     assert s.close() == ""
 
 

@@ -26,7 +26,7 @@ from mcp.server.stdio import stdio_server
 from .. import __version__
 from .session import Session, ToolError
 from .tools import TOOLS, checked
-from .worker import MAX_ANSWER_BYTES, call_timeout, command
+from .worker import MAX_ANSWER_BYTES, READY, START_TIMEOUT_S, call_timeout, command
 
 NAME = "ttdash"
 INSTRUCTIONS = (
@@ -50,8 +50,9 @@ def _text(doc: Any) -> list[Any]:
 
 class Worker:
     """The server's worker process: started at the first call, one call at a time (the others
-    wait their turn, each within its own time limit); killed when a call runs past its limit
-    or is cancelled, and when the server stops; the next call starts another."""
+    wait their turn); killed when a call runs past its time limit (counted from when the
+    worker takes it) or is cancelled, and when the server stops; the next call starts
+    another."""
 
     def __init__(self, store: str | None, timeout: float | None) -> None:
         self.store, self.timeout = store, timeout
@@ -66,25 +67,28 @@ class Worker:
         from anyio.streams.buffered import BufferedByteReceiveStream
 
         request = json.dumps({"name": name, "args": args}, ensure_ascii=False) + "\n"
-        running = False  # holding the worker (else waiting for the call before this one)
+        running = False  # the call is in the worker (not waiting for the one before it)
         try:
-            with anyio.fail_after(self.timeout):  # None: no limit
-                async with self.lock:
-                    running = True
-                    if self.proc is None or self.proc.returncode is not None:
-                        self.proc = await anyio.open_process(
-                            command(self.store), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=None)
-                        self.reader = BufferedByteReceiveStream(self.proc.stdout)
-                        self.started += 1
+            async with self.lock:
+                if self.proc is None or self.proc.returncode is not None:
+                    self.proc = await anyio.open_process(
+                        command(self.store), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=None)
+                    self.reader = BufferedByteReceiveStream(self.proc.stdout)
+                    self.started += 1
+                    with anyio.fail_after(START_TIMEOUT_S):
+                        ready = await self.reader.receive_until(b"\n", MAX_ANSWER_BYTES)
+                    if ready + b"\n" != READY:
+                        raise anyio.EndOfStream
+                running = True
+                with anyio.fail_after(self.timeout):  # None: no limit
                     await self.proc.stdin.send(request.encode("utf-8"))
                     line = await self.reader.receive_until(b"\n", MAX_ANSWER_BYTES)
         except TimeoutError:
-            if not running:
-                raise ToolError(f"ttdash {name}: not started within {self.timeout:g} s, the "
-                                "time limit of a call (TTDASH_MCP_CALL_TIMEOUT): the calls "
-                                "before it were still running") from None
             await self.stop()
+            if not running:
+                raise ToolError(f"ttdash {name}: internal error: the worker process did not "
+                                f"start within {START_TIMEOUT_S:g} s") from None
             raise ToolError(f"ttdash {name}: stopped after {self.timeout:g} s, the time limit "
                             "of a call (TTDASH_MCP_CALL_TIMEOUT); a smaller window or a "
                             "narrower filter asks for less") from None
@@ -178,9 +182,21 @@ def build(session: Session, timeout: float | None = None) -> Any:
 
 
 async def serve(session: Session, timeout: float | None = None) -> None:
+    """Serve on stdio until the client closes stdin; then stop at once, calls in flight too
+    (their work killed with the worker): the SDK's 1.x would wait for them to finish."""
     server = build(session, timeout)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def forward() -> None:
+            async with send:
+                async for message in read:
+                    await send.send(message)
+            tg.cancel_scope.cancel()  # end of input: the client is gone
+
+        tg.start_soon(forward)
+        await server.run(receive, write, server.create_initialization_options())
+        tg.cancel_scope.cancel()
 
 
 def run(store: str | None = None) -> int:

@@ -7,9 +7,10 @@ the worker (the work stops at once, whatever it was doing) and the next call sta
 (the views it had cached are read again). The worker also ends when the server's process does
 (Linux: the parent-death signal; elsewhere a watch on the parent's id).
 
-The protocol, one JSON object per line: `{"name": TOOL, "args": {...}}` in, `{"ok": DOC}` or
-`{"error": LINE}` out. Nothing here imports the MCP SDK; no tool writes to the protocol's
-descriptors (stdout is pointed at stderr, stdin at /dev/null, for the call's code)."""
+The protocol, one JSON object per line: READY out once started, then `{"name": TOOL, "args":
+{...}}` in, `{"ok": DOC}` or `{"error": LINE}` out. Nothing here imports the MCP SDK; no tool
+writes to the protocol's descriptors (stdout is pointed at stderr, stdin at /dev/null, for the
+call's code)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ from typing import Any, BinaryIO
 #: The environment variable that sets the per-call time limit in seconds (0: none).
 TIMEOUT_ENV = "TTDASH_MCP_CALL_TIMEOUT"
 DEFAULT_TIMEOUT_S = 300.0
+#: The worker's first line: started, its imports done (a call's time limit excludes them)
+READY = b'{"ready":true}\n'
+#: How long a worker may take to start (imports on a loaded machine)
+START_TIMEOUT_S = 120.0
 #: The longest answer line read from the worker (the largest tool answer is ~0.4 MB).
 MAX_ANSWER_BYTES = 256 << 20
 
@@ -75,10 +80,13 @@ def _die_with_parent() -> None:
 
 def serve(requests: BinaryIO, answers: BinaryIO, store: str | None) -> None:
     """Answer each request line until `requests` ends."""
+    from ..commands import common  # noqa: F401 (pandas, the model: loaded before "ready")
     from .session import Session, ToolError
     from .tools import call
 
     session = Session(store=store)
+    answers.write(READY)  # the server counts a call's time from here on, not the start-up
+    answers.flush()
     for line in requests:
         try:
             req = json.loads(line)
