@@ -2,7 +2,8 @@
 the package): report (and --summary, --top, --per-device, --advice none) on every real fixture,
 diff on real pairs (with a gate), history list/trend/check/sql on a small store, doctor on a fake
 sysfs, watch --once and demo --once on a simulated run. Each schema allows no undocumented
-top-level key, so a new field fails here until its schema (and docs/reference/json.md) says it."""
+top-level key, so a new field fails here until its schema (and docs/reference/json.md) says it.
+Integers are strict (tests/strict_schema.py): an ID, a count or a hash written as a float fails."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cli_inproc import run_main
 from conftest import ROOT, each_real_file, real_dir
 from fake_host import Card, fake_host
 from jsonschema import Draft202012Validator
+from strict_schema import strict_errors
 
 from ttdash.schemas import NAMES, SCHEMA_VERSION, load
 
@@ -23,9 +25,7 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "ttdash" / "schemas"
 
 def errors(name: str, doc: object) -> list[str]:
     """Where `doc` breaks schema `name`: 'path: message' for each error (none: valid)."""
-    found = Draft202012Validator(load(name)).iter_errors(doc)
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
-            for e in sorted(found, key=lambda e: list(map(str, e.absolute_path)))]
+    return strict_errors(load(name), doc)
 
 
 def output(*args: str, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> dict:
@@ -210,3 +210,85 @@ def test_multi_host_report_and_watch_match_their_schemas():
     state = output("watch", str(ttrun), "--once")
     assert_valid("watch", state)
     assert [r["rank"] for r in state["ranks"]] == [0, 1] and "live" not in state
+
+
+# ------------------------------------------------------------------ the shapes the schemas missed
+def test_no_schema_field_is_null_only():
+    """A field typed "null" alone can never hold a value: each one found held one (a region's
+    name, a recorded AICLK, a noise figure) and broke its own schema."""
+    def walk(node: object, path: str) -> list[str]:
+        found = []
+        if isinstance(node, dict):
+            if node.get("type") in ("null", ["null"]):
+                found.append(path)
+            for k, v in node.items():
+                found += walk(v, f"{path}/{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                found += walk(v, f"{path}/{i}")
+        return found
+
+    assert [p for name in NAMES for p in walk(load(name), name)] == []
+
+
+@pytest.mark.parametrize("name", ["bh20_oft", "bh20_oft_integral_image_trace",
+                                  "ops_perf_results_2025_09_18_11_39_20"])
+def test_diff_of_a_signposted_trace_with_regressions_matches_its_schema(real, tmp_path, name):
+    """top_regressions[].region: the region's name (it was typed null only)."""
+    from history_fixture import scaled_copy
+
+    src = real / f"tt-perf-report__{name}.csv"
+    slow = scaled_copy(src, tmp_path / "slow.csv", 1.3)
+    doc = output("diff", str(src), str(slow), "-f", "json", "--top", "20", "--fail-above", "5",
+                 ok=(1,))
+    assert_valid("diff", doc)
+    assert any(isinstance(r["region"], str) for r in doc["top_regressions"])
+
+
+def test_diff_of_recorded_telemetry_matches_its_schema(real, tmp_path):
+    """context.*.aiclk_mhz and temp_c_max hold the readings (they were typed null only)."""
+    from history_fixture import scaled_copy
+    from trace_inputs import profiler_run
+
+    state = tmp_path / "state"
+    src = real / "tt-perf-report__wh_clip_encoder_2.csv"
+    a = profiler_run(tmp_path / "a", src, state, [{"aiclk_mhz": 1000, "temp_c": 55.0}] * 3)
+    b = profiler_run(tmp_path / "b", scaled_copy(src, tmp_path / "slow.csv", 1.25), state,
+                      [{"aiclk_mhz": 800, "temp_c": 96.5, "throttled": True}] * 3)
+    env = {"XDG_STATE_HOME": str(state)}
+    doc = output("diff", str(a), str(b), "-f", "json", "--metric", "device", env=env)
+    assert_valid("diff", doc)
+    assert doc["context"]["candidate"]["temp_c_max"] == 96.5
+    assert_valid("report", output("report", str(a), "-f", "json", env=env))
+
+
+def test_replay_sessions_match_their_schemas(tmp_path):
+    from history_fixture import scaled_copy
+
+    from ttdash.sim import generate_ops, write_report_csv
+
+    path = write_report_csv(generate_ops(120, trace_replay=True, layers=1, seed=1, devices=2),
+                            tmp_path / "replay.csv")
+    slow = scaled_copy(path, tmp_path / "slow.csv", 1.25)
+    doc = output("report", str(path), "-f", "json")
+    assert_valid("report", doc)
+    assert doc["replay_sessions"]
+    assert_valid("report", output("report", str(path), "-f", "json", "--replay", "1",
+                                  "--per-device"))
+    assert_valid("report-summary", output("report", str(path), "-f", "json", "--summary"))
+    assert_valid("diff", output("diff", str(path), str(slow), "-f", "json"))
+    assert_valid("diff", output("diff", str(path), str(slow), "-f", "json", "--replay", "2"))
+
+
+
+def test_history_check_with_ops_gone_matches_its_schema(real, tmp_path):
+    """common_pct: the change over the ops both runs have (it was typed null only)."""
+    from history_fixture import CLIP, make_store
+    from trace_inputs import middle_dropped
+
+    make_store(tmp_path, [1.0, 1.02, 0.99])
+    doc = output("history", "--store", str(tmp_path / "store"), "check",
+                 str(middle_dropped(CLIP, tmp_path / "middle.csv")), "-f", "json",
+                 "--fail-above", "2", ok=(1,))
+    assert_valid("history-check", doc)
+    assert isinstance(doc["common_pct"], float)

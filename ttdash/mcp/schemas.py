@@ -7,12 +7,18 @@ the counts. Nothing here imports the MCP SDK."""
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 from ..schemas import load
 
 INT: dict[str, Any] = {"type": "integer"}
 COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
+#: The largest whole number an integer argument takes when its schema names no smaller
+#: maximum (2**53: every integer up to it is exact as a JSON number and a float64)
+MAX_INT = 2 ** 53
+#: The largest magnitude a number argument takes when its schema names no maximum
+MAX_NUMBER = 1e300
 
 
 def output(name: str, *, drop: tuple[str, ...] = (), add: dict[str, Any] | None = None,
@@ -66,8 +72,7 @@ def integer(description: str, minimum: int | None = None, maximum: int | None = 
     out: dict[str, Any] = {"type": "integer", "description": description}
     if minimum is not None:
         out["minimum"] = minimum
-    if maximum is not None:
-        out["maximum"] = maximum
+    out["maximum"] = MAX_INT if maximum is None else maximum
     if default is not None:
         out["default"] = default
     return out
@@ -87,8 +92,13 @@ def boolean(description: str) -> dict[str, Any]:
     return {"type": "boolean", "description": description, "default": False}
 
 
-def strings(description: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"}, "description": description}
+#: The most items a list argument takes (more runs a side, labels)
+MAX_ITEMS = 64
+
+
+def strings(description: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, "maxItems": max_items,
+            "description": description}
 
 
 #: The window options of every tool that reads a trace (the CLI's window flags).
@@ -124,7 +134,7 @@ def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
     props: dict[str, Any] = schema["properties"]
     for name in args:
         if name not in props:
-            return f"unknown argument {name!r} (known: {', '.join(props)})"
+            return f"unknown argument {shown(name)} (known: {', '.join(props)})"
     for name in schema.get("required", []):
         if args.get(name) is None:
             return f"missing argument {name!r}"
@@ -140,25 +150,59 @@ def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
 def _check_value(spec: dict[str, Any], value: Any) -> str | None:
     kind = spec.get("type")
     if kind == "string" and not isinstance(value, str):
-        return f"expected a string, got {value!r}"
+        return f"expected a string, got {shown(value)}"
+    if kind == "string" and len(value) > spec.get("maxLength", len(value)):
+        return f"{len(value):,} characters long; at most {spec['maxLength']:,}"
     if kind == "boolean" and not isinstance(value, bool):
-        return f"expected true or false, got {value!r}"
+        return f"expected true or false, got {shown(value)}"
     if kind in ("integer", "number"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"expected a number, got {value!r}"
-        if kind == "integer" and not float(value).is_integer():
-            return f"expected a whole number, got {value!r}"
-        if value != value or value in (float("inf"), float("-inf")):
-            return f"expected a finite number, got {value!r}"
-        if "minimum" in spec and value < spec["minimum"]:
-            return f"{value!r} is below the minimum {spec['minimum']}"
-        if "maximum" in spec and value > spec["maximum"]:
-            return f"{value!r} is above the maximum {spec['maximum']}"
-        if "exclusiveMinimum" in spec and value <= spec["exclusiveMinimum"]:
-            return f"{value!r} must be above {spec['exclusiveMinimum']}"
+        bad = _check_number(spec, value, kind == "integer")
+        if bad:
+            return bad
     if kind == "array":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return f"expected a list of strings, got {value!r}"
+            return f"expected a list of strings, got {shown(value)}"
+        if len(value) > spec.get("maxItems", MAX_ITEMS):
+            return f"{len(value):,} items; at most {spec.get('maxItems', MAX_ITEMS)}"
     if "enum" in spec and value not in spec["enum"]:
-        return f"{value!r} is not one of {', '.join(map(str, spec['enum']))}"
+        return f"{shown(value)} is not one of {', '.join(map(str, spec['enum']))}"
     return None
+
+
+def _check_number(spec: dict[str, Any], value: Any, whole: bool) -> str | None:
+    """A number argument against its schema, compared exactly (an int of any size is never
+    converted to a float: 10**400 is too large, not an OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"expected {'a whole number' if whole else 'a number'}, got {shown(value)}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return f"expected a finite number, got {value!r}"
+        if whole and not value.is_integer():
+            return f"expected a whole number, got {value!r}"
+    top = spec.get("maximum", MAX_INT if whole else MAX_NUMBER)
+    if value < -top and "minimum" not in spec:
+        return f"{shown(value)} is below the minimum {-top}"
+    if "minimum" in spec and value < spec["minimum"]:
+        return f"{shown(value)} is below the minimum {spec['minimum']}"
+    if value > top:
+        return f"{shown(value)} is above the maximum {top}"
+    if "exclusiveMinimum" in spec and value <= spec["exclusiveMinimum"]:
+        return f"{shown(value)} must be above {spec['exclusiveMinimum']}"
+    return None
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value for an error line: its repr, cut (a 400-digit number, a 1 MB string); an int
+    too long for repr (Python refuses past 4,300 digits) by its digit count."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10 ** 60:
+        sign = "negative " if value < 0 else ""
+        return f"a {sign}{len(format(abs(value), 'x')) * 4}-bit integer"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
+def normalized(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """`args` (checked) with the whole floats of integer arguments as ints (`limit: 5.0`)."""
+    props: dict[str, Any] = schema["properties"]
+    return {k: int(v) if isinstance(v, float) and props[k].get("type") == "integer" else v
+            for k, v in args.items()}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.filters import MAX_FILTER_CHARS, MAX_FILTER_TERMS
 from . import run_tools, trace_tools
 from . import schemas as sc
 from .schemas import COUNT, WINDOW, boolean, integer, number, string, strings
@@ -84,7 +85,8 @@ TOOLS: tuple[Tool, ...] = (
          _trace_inputs({
              "by": string("rank by", enum=list(trace_tools.RANK), default="device"),
              "filter": string("the TUI's filter (`/`): text, key:value, comparisons; terms "
-                              "ANDed, -term negates"),
+                              f"ANDed, -term negates; at most {MAX_FILTER_TERMS} terms",
+                              maxLength=MAX_FILTER_CHARS),
              "limit": integer("ops returned", 1, trace_tools.MAX_OPS, 20),
              "offset": integer("skip this many ranked ops first", 0, None, 0)}),
          sc.obj({"schema_version": sc.part("report", "schema_version"),
@@ -197,15 +199,25 @@ TOOLS: tuple[Tool, ...] = (
 BY_NAME = {t.name: t for t in TOOLS}
 
 
-def call(session: Session, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
-    """Run tool `name`; ToolError (one line, as the CLI prints it) for any failure."""
+def checked(name: str, args: dict[str, Any] | None) -> tuple[Tool, dict[str, Any]]:
+    """The tool `name` and its arguments, checked against its input schema (whole floats of
+    integer arguments made ints); ToolError (one line naming the argument) when they do not
+    fit. Cheap: the server checks a call with it before handing the call to its worker."""
     tool = BY_NAME.get(name)
     if tool is None:
-        raise ToolError(f"ttdash: unknown tool {name!r} (known: {', '.join(BY_NAME)})")
+        raise ToolError(f"ttdash: unknown tool {sc.shown(name)} (known: {', '.join(BY_NAME)})")
+    if args is not None and not isinstance(args, dict):
+        raise ToolError(f"ttdash {name}: the arguments are not an object")
     args = dict(args or {})
     bad = sc.check_arguments(tool.input_schema, args)
     if bad:
         raise ToolError(f"ttdash {name}: {bad}")
+    return tool, sc.normalized(tool.input_schema, args)
+
+
+def call(session: Session, name: str, args: dict[str, Any] | None) -> dict[str, Any]:
+    """Run tool `name`; ToolError (one line, as the CLI prints it) for any failure."""
+    tool, args = checked(name, args)
     with session.lock:
         try:
             return tool.run(session, args)

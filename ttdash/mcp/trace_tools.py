@@ -181,7 +181,9 @@ def _pct(v: object) -> str:
 
 def _raw_columns(view, op_id: int, device: int | None) -> tuple[dict[str, Any], int]:
     """The op's row as the file has it (the details pane's "All columns"): non-empty cells,
-    text or numbers, at most MAX_COLUMNS; and how many there are."""
+    text or numbers, at most MAX_COLUMNS; and how many there are. A whole number is an integer
+    (the loaded frame holds a column with an empty cell anywhere as floats): an ID, a count, a
+    PROGRAM HASH past 2**53 read again from the file as its text, exact."""
     import math
 
     from ..model.text import clean_text
@@ -191,6 +193,7 @@ def _raw_columns(view, op_id: int, device: int | None) -> tuple[dict[str, Any], 
     except KeyError:
         return {}, 0
     out: dict[str, Any] = {}
+    inexact: list[str] = []
     n = 0
     for k, v in row.items():
         k = str(k)
@@ -204,10 +207,47 @@ def _raw_columns(view, op_id: int, device: int | None) -> tuple[dict[str, Any], 
             continue
         if not isinstance(v, (int, float, str, bool)):
             v = str(v)
+        if isinstance(v, float) and v.is_integer():
+            if abs(v) > EXACT_FLOAT:
+                inexact.append(k)
+            v = int(v)
         n += 1
         if len(out) < MAX_COLUMNS:
             out[k] = str(clean_text(v)) if isinstance(v, str) else v
+    out.update(_exact_cells(view, op_id, [k for k in inexact if k in out],
+                            str(row.get("OP CODE", ""))))
     return out, n
+
+
+#: Whole numbers up to this are exact in a float64
+EXACT_FLOAT = 2 ** 53
+
+
+def _exact_cells(view, op_id: int, names: list[str], op_code: str) -> dict[str, int]:
+    """The cells `names` of the row with ID `op_id` as whole numbers from the file's text (a
+    one-file trace; {} when it cannot say: then the loaded value stands, nearest float)."""
+    if not names:
+        return {}
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    path = view.trace.path
+    try:
+        table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+            include_columns=[*names, "OP CODE"],
+            column_types={c: pa.string() for c in (*names, "OP CODE")}))
+        at = op_id - 2  # tt-perf-report's ID: the data row's index + 2
+        if not 0 <= at < table.num_rows or \
+                str(table.column("OP CODE")[at].as_py()).strip() != op_code.strip():
+            return {}
+        out = {}
+        for name in names:
+            text = str(table.column(name)[at].as_py() or "").strip()
+            if text.lstrip("-").isdigit():
+                out[name] = int(text)
+        return out
+    except (OSError, ValueError, KeyError, pa.ArrowException):
+        return {}
 
 
 def group_summary(s: Session, args: dict[str, Any]) -> dict[str, Any]:

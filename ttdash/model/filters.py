@@ -11,7 +11,9 @@ is a key for comparisons only: `device>1ms` compares the device time while `devi
 `dev:1`, `dev>1`) is the device id; a comparison on such a word needs a unit (`device>1` is
 refused as ambiguous). Times take ns, us, ms or s (a bare number is us), shares an optional `%`.
 A missing value (a host op's device time, an unmodelled op's DRAM %) never matches a comparison,
-so it matches the comparison's negation. Every term is vectorised over the frame.
+so it matches the comparison's negation. Every term is vectorised over the frame. A filter is at
+most MAX_FILTER_CHARS long and MAX_FILTER_TERMS terms (the TUI's `/` and the MCP server's
+`top_ops` parse the same text: a pasted megabyte is refused in one line, not parsed for minutes).
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ _SPACED = re.compile(rf"(?<![\w:])([A-Za-z_]\w*)\s*({_OP})\s*({_NUMBER})"
                      r"(?:\s+(ns|us|µs|μs|ms|s|%)(?![\w%]))?")
 
 
+#: The longest filter text, in characters (4 KiB), and the most terms it may have.
+MAX_FILTER_CHARS = 4096
+MAX_FILTER_TERMS = 64
+
+
 class FilterError(ValueError):
     """A filter the user typed that cannot mean anything (unknown key, bad value)."""
 
@@ -136,6 +143,9 @@ class Filter:
     def terms(self) -> list[Term]:
         """The parsed terms; FilterError (one line, naming the term) when one cannot mean
         anything: an unknown key (the valid ones listed), a bad number or unit."""
+        if len(self.text) > MAX_FILTER_CHARS:
+            raise FilterError(f"the filter is {len(self.text):,} characters long; a filter "
+                              f"takes at most {MAX_FILTER_CHARS:,}")
         colon = dict(self.keys)
         compare = comparison_keys(colon)
 
@@ -149,6 +159,9 @@ class Filter:
             words = shlex.split(text)
         except ValueError:
             words = text.split()
+        if len(words) > MAX_FILTER_TERMS:
+            raise FilterError(f"the filter has {len(words):,} terms; a filter takes at most "
+                              f"{MAX_FILTER_TERMS}")
         return [_Parser(colon, compare).term(w) for w in words]
 
     def mask(self, ops: pd.DataFrame) -> np.ndarray:
