@@ -209,7 +209,7 @@ def page_server(opts: ServeOptions, token: str):
         route, the page's websocket URL from the address the browser used (a wildcard --host
         has none it could use)."""
 
-        sessions: set[Session] = set()
+        sessions: set[Session]  # set per server (page_server): the sessions running now
         closing = False
 
         async def _make_app(self) -> web.Application:
@@ -255,8 +255,8 @@ def page_server(opts: ServeOptions, token: str):
             self.sessions.add(session)  # counted from here: the cap holds under a burst
             try:
                 await websocket.prepare(request)
-                await session.start(request.query.get("width", 80),  # type: ignore[arg-type]
-                                    request.query.get("height", 24))  # type: ignore[arg-type]
+                await session.start(*guard.clamp_size(request.query.get("width"),
+                                                      request.query.get("height")))
                 await self._process_messages(websocket, session)
             except asyncio.CancelledError:
                 await websocket.close()
