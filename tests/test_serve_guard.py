@@ -26,7 +26,7 @@ from conftest import real_dir, run_ttdash
 from test_serve import SMALL, _free_port, _listening, _wait
 
 from ttdash.commands import serve_guard as guard
-from ttdash.commands.serve import NOT_LOOPBACK
+from ttdash.commands.serve import bind_warning
 from ttdash.model.errors import TraceError
 from ttdash.tui.export import EXPORT_OFF, NAME_ONLY, SERVE_EXPORT_DIR, served_target
 
@@ -81,7 +81,10 @@ def test_only_a_loopback_bind_goes_without_the_warning() -> None:
     assert guard.is_loopback("::1") and guard.is_loopback("127.0.0.2")
     assert not guard.is_loopback("0.0.0.0") and not guard.is_loopback("::")
     assert not guard.is_loopback("192.168.1.5") and not guard.is_loopback("box.example")
-    assert "no login" in NOT_LOOPBACK
+    assert bind_warning("127.0.0.1") is None and bind_warning("localhost") is None
+    assert bind_warning("0.0.0.0") == ("warning: 0.0.0.0 is reachable from other machines and "
+                                       "has no login: anyone with the URL (its token) gets a "
+                                       "session")
 
 
 def test_a_browser_sessions_export_is_a_name_in_the_export_dir(tmp_path: Path) -> None:
@@ -104,12 +107,15 @@ def test_a_browser_sessions_export_is_a_name_in_the_export_dir(tmp_path: Path) -
     assert err.value.oneline() == EXPORT_OFF
 
 
-def test_a_missing_export_dir_is_one_line(tmp_path: Path) -> None:
-    missing = tmp_path / "nope"
-    r = run_ttdash("serve", "--port", str(_free_port()), "--export-dir", str(missing),
+@pytest.mark.parametrize("what", ["no such directory", "not a directory"])
+def test_an_export_dir_that_is_not_one_is_one_line(tmp_path: Path, what: str) -> None:
+    bad = tmp_path / "nope"
+    if what == "not a directory":
+        bad.write_text("")
+    r = run_ttdash("serve", "--port", str(_free_port()), "--export-dir", str(bad),
                    str(real_dir() / SMALL))
     assert (r.returncode, r.stdout) == (2, "")
-    assert r.stderr == f"ttdash: {missing}: no such directory (--export-dir)\n"
+    assert r.stderr == f"ttdash: {bad}: {what} (--export-dir)\n"
 
 
 # ------------------------------------------------------------------ a real server

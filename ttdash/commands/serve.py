@@ -101,13 +101,19 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ip.version == 6 else host
 
 
+def bind_warning(host: str) -> str | None:
+    """The warning a bind other machines can reach gets (stderr, once listening)."""
+    return None if guard.is_loopback(host) else NOT_LOOPBACK.format(host=host)
+
+
 def export_dir(opts: ServeOptions) -> str | None:
     """--export-dir resolved (a symlinked directory is its target), or TraceError."""
     if opts.export_dir is None:
         return None
     p = Path(opts.export_dir).expanduser()
     if not p.is_dir():
-        raise TraceError(p, "no such directory (--export-dir)")
+        why = "not a directory" if p.exists() else "no such directory"
+        raise TraceError(p, f"{why} (--export-dir)")
     if not os.access(p, os.W_OK | os.X_OK):
         raise TraceError(p, "not writable (--export-dir)")
     return str(p.resolve())
@@ -340,8 +346,8 @@ async def _run(server, opts: ServeOptions) -> int:
         signals = (signal.SIGINT, signal.SIGTERM)
         for sig in signals:
             loop.add_signal_handler(sig, on_signal, sig)
-        if not guard.is_loopback(opts.host):
-            stderr_line(NOT_LOOPBACK.format(host=opts.host))
+        if warning := bind_warning(opts.host):
+            stderr_line(warning)
         sys.stdout.write(f"ttdash serve: http://{url_host(opts.host)}:{opts.port}/"
                          f"?token={server.token} (one session per page load, at most "
                          f"{opts.max_sessions}; Ctrl+C stops)\n")
