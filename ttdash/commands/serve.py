@@ -266,8 +266,10 @@ def page_server(opts: ServeOptions, token: str):
                 await self._process_messages(websocket, session)
             except asyncio.CancelledError:
                 await websocket.close()
-            except (ConnectionError, RuntimeError, OSError):
-                pass  # the browser went away mid-write  # the browser went away mid-write
+            except (ConnectionError, RuntimeError):
+                pass  # the browser went away mid-write
+            except Exception as exc:  # one line, not textual-serve's logged traceback
+                stderr_line(f"a session failed: {type(exc).__name__}: {exc}")
             finally:
                 try:
                     await session.stop()
