@@ -1,10 +1,11 @@
 """`ttdash serve PATH`: `ttdash open` in a browser through textual-serve.
 
-In process: the `ttdash open` line every session runs (quoted for the shell textual-serve starts
-it with), the one-line errors (bad path or window, port in use, no textual-serve). In a real
-process driven by headless Chromium (Debian's /usr/bin/chromium through Playwright): the op
-table renders, a key switches the view, each page load has its own session, a page of another
-origin cannot open one, Ctrl+C ends the server and its sessions.
+In process: the `ttdash open` argv every session runs (no shell), the one-line errors (bad path
+or window, port in use, no textual-serve). In a real process driven by headless Chromium
+(Debian's /usr/bin/chromium through Playwright), opening the URL the server prints (its token):
+the op table renders, a key switches the view, each page load has its own session, a page of
+another origin or host cannot open one, Ctrl+C ends the server and its sessions. What serve
+refuses and how its sessions end: tests/test_serve_guard.py.
 
 How the browser test reads the screen: textual-serve's client draws with xterm.js on a WebGL or
 canvas layer (no text in the DOM) and keeps its Terminal in a closure. A script added before the
@@ -27,7 +28,7 @@ import pytest
 from conftest import real_dir, run_ttdash
 
 from ttdash.cli import parse
-from ttdash.commands.serve import MISSING_EXTRA, open_argv, open_command, url_host
+from ttdash.commands.serve import MISSING_EXTRA, open_argv, url_host
 
 SMALL = "tt-perf-report__bh20_oft_integral_image_trace.csv"  # 27 rows
 TRACE = "tt-perf-report__bh_p100_dlv3.csv"  # 387 ops, no signposts
@@ -35,13 +36,13 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-ODD = "a b's \"q\" $(touch x);`id` -dash *?\u00e9"  # a folder name the shell must not read
+ODD = "a b's \"q\" $(touch x);`id` -dash *?\u00e9"  # a folder name no shell may read
 
 
 # ------------------------------------------------------------------ in process
-def test_open_command_round_trips_through_the_shell_and_the_parser(tmp_path: Path) -> None:
-    """The session's command line, run by /bin/sh as textual-serve runs it, gives `ttdash open`
-    the same path, theme and window that `serve` was given."""
+def test_the_session_argv_round_trips_through_the_parser(tmp_path: Path) -> None:
+    """The session's argv (started without a shell: nothing in it is ever read as shell text)
+    gives `ttdash open` the same path, theme and window that `serve` was given."""
     path = str(tmp_path / ODD / "-trace.csv")
     name, opts = parse(["serve", "--theme", "ansi-dark", "--signpost=-x#2", "--arch",
                         "p100", "--per-device", "--pause-above", "0.1", "--start-signpost",
@@ -49,10 +50,7 @@ def test_open_command_round_trips_through_the_shell_and_the_parser(tmp_path: Pat
     assert name == "serve"
     argv = open_argv(opts)
     assert argv[:4] == [sys.executable, "-m", "ttdash", "open"]
-    words = subprocess.run(["/bin/sh", "-c", "printf '%s\\0' " + open_command(opts)],
-                           capture_output=True, check=True).stdout.split(b"\0")[:-1]
-    assert [w.decode() for w in words] == argv
-    assert not (Path.cwd() / "x").exists()  # the $(touch x) stayed text
+    assert argv[-2:] == ["--", path] and "--start-signpost=$HOME" in argv
     name, back = parse(argv[3:])
     assert name == "open"
     assert (back.path, back.theme, back.window) == (opts.path, opts.theme, opts.window)
@@ -79,7 +77,8 @@ def test_every_window_option_reaches_the_session() -> None:
 def test_default_options_give_a_plain_open_line() -> None:
     _, opts = parse(["serve", "trace.csv"])
     assert open_argv(opts)[4:] == ["--", "trace.csv"]
-    assert (opts.host, opts.port) == ("127.0.0.1", 8000)
+    assert (opts.host, opts.port, opts.max_sessions, opts.export_dir) == ("127.0.0.1", 8000, 4,
+                                                                          None)
 
 
 def test_a_relative_path_starting_with_a_dash_stays_a_path() -> None:
@@ -203,26 +202,33 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
-def _page_websocket(port: int, host: str) -> str:
-    """The websocket address in the page served to a browser that asked for `host`."""
+def _page(port: int, host: str, token: str) -> tuple[int, str]:
+    """The status and page served to a browser that asked for `host` with the token."""
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        conn.request("GET", "/", headers={"Host": host})
-        page = conn.getresponse().read().decode()
+        conn.request("GET", f"/?token={token}", headers={"Host": host})
+        r = conn.getresponse()
+        return r.status, r.read().decode()
     finally:
         conn.close()
+
+
+def _page_websocket(port: int, host: str, token: str) -> str:
+    """The websocket address in the page served to a browser that asked for `host`."""
+    status, page = _page(port, host, token)
+    assert status == 200, page
     return re.findall(r'data-session-websocket-url="([^"]*)"', page)[0]
 
 
-def _ws_status(port: int, origin: str) -> int:
-    """The HTTP status of a websocket handshake on /ws sent with this Origin."""
+def _ws_status(port: int, origin: str, token: str) -> int:
+    """The HTTP status of a websocket handshake on /ws sent with this Origin and the token."""
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        conn.request("GET", "/ws", headers={
+        conn.request("GET", f"/ws?token={token}", headers={
             "Upgrade": "websocket", "Connection": "Upgrade", "Origin": origin,
             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"})
         return conn.getresponse().status
@@ -246,12 +252,15 @@ def test_serve_in_a_browser(tmp_path: Path) -> None:
     try:
         line = _wait("the URL line", lambda: out.read_text() or server.poll() is not None)
         assert server.poll() is None, (out.read_text(), err.read_text())
-        url = f"http://127.0.0.1:{port}/"
-        assert line == f"ttdash serve: {url} (one session per page load; Ctrl+C stops)\n"
+        token = re.findall(r"\?token=([\w-]+) ", line)[0]
+        url = f"http://127.0.0.1:{port}/?token={token}"
+        assert line == (f"ttdash serve: {url} (one session per page load, at most 4; Ctrl+C "
+                        "stops)\n")
         assert _listening(server.pid, port) == ["127.0.0.1"]  # this machine only
-        assert _ws_status(port, "http://elsewhere.example") == 403
-        # the page connects back to the address the browser used (--host 0.0.0.0 has none)
-        assert _page_websocket(port, f"box.example:{port}") == f"ws://box.example:{port}/ws"
+        assert _ws_status(port, "http://elsewhere.example", token) == 403
+        # the page connects back to the address the browser used, one the server answers to
+        assert _page_websocket(port, f"localhost:{port}", token) == f"ws://localhost:{port}/ws"
+        assert _page(port, f"box.example:{port}", token)[0] == 403
 
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -258,6 +258,11 @@ def build_parser() -> Parser:
                     "127.0.0.1: this machine only; 0.0.0.0 serves every network)")
     sv.add_argument("--port", type=port_number, default=8000, help="TCP port (default 8000)")
     sv.add_argument("--theme", help="theme name")
+    sv.add_argument("--max-sessions", type=positive_int, default=4, metavar="N",
+                    help="browser sessions at once (default 4); the one over is refused")
+    sv.add_argument("--export-dir", metavar="DIR", type=path_arg, help="the one directory the "
+                    "sessions' exports (`e`) write into, by file name only (default: exports "
+                    "off)")
     _window_args(sv)
     return p
 
@@ -350,7 +355,8 @@ def options(a: argparse.Namespace):
         return o.McpOptions(store=a.store)
     if a.command == "serve":
         return o.ServeOptions(path=a.path, host=a.host, port=a.port, theme=a.theme,
-                              window=_window(a))
+                              window=_window(a), max_sessions=a.max_sessions,
+                              export_dir=a.export_dir)
     if a.command == "doctor":
         return o.DoctorOptions(format=a.format, smi_snapshot=a.smi_snapshot, out=_out(a))
     raise ValueError(a.command)

@@ -178,3 +178,5 @@ class ServeOptions:
     port: int = 8000
     theme: str | None = None
     window: WindowOptions = field(default_factory=WindowOptions)
+    max_sessions: int = 4  # sessions at once; the one over is refused
+    export_dir: str | None = None  # where the sessions' exports go; None: exports off

@@ -4,6 +4,8 @@ op details: tui.details)."""
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -191,10 +193,23 @@ def help_rows(app, *nodes) -> list[tuple[str, str, str]]:
 
 def ask_and_export(screen, title: str, default: str, render, protected: tuple = ()) -> None:
     """Ask for a path, confirm before overwriting, then write `render(path)` atomically (never
-    inside a protected, i.e. watched, directory)."""
+    inside a protected, i.e. watched, directory). In a browser session (`ttdash serve`) the name
+    is a file name in the server's export directory, never a path (tui.export.served_target);
+    without one, export is off and says so."""
+    from .export import EXPORT_OFF, SERVE_EXPORT_DIR, served_target
+
+    web = screen.app.is_web
+    if web and not os.environ.get(SERVE_EXPORT_DIR):
+        screen.notify(EXPORT_OFF, severity="warning", markup=False)
+        return
+
+    def target_of(path: str) -> Path:
+        return served_target(path) if web else check_target(path.strip(), protected)
 
     def write(target, force: bool) -> None:
         try:
+            if web:  # checked again: the directory may have changed while the user answered
+                target = served_target(target.name)
             write_atomic(target, render(target), force=force, protected=protected)
         except TraceError as exc:
             screen.notify(exc.oneline(), severity="error", markup=False)
@@ -205,7 +220,7 @@ def ask_and_export(screen, title: str, default: str, render, protected: tuple = 
         if not path:
             return
         try:
-            target = check_target(path.strip(), protected)
+            target = target_of(path)
         except TraceError as exc:
             screen.notify(exc.oneline(), severity="error", markup=False)
             return
@@ -215,6 +230,8 @@ def ask_and_export(screen, title: str, default: str, render, protected: tuple = 
         else:
             write(target, False)
 
+    if web:
+        title = f"{title} (a file name: it goes into the server's export directory)"
     screen.app.push_screen(PromptScreen(title, default), chosen)
 
 
