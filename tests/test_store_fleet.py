@@ -118,6 +118,9 @@ def test_changed_bytes_in_stored_files_never_change_a_sum_silently(real, tmp_pat
         for q in queries:
             rc = main(["history", "sql", "--store", str(root), "-f", "json", q])
             out, e = capsys.readouterr()
+            if rc == 2:  # pyarrow read the file, DuckDB cannot: named, exit 2
+                assert "corrupt (DuckDB cannot read it" in e, e
+                return [], e + e
             assert rc == 0, e
             rows = json.loads(out)["rows"]
             got += [rows, [math.fsum(r[i] or 0 for r in rows) for i in (-2, -1)]]
@@ -141,7 +144,8 @@ def test_changed_bytes_in_stored_files_never_change_a_sum_silently(real, tmp_pat
             if err:
                 lines = err.splitlines()  # one line a query, naming the file
                 assert len(lines) == 2 and all(rel in ln for ln in lines), (attempt, pos, err)
-                assert "skipped" in err and "Traceback" not in err
+                assert ("skipped" in err or "remove or restore it" in err)
+                assert "Traceback" not in err
                 outcomes["named"] += 1
             else:
                 assert got == want, (attempt, rel, pos, got, want)

@@ -293,7 +293,32 @@ def check(opts: HistoryOptions) -> int:
     return EXIT_OK
 
 
-def sql(opts: HistoryOptions) -> int:
+def _unreadable(con, files: list[str]) -> str | None:
+    """The first of `files` DuckDB fails to read whole (after a query failed: which file)."""
+    import duckdb
+
+    from ..history.store import _sql_text
+
+    for f in files:
+        try:
+            con.execute(f"SELECT * FROM read_parquet({_sql_text(f)})").fetchall()
+        except duckdb.Error:
+            return f
+    return None
+
+
+def _remote_sql(opts: HistoryOptions, store) -> int:
+    """`history sql` on an object store: its files copied through pyarrow's filesystem (the
+    standard AWS variables) into a temporary folder, the query run there, the folder removed."""
+    import dataclasses
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ttdash-sql-") as tmp:
+        copy = store.local_copy(tmp)
+        return sql(dataclasses.replace(opts, store=copy.root), opened=copy)
+
+
+def sql(opts: HistoryOptions, opened=None) -> int:
     """Run a DuckDB query with views `runs` and `ops` over the store (local stores): the views
     of Store.sql_view, on which every reader agrees even after an add that was killed. A query
     with no result (only a comment, a SET) prints nothing (json: no columns, no rows); columns
@@ -305,15 +330,16 @@ def sql(opts: HistoryOptions) -> int:
     except ImportError:
         raise TraceError(None, "`history sql` needs DuckDB: pip install 'ttdash[sql]' (or query "
                          "the Parquet files with any engine; see the README)") from None
-    store = _store(opts)
-    if not store.local:
-        raise TraceError(store.uri, "`history sql` reads local stores; for object stores use "
-                         "DuckDB's httpfs with the README's queries")
+    store = opened or _store(opts)
+    if not store.local:  # read through pyarrow's filesystem into a local copy (_remote_sql)
+        return _remote_sql(opts, store)
     con = duckdb.connect()
     runs_view = False
+    scanned: list[str] = []
     try:
         for table in ("runs", "ops"):
             files = store.readable(table)  # a corrupt file is named and left out
+            scanned += files
             for line in store.skipped:
                 note(line)
             if files and (table == "runs" or runs_view):
@@ -324,6 +350,11 @@ def sql(opts: HistoryOptions) -> int:
         names = [d[0] for d in (cur.description or [])] if cur is not None else []
         rows = cur.fetchall() if names else []
     except duckdb.Error as exc:
+        bad = None if isinstance(exc, (duckdb.ParserException, duckdb.BinderException,
+                                       duckdb.CatalogException)) else _unreadable(con, scanned)
+        if bad is not None:  # a file pyarrow read but DuckDB cannot (a damaged page header)
+            raise TraceError(store._rel(bad), "corrupt (DuckDB cannot read it: "
+                             f"{str(exc).splitlines()[0]}); remove or restore it") from None
         raise TraceError(None, f"SQL: {str(exc).splitlines()[0]}") from None
     finally:
         con.close()

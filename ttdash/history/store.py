@@ -132,6 +132,12 @@ class Store:
         def probe() -> None:
             try:
                 self.fs.get_file_info(self.root)
+                bucket = self.root.split("/")[0]
+                if (self.fs.type_name == "s3"
+                        and self.fs.get_file_info(bucket).type == pafs.FileType.NotFound):
+                    result.append(TraceError(self.uri, f"bucket {bucket!r} does not exist "
+                                             "(create it first; ttdash never creates buckets)"))
+                    return
                 result.append(None)
             except BaseException as exc:  # handed to the caller's thread
                 result.append(exc)
@@ -142,9 +148,11 @@ class Store:
         if not result:
             raise TraceError(self.uri, f"no answer in {timeout:g} s (network, bucket name or "
                              "credentials?)")
+        if isinstance(result[0], TraceError):
+            raise result[0]
         if result[0] is not None:
             raise TraceError(self.uri, "cannot reach the store: "
-                             + _first_line(result[0])) from None
+                             + _remote_hint(result[0])) from None
 
     @property
     def local(self) -> bool:
@@ -340,6 +348,29 @@ class Store:
         with ThreadPoolExecutor(max_workers=8) as pool:
             return [f for f, good in zip(files, pool.map(ok, files)) if good]
 
+    def local_copy(self, dest: str) -> Store:
+        """The store's Parquet files copied under the local folder `dest` (the same paths below
+        it), as a store that names its files by this store's URI: how `history sql` reads an
+        object store (DuckDB's own S3 reader, httpfs, is an extension it downloads). Checksums
+        are verified on the copy, as on any local store."""
+        def copy(path: str) -> Any:
+            target = os.path.join(dest, path[len(self.root):].lstrip("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            try:
+                with self.fs.open_input_stream(path) as src, open(target, "wb") as out:
+                    while block := src.read(1 << 20):
+                        out.write(block)
+            except FileNotFoundError:  # merged away meanwhile (runs files only)
+                return _VANISHED
+            except (OSError, pa.ArrowException) as exc:
+                raise self._error(exc, f"cannot read {self._rel(path)}") from None
+            return True
+
+        self._read_all(copy)
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(copy, self.files("ops")))
+        return Store(uri=self.uri, fs=pafs.LocalFileSystem(), root=dest.rstrip("/"))
+
     def sql_source(self, files: list[str]) -> str:
         """DuckDB's read of `files` (of one table) with each row's file in FILE_COLUMN and no
         hive partitioning (it would read every `k=v` folder of the path, above the store too)."""
@@ -501,6 +532,18 @@ class Store:
                     self.fs.delete_dir(parent)
                 except (OSError, pa.ArrowException):
                     pass
+
+
+def _remote_hint(exc: BaseException) -> str:
+    """An object store's refusal in one line, led by what to check (the standard variables)."""
+    text = _first_line(exc)
+    if "ACCESS_DENIED" in text or "InvalidAccessKeyId" in text or "403" in text:
+        return "access denied (check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): " + text
+    if "NETWORK_CONNECTION" in text:
+        where = os.environ.get("AWS_ENDPOINT_URL")
+        return (f"no connection to {'AWS_ENDPOINT_URL=' + where if where else 'the endpoint'}: "
+                + text)
+    return text
 
 
 def _damage(exc: BaseException) -> str:
