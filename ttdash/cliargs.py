@@ -243,6 +243,15 @@ def history_parser(sub) -> None:
     c.add_argument("--fail-above", type=finite_float, required=True, metavar="PCT",
                    help="exit 1 when PATH is more than PCT percent above the median")
     _window_args(c)
+    x = hs.add_parser("export", parents=[store, sel], help="the runs as Tenstorrent's "
+                      "benchmark records",
+                      description="The selected runs (oldest first) as a JSON list of "
+                      "CompleteBenchmarkRun records (tt-metal's infra/data_collection/"
+                      "pydantic_models.py): steady-state, device, dispatch and wall time and "
+                      "each op code's device time as measurements.")
+    x.add_argument("--format", "-f", choices=["benchmark"], default="benchmark",
+                   help="output format (benchmark: CompleteBenchmarkRun records)")
+    _output_args(x)
     q = hs.add_parser("sql", parents=[store, fmt], help="SQL over the store (DuckDB)",
                       description="Run a DuckDB query with the views `runs` and `ops` over the "
                       "store (needs the sql extra: pip install 'ttdash[sql]').")

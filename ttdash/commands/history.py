@@ -102,7 +102,7 @@ def history(opts: HistoryOptions) -> int:
                        "trend, check, sql)")
         return run_guarded(history_app(store, theme=opts.theme))
     return {"add": add, "list": list_runs, "trend": trend, "check": check,
-            "sql": sql}[opts.action](opts)
+            "sql": sql, "export": export}[opts.action](opts)
 
 
 def add(opts: HistoryOptions) -> int:
@@ -290,6 +290,21 @@ def check(opts: HistoryOptions) -> int:
         if opts.out.output or opts.format not in ("table", "markdown"):
             stderr_line(result.verdict())
         return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def export(opts: HistoryOptions) -> int:
+    """`history export --format benchmark`: the selected runs (--where, --last; oldest first)
+    as a JSON list of CompleteBenchmarkRun records (history/export.py says where each field
+    comes from)."""
+    import json
+
+    from ..history.export import benchmark_run
+
+    store = _store(opts)
+    runs = _last(opts, _selected(opts, _runs(store)))
+    records = [benchmark_run(r) for r in runs]
+    write_output(opts.out, lambda out: out.write(json.dumps(records, indent=1) + "\n"))
     return EXIT_OK
 
 
