@@ -378,7 +378,7 @@ def _unreadable(con, files: list[str]) -> str | None:
     """The first of `files` DuckDB fails to read whole (after a query failed: which file)."""
     import duckdb
 
-    from ..history.store import _sql_text
+    from ..history.sqlviews import _sql_text
 
     for f in files:
         try:

@@ -60,8 +60,10 @@ import pyarrow.parquet as pq
 from ..model.errors import TraceError
 from ..paths import data_dir
 from . import schema as sch
+from . import sqlviews
 from .record import RunRecord
 from .schema import RUNS
+from .sqlviews import REQUIRED
 
 #: Run rows in one partition beyond which an add merges them into one file (a store of a
 #: thousand runs reads in a few files, not a thousand).
@@ -79,12 +81,8 @@ REMOTE_TIMEOUT = 30.0
 #: Leftovers of an add that died (a temporary file, ops without their run row) older than this
 #: are removed by the next compaction; younger ones may be an add in progress.
 STALE_S = 3600.0
-#: Fields a row must have to be a run (a row another tool wrote without them is skipped).
-REQUIRED = ("run_id", "added_at", "ops", "device_time_us", "steady_us")
 _VANISHED = object()  # a file removed between listing and reading (a compaction)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-#: The column naming each row's file in `sql_source` (not in the views).
-FILE_COLUMN = "__ttdash_file"
 
 
 def default_store() -> str:
@@ -372,38 +370,12 @@ class Store:
         return Store(uri=self.uri, fs=pafs.LocalFileSystem(), root=dest.rstrip("/"))
 
     def sql_source(self, files: list[str]) -> str:
-        """DuckDB's read of `files` (of one table) with each row's file in FILE_COLUMN and no
-        hive partitioning (it would read every `k=v` folder of the path, above the store too)."""
-        listed = ", ".join(_sql_text(f) for f in files)
-        return (f"read_parquet([{listed}], filename={_sql_text(FILE_COLUMN)}, "
-                "hive_partitioning=false, union_by_name=true)")
+        """DuckDB's read of `files` (sqlviews.sql_source)."""
+        return sqlviews.sql_source(files)
 
     def sql_view(self, table: str, files: list[str], columns: list[str]) -> str:
-        """The DuckDB view "runs" or "ops" over `files` (`columns`: the names sql_source reads)
-        on which every reader agrees: the declared fields of the table (schema.RUNS / OPS; a
-        field renamed since a file's version taken under its old name, one no file has as a
-        typed NULL, undeclared columns left out), partitions from the path below the root (a
-        table of one row per file, as `runs` reads them), each run once and only with REQUIRED
-        fields (as `runs`), ops only of a listed run (view "runs" made first)."""
-        keys = ("arch",) if table == "runs" else ("arch", "run_id")
-        name = _sql_name(FILE_COLUMN)
-        values = ", ".join("(" + ", ".join(_sql_text(v) for v in (
-            f, *(self._partitions(f).get(k, "") for k in keys))) + ")" for f in files)
-        parts = f"(VALUES {values}) p({name}, {', '.join(keys)})"
-        own = [f.name for f in sch.TABLES[table] if f.name not in keys]
-        fields = ", ".join(_sql_field(table, f, columns) for f in sch.TABLES[table]
-                           if f.name in own)
-        source = f"(SELECT {fields}, {name} FROM {self.sql_source(files)})"
-        select = ", ".join([f"src.{_sql_name(c)}" for c in own] + [f"p.{k}" for k in keys])
-        if table == "ops":
-            return (f"CREATE VIEW ops AS SELECT {select} FROM {source} src JOIN (SELECT * FROM "
-                    f"{parts} WHERE EXISTS (SELECT 1 FROM runs r WHERE r.arch = p.arch AND "
-                    f"r.run_id = p.run_id)) p USING ({name})")
-        rank = _sql_name(FILE_COLUMN + "_n")
-        whole = " AND ".join(f"{_sql_name(c)} IS NOT NULL" for c in REQUIRED)
-        return (f"CREATE VIEW runs AS SELECT {select} FROM (SELECT *, row_number() OVER "
-                f"(PARTITION BY run_id ORDER BY added_at, {name}) AS {rank} FROM {source} "
-                f"WHERE {whole}) src JOIN {parts} USING ({name}) WHERE {rank} = 1")
+        """The DuckDB view "runs" or "ops" over `files` (sqlviews.sql_view)."""
+        return sqlviews.sql_view(self, table, files, columns)
 
     # ------------------------------------------------------------ writing
     def _write(self, directory: str, name: str, write: Callable[[Any], None]) -> None:
@@ -557,28 +529,6 @@ def _first_line(exc: BaseException, limit: int = 200) -> str:
     text = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
     return line if len(line) <= limit else line[:limit - 1] + "…"
-
-
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _sql_name(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_field(table: str, field: pa.Field, columns: list[str]) -> str:
-    """The select expression of a declared field over files of any version: its current or
-    older names among `columns` (the newest first), else a NULL of its type."""
-    names = [field.name, *(sch.names_in(table, v).get(field.name, field.name)
-                           for v in range(sch.SCHEMA_VERSION - 1, 0, -1))]
-    found = [_sql_name(n) for n in dict.fromkeys(names) if n in columns]
-    if not found:
-        return f"CAST(NULL AS {sch.duckdb_type(field.type)}) AS {_sql_name(field.name)}"
-    if found == [_sql_name(field.name)]:
-        return found[0]
-    expr = found[0] if len(found) == 1 else f"COALESCE({', '.join(found)})"
-    return f"{expr} AS {_sql_name(field.name)}"
 
 
 def _utc(us: int | None) -> datetime | None:
