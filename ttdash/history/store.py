@@ -509,7 +509,8 @@ class Store:
 def _remote_hint(exc: BaseException) -> str:
     """An object store's refusal in one line, led by what to check (the standard variables)."""
     text = _first_line(exc)
-    if "ACCESS_DENIED" in text or "InvalidAccessKeyId" in text or "403" in text:
+    if any(k in text for k in ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId",
+                               "SIGNATURE_DOES_NOT_MATCH", "SignatureDoesNotMatch")):
         return "access denied (check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): " + text
     if "NETWORK_CONNECTION" in text:
         where = os.environ.get("AWS_ENDPOINT_URL")
