@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""The run history at scale: a store of 1,000 runs x 1,872 ops (list, trend, check, add, DuckDB
-over every op) and `history add` of a 1M-op run beside `report` of the same file.
+"""The run history at scale: stores of 100 and 1,000 runs x 1,872 ops (the real CLIP trace) on
+local disk and, with --s3, on moto's S3 server started here on 127.0.0.1 (the standard AWS
+variables point ttdash at it); add, list, trend, check (the CI gate, --last 10, and against every
+run) and DuckDB over every op, and how each grows from 100 to 1,000 runs; `history add` of a 1M-op
+run beside `report` of the same file.
 
-Usage: python benchmarks/bench_history.py [--runs 1000] [--big 535] [--skip-big]
+Usage: python benchmarks/bench_history.py [--sizes 100,1000] [--s3] [--big 535] [--skip-big]
 Prints a markdown table. Whole commands are timed (python start-up included), each the median of
-3. The 1,000 runs are written through the store's own add (the analysis of one real trace reused,
-its totals jittered), so building the store takes a minute, not a thousand analyses.
+3 (CPU seconds beside the wall: the machine may be shared). The runs are written through the
+store's own add (the analysis of one real trace reused, its totals jittered), so building the
+store takes a minute, not a thousand analyses.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -19,14 +25,15 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from common import REAL, measure, python, repeated_trace
+from common import REAL, measure, measure_cpu, python, repeated_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def build_store(store_dir: Path, runs: int, src: Path) -> tuple[float, int]:
-    """`runs` runs of `src`'s analysis (jittered totals); (seconds, ops per run)."""
+def build_store(uri: str, start: int, stop: int, src: Path) -> tuple[float, int]:
+    """Runs start..stop-1 of `src`'s analysis (jittered totals) added to the store at `uri`;
+    (seconds, ops per run)."""
     import numpy as np
 
     from ttdash.commands.common import load_view
@@ -38,11 +45,11 @@ def build_store(store_dir: Path, runs: int, src: Path) -> tuple[float, int]:
     view = load_view(str(src), WindowOptions())
     base = build(view, labels={"model": "clip", "bench": "1"})
     batches = list(schema.op_batches(view))
-    store = Store.open(str(store_dir))
-    rng = np.random.default_rng(7)
+    store = Store.open(uri)
+    rng = np.random.default_rng(7 + start)
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    start = time.perf_counter()
-    for i in range(runs):
+    begin = time.perf_counter()
+    for i in range(start, stop):
         k = float(rng.normal(1.0, 0.01))
         row = dict(base.row)
         row.update(run_id=f"{i:016x}", sha256=f"{i:064x}", added_at=t0 + timedelta(hours=i),
@@ -52,70 +59,123 @@ def build_store(store_dir: Path, runs: int, src: Path) -> tuple[float, int]:
                    op_codes=[{**g, "steady_us": g["steady_us"] * k} for g in row["op_codes"]])
         store.add(RunRecord(run_id=row["run_id"], arch=base.arch, row=row, view=view),
                   batches=batches)
-    return time.perf_counter() - start, int(base.row["ops"])
+    return time.perf_counter() - begin, int(base.row["ops"])
 
 
 def median_cmd(cmd: list[str], n: int = 3) -> tuple[float, float]:
-    runs = [measure(cmd) for _ in range(n)]
-    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+    """(median wall, median CPU seconds) of `cmd` run n times; exit 1 (a regression) counts."""
+    runs = []
+    for _ in range(n):
+        try:
+            wall, cpu, _ = measure_cpu(cmd)
+        except RuntimeError:  # check exits 1 on a regression: time it anyway
+            t0 = time.perf_counter()
+            subprocess.run(cmd, capture_output=True)
+            wall, cpu = time.perf_counter() - t0, float("nan")
+        runs.append((wall, cpu))
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def commands(uri: str, src: Path, tmp: Path, n: int) -> list[tuple[str, list[str] | None]]:
+    s = ["--store", uri]
+    other = tmp / f"other{n}.csv"
+    other.write_bytes(src.read_bytes() + b"\n" * (n % 97 + 1))  # a new run each size
+    return [
+        ("history add of one more run", ["history", "add", *s, str(other)]),
+        ("history list", ["history", "list", *s]),
+        ("history trend --op MinimalMatmulOp", ["history", "trend", *s, "--op",
+                                                "MinimalMatmulOp"]),
+        ("history check --last 10", ["history", "check", *s, str(src), "--fail-above", "5",
+                                     "--last", "10"]),
+        ("history check (against every run)", ["history", "check", *s, str(src),
+                                               "--fail-above", "5"]),
+        ("history sql: count(*) over every op", ["history", "sql", *s,
+                                                 "SELECT count(*) FROM ops"]),
+    ]
+
+
+def moto_server() -> tuple[subprocess.Popen, str]:
+    """moto's S3 server on 127.0.0.1 (a free port), a bucket "bench", and the standard AWS
+    variables set for this process and its children."""
+    import boto3
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([python(), "-c", "import sys; from moto.server import main; "
+                               "main(sys.argv[1:])", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise SystemExit("moto's server did not start") from None
+            time.sleep(0.05)
+    os.environ.update(AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="bench",
+                      AWS_SECRET_ACCESS_KEY="bench", AWS_REGION="us-east-1")
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(
+        Bucket="bench")
+    return server, endpoint
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--sizes", default="100,1000", help="store sizes (runs), growing")
+    ap.add_argument("--s3", action="store_true", help="also on moto's S3 server")
     ap.add_argument("--big", type=int, default=535, help="repeats of the real trace for the "
                     "big add (535: 1,001,520 rows)")
     ap.add_argument("--skip-big", action="store_true")
     args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
     src = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
     ttdash = [python(), "-m", "ttdash"]
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="ttdash-bench-history-") as tmp:
-        store = Path(tmp) / "store"
-        secs, ops = build_store(store, args.runs, src)
-        files = sum(1 for _ in (store / "runs").rglob("*.parquet"))
-        size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file()) / 1e6
-        rows.append((f"build: {args.runs:,} adds of {ops:,} ops (store only)",
-                     f"{secs:.1f} s ({secs / args.runs * 1000:.0f} ms an add)",
-                     f"{size:.0f} MB on disk, {files} runs files"))
-        s = ["--store", str(store)]
-        for label, cmd in (
-                ("history list", ["history", "list", *s]),
-                ("history list --format json", ["history", "list", *s, "-f", "json"]),
-                ("history trend --op MinimalMatmulOp", ["history", "trend", *s, "--op",
-                                                        "MinimalMatmulOp"]),
-                ("history trend --where batch=8 --last 50",
-                 ["history", "trend", *s, "--where", "batch=8", "--last", "50"]),
-                ("history check (analyses the 1,872-op run too)",
-                 ["history", "check", *s, str(src), "--fail-above", "5"]),
-                ("report -f csv of that run (for scale)", ["report", str(src), "-f", "csv"]),
-                ("history add of one more run", None),
-                (f"history sql: count(*) over {args.runs * ops:,} ops",
-                 ["history", "sql", *s, "SELECT count(*) FROM ops"])):
-            if cmd is None:
-                other = Path(tmp) / "other.csv"
-                other.write_bytes(src.read_bytes() + b"\n")
-                wall, rss = measure(ttdash + ["history", "add", *s, str(other)])
-            else:
-                try:
-                    wall, rss = median_cmd(ttdash + cmd)
-                except RuntimeError:  # check exits 1 on a regression: time it anyway
-                    t0 = time.perf_counter()
-                    subprocess.run(ttdash + cmd, capture_output=True)
-                    wall, rss = time.perf_counter() - t0, float("nan")
-            rows.append((label, f"{wall:.2f} s", f"{rss:.0f} MB"))
-        if not args.skip_big:
-            big = repeated_trace(src, args.big)
-            n = sum(1 for _ in open(big, "rb")) - 1
-            rep = measure(ttdash + ["report", str(big), "-f", "csv"])
-            add = measure(ttdash + ["history", "add", "--store", str(Path(tmp) / "big"),
-                                    str(big)])
-            rows.append((f"report -f csv, {n:,} ops", f"{rep[0]:.1f} s", f"{rep[1]:.0f} MB"))
-            rows.append((f"history add, {n:,} ops", f"{add[0]:.1f} s", f"{add[1]:.0f} MB"))
-    print(f"| {args.runs:,} runs x {ops:,} ops | wall | peak RSS / size |")
-    print("|---|---:|---:|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    results: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
+    builds: list[tuple[str, int, float]] = []
+    server = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="ttdash-bench-history-") as tmp_dir:
+            tmp = Path(tmp_dir)
+            stores = [("local", str(tmp / "store"))]
+            if args.s3:
+                server, _ = moto_server()
+                stores.append(("s3 (moto)", "s3://bench/history"))
+            for where, uri in stores:
+                have = 0
+                for n in sizes:
+                    secs, ops = build_store(uri, have, n, src)
+                    builds.append((where, n - have, secs))
+                    have = n
+                    for label, cmd in commands(uri, src, tmp, n):
+                        results.setdefault((where, label), {})[n] = median_cmd(ttdash + cmd)
+                    have += 1  # the run `add` measured stays in the store
+            big_rows = []
+            if not args.skip_big:
+                big = repeated_trace(src, args.big)
+                rows = sum(1 for _ in open(big, "rb")) - 1
+                rep = measure(ttdash + ["report", str(big), "-f", "csv"])
+                add = measure(ttdash + ["history", "add", "--store", str(tmp / "big"), str(big)])
+                big_rows = [(f"report -f csv, {rows:,} ops", rep),
+                            (f"history add, {rows:,} ops", add)]
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(10)
+    for where, n, secs in builds:
+        print(f"- build ({where}): {n:,} adds in {secs:.1f} s ({secs / n * 1000:.0f} ms an add)")
+    head = " | ".join(f"{n:,} runs: wall (CPU)" for n in sizes)
+    print(f"\n| store | command | {head} | growth |")
+    print("|---|---|" + "---:|" * len(sizes) + "---:|")
+    for (where, label), by in results.items():
+        cells = [f"{by[n][0]:.2f} s ({by[n][1]:.2f})" for n in sizes]
+        grow = f"x{by[sizes[-1]][0] / by[sizes[0]][0]:.1f}" if len(sizes) > 1 else ""
+        print(f"| {where} | {label} | " + " | ".join(cells) + f" | {grow} |")
+    for label, (wall, rss) in big_rows:
+        print(f"| local | {label} | {wall:.1f} s, {rss:.0f} MB peak |")
 
 
 if __name__ == "__main__":

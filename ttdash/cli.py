@@ -349,6 +349,9 @@ def options(a: argparse.Namespace):
             op=getattr(a, "op", None), region=getattr(a, "region", None),
             by=getattr(a, "by", None),
             fail_above=getattr(a, "fail_above", None), query=getattr(a, "query", None),
+            against=getattr(a, "against", None),
+            baseline_action=getattr(a, "baseline_action", None), name=getattr(a, "name", None),
+            run_ids=tuple(getattr(a, "run", ())),
             format=getattr(a, "format", "table"), theme=getattr(a, "theme", None),
             window=window, out=_out(a) if hasattr(a, "output") else o.OutputOptions())
     if a.command == "mcp":

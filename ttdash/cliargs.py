@@ -242,7 +242,31 @@ def history_parser(sub) -> None:
                    help="the run to check: CSV or profiler directory")
     c.add_argument("--fail-above", type=finite_float, required=True, metavar="PCT",
                    help="exit 1 when PATH is more than PCT percent above the median")
+    c.add_argument("--against", metavar="NAME", type=non_empty,
+                   help="compare with the runs of the named baseline (history baseline set "
+                   "NAME) instead of the last N matching runs")
     _window_args(c)
+    x = hs.add_parser("export", parents=[store, sel], help="the runs as Tenstorrent's "
+                      "benchmark records",
+                      description="The selected runs (oldest first) as a JSON list of "
+                      "CompleteBenchmarkRun records (tt-metal's infra/data_collection/"
+                      "pydantic_models.py): steady-state, device, dispatch and wall time and "
+                      "each op code's device time as measurements.")
+    x.add_argument("--format", "-f", choices=["benchmark"], default="benchmark",
+                   help="output format (benchmark: CompleteBenchmarkRun records)")
+    _output_args(x)
+    b = hs.add_parser("baseline", parents=[store, sel], help="named baselines: set NAME to "
+                      "runs, or list them",
+                      description="`baseline set NAME` names the selected runs (--run RUN_ID, "
+                      "--where, --last) for `check --against NAME`, as a CI pins a release; "
+                      "setting it again moves it (the store keeps every setting). `baseline "
+                      "list` prints each name and its runs.")
+    b.add_argument("baseline_action", choices=["set", "list"], metavar="set|list",
+                   help="set NAME, or list the baselines")
+    b.add_argument("name", nargs="?", metavar="NAME", help="the baseline's name (set)")
+    b.add_argument("--run", action="append", default=[], metavar="RUN_ID", type=non_empty,
+                   help="a run of the baseline (its id or a unique prefix, as list shows it); "
+                   "repeatable")
     q = hs.add_parser("sql", parents=[store, fmt], help="SQL over the store (DuckDB)",
                       description="Run a DuckDB query with the views `runs` and `ops` over the "
                       "store (needs the sql extra: pip install 'ttdash[sql]').")

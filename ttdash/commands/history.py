@@ -102,7 +102,7 @@ def history(opts: HistoryOptions) -> int:
                        "trend, check, sql)")
         return run_guarded(history_app(store, theme=opts.theme))
     return {"add": add, "list": list_runs, "trend": trend, "check": check,
-            "sql": sql}[opts.action](opts)
+            "sql": sql, "export": export, "baseline": baseline}[opts.action](opts)
 
 
 def add(opts: HistoryOptions) -> int:
@@ -247,7 +247,7 @@ def check(opts: HistoryOptions) -> int:
                       f"--pause-above {run['pause_above_us']:g}"]
                      + [f"{k}={v}" for k, v in where.items()])
     candidates = query.matching(
-        _runs(store), arch=rec.arch, window=run["window"], per_device=run["per_device"],
+        _check_runs(opts, store), arch=rec.arch, window=run["window"], per_device=run["per_device"],
         pause_above_us=run["pause_above_us"], where=where, exclude=rec.run_id)
     if not candidates:
         raise TraceError(store.uri, f"no earlier run matches ({cond}): nothing to check "
@@ -294,7 +294,113 @@ def check(opts: HistoryOptions) -> int:
     return EXIT_OK
 
 
-def sql(opts: HistoryOptions) -> int:
+def export(opts: HistoryOptions) -> int:
+    """`history export --format benchmark`: the selected runs (--where, --last; oldest first)
+    as a JSON list of CompleteBenchmarkRun records (history/export.py says where each field
+    comes from)."""
+    import json
+
+    from ..history.export import benchmark_run
+
+    store = _store(opts)
+    runs = _last(opts, _selected(opts, _runs(store)))
+    records = [benchmark_run(r) for r in runs]
+    write_output(opts.out, lambda out: out.write(json.dumps(records, indent=1) + "\n"))
+    return EXIT_OK
+
+
+def _check_runs(opts: HistoryOptions, store) -> list[dict]:
+    """The runs `check` may compare with: every stored run, or with --against NAME the runs of
+    that baseline (each marked with its name: the verdict says it)."""
+    runs = _runs(store)
+    if not opts.against:
+        return runs
+    from ..history.baseline import baseline_runs
+
+    return baseline_runs(store, opts.against, runs)
+
+
+def baseline(opts: HistoryOptions) -> int:
+    """`history baseline set NAME` (the runs chosen by --run, --where, --last) and `history
+    baseline list`."""
+    from ..history.baseline import baselines, check_name, set_baseline
+    from ..model.text import clean_text
+
+    store = _store(opts)
+    if opts.baseline_action == "list":
+        if opts.name or opts.run_ids:
+            raise TraceError(None, "history baseline list takes no NAME or --run")
+        known = baselines(store) if not _not_made_yet(store) else {}
+        for line in store.skipped:
+            note(line)
+        for name, doc in known.items():
+            sys.stdout.write(str(clean_text(
+                f"{name}  set {doc['set_at'][:19].replace('T', ' ')} UTC  {len(doc['run_ids'])}"
+                f" run{'s' * (len(doc['run_ids']) != 1)}: {' '.join(doc['run_ids'])}"
+                f"  ({doc.get('selection', '')})")) + "\n")
+        if not known:
+            note(f"{store.uri}: no baselines (`ttdash history baseline set NAME --last 1`)")
+        return EXIT_OK
+    if not opts.name:
+        raise TraceError(None, "history baseline set needs a NAME")
+    try:
+        check_name(opts.name)
+    except ValueError as exc:
+        raise TraceError(None, str(exc)) from None
+    if not (opts.run_ids or opts.where or opts.last):
+        raise TraceError(None, "history baseline set: choose its runs with --run RUN_ID, "
+                         "--where KEY=VALUE or --last N")
+    runs = _selected(opts, _runs(store))
+    if opts.run_ids:
+        chosen = []
+        for want in opts.run_ids:
+            hits = [r for r in runs if r["run_id"].startswith(want)]
+            if len(hits) != 1:
+                raise TraceError(store.uri, f"--run {want}: {'no' if not hits else len(hits)} "
+                                 "stored run" + ("s" if len(hits) > 1 else "") + " with this "
+                                 "id" + (" (give more of it)" if hits else ""))
+            chosen.append(hits[0])
+        runs = [r for r in runs if any(r is c for c in chosen)]
+    runs = _last(opts, runs)
+    if not runs:
+        raise TraceError(store.uri, "no stored run matches the selection: the baseline is "
+                         "not set")
+    selection = " ".join([*(f"--run {r}" for r in opts.run_ids),
+                          *(f"--where {w}" for w in opts.where),
+                          *([f"--last {opts.last}"] if opts.last else [])])
+    doc = set_baseline(store, opts.name, [r["run_id"] for r in runs], selection)
+    sys.stdout.write(str(clean_text(f"baseline {doc['name']} = {len(runs)} run"
+                                    f"{'s' * (len(runs) != 1)}: "
+                                    f"{' '.join(doc['run_ids'])}")) + "\n")
+    return EXIT_OK
+
+
+def _unreadable(con, files: list[str]) -> str | None:
+    """The first of `files` DuckDB fails to read whole (after a query failed: which file)."""
+    import duckdb
+
+    from ..history.sqlviews import _sql_text
+
+    for f in files:
+        try:
+            con.execute(f"SELECT * FROM read_parquet({_sql_text(f)})").fetchall()
+        except duckdb.Error:
+            return f
+    return None
+
+
+def _remote_sql(opts: HistoryOptions, store) -> int:
+    """`history sql` on an object store: its files copied through pyarrow's filesystem (the
+    standard AWS variables) into a temporary folder, the query run there, the folder removed."""
+    import dataclasses
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ttdash-sql-") as tmp:
+        copy = store.local_copy(tmp)
+        return sql(dataclasses.replace(opts, store=copy.root), opened=copy)
+
+
+def sql(opts: HistoryOptions, opened=None) -> int:
     """Run a DuckDB query with views `runs` and `ops` over the store (local stores): the views
     of Store.sql_view, on which every reader agrees even after an add that was killed. A query
     with no result (only a comment, a SET) prints nothing (json: no columns, no rows); columns
@@ -306,15 +412,16 @@ def sql(opts: HistoryOptions) -> int:
     except ImportError:
         raise TraceError(None, "`history sql` needs DuckDB: pip install 'ttdash[sql]' (or query "
                          "the Parquet files with any engine; see the README)") from None
-    store = _store(opts)
-    if not store.local:
-        raise TraceError(store.uri, "`history sql` reads local stores; for object stores use "
-                         "DuckDB's httpfs with the README's queries")
+    store = opened or _store(opts)
+    if not store.local:  # read through pyarrow's filesystem into a local copy (_remote_sql)
+        return _remote_sql(opts, store)
     con = duckdb.connect()
     runs_view = False
+    scanned: list[str] = []
     try:
         for table in ("runs", "ops"):
             files = store.readable(table)  # a corrupt file is named and left out
+            scanned += files
             for line in store.skipped:
                 note(line)
             if files and (table == "runs" or runs_view):
@@ -325,6 +432,11 @@ def sql(opts: HistoryOptions) -> int:
         names = [d[0] for d in (cur.description or [])] if cur is not None else []
         rows = cur.fetchall() if names else []
     except duckdb.Error as exc:
+        bad = None if isinstance(exc, (duckdb.ParserException, duckdb.BinderException,
+                                       duckdb.CatalogException)) else _unreadable(con, scanned)
+        if bad is not None:  # a file pyarrow read but DuckDB cannot (a damaged page header)
+            raise TraceError(store._rel(bad), "corrupt (DuckDB cannot read it: "
+                             f"{str(exc).splitlines()[0]}); remove or restore it") from None
         raise TraceError(None, f"SQL: {str(exc).splitlines()[0]}") from None
     finally:
         con.close()

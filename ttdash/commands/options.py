@@ -146,7 +146,8 @@ class DoctorOptions:
 
 @dataclass(frozen=True)
 class HistoryOptions:
-    """`ttdash history ACTION`: action is None (the TUI), add, list, trend, check or sql."""
+    """`ttdash history ACTION`: action is None (the TUI), add, list, trend, check, sql, export
+    or baseline."""
     action: str | None = None
     store: str | None = None  # a path or URI; None: $TTDASH_HISTORY, else the XDG data dir
     paths: tuple[str, ...] = ()  # add: reports or profiler dirs; check: the run checked
@@ -158,6 +159,10 @@ class HistoryOptions:
     by: str | None = None  # trend: one row per value of this numeric label (batch size)
     fail_above: float | None = None  # check
     query: str | None = None  # sql
+    against: str | None = None  # check: the named baseline's runs instead of the last N
+    baseline_action: str | None = None  # baseline: set or list
+    name: str | None = None  # baseline set: its name
+    run_ids: tuple[str, ...] = ()  # baseline set: --run RUN_ID (or a unique prefix)
     format: str = "table"
     theme: str | None = None
     window: WindowOptions = field(default_factory=WindowOptions)

@@ -10,6 +10,8 @@ from typing import Any
 
 #: Culprits listed by `check` (op codes whose steady-state time grew most).
 CULPRITS = 10
+#: Baseline runs named in `check`'s verdict (the newest; json has them all)
+MAX_NAMED = 10
 
 
 def parse_labels(pairs: list[str] | tuple[str, ...], what: str = "--label") -> dict[str, str]:
@@ -221,10 +223,16 @@ class Check:
                     f"us ({self.pct:+.2f}%) is not like for like")
         word = "slower" if self.pct > 0 else "faster"
         state = "REGRESSION" if self.failed else "ok"
-        text = (f"{state}: steady state {self.run['steady_us']:,.1f} us is {abs(self.pct):.2f}% "
-                f"{word} than the median {self.median_us:,.1f} us of the last "
-                f"{len(self.baseline)} matching run{'s' * (len(self.baseline) != 1)} "
-                f"(limit {self.fail_above:+g}%)")
+        named = (self.baseline[0].get("baseline") if self.baseline else None)
+        which = (f"baseline {named}'s {len(self.baseline)} matching "
+                 if named else f"last {len(self.baseline)} matching ")
+        text = (f"{state}: steady state {self.run['steady_us']:,.1f} us of run "
+                f"{self.run['run_id']} is {abs(self.pct):.2f}% {word} than the median "
+                f"{self.median_us:,.1f} us of the {which}run"
+                f"{'s' * (len(self.baseline) != 1)} ("
+                + ", ".join(r["run_id"] for r in self.baseline[-MAX_NAMED:])
+                + (", ..." if len(self.baseline) > MAX_NAMED else "")
+                + f"; limit {self.fail_above:+g}%)")
         if self.common_pct is not None:
             text += (f"; the ops both ran: {self.common_pct:+.2f}% (median over those runs; "
                      f"{self.common_text})")

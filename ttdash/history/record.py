@@ -26,7 +26,9 @@ TELEMETRY_FIELDS = tuple(TELEMETRY.field(i).name for i in range(TELEMETRY.num_fi
 #: Labels found in the environment of a CI job (commit, branch) and of the host.
 ENV_LABELS = {"commit": ("GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "GIT_COMMIT"),
               "branch": ("GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH",
-                         "GIT_BRANCH")}
+                         "GIT_BRANCH"),
+              "repo": ("GITHUB_REPOSITORY", "CI_PROJECT_PATH", "BUILDKITE_REPO"),
+              "pipeline": ("GITHUB_RUN_ID", "CI_PIPELINE_ID", "BUILDKITE_BUILD_NUMBER")}
 
 
 def file_sha256(path: Path) -> tuple[str, int]:
@@ -41,7 +43,8 @@ def file_sha256(path: Path) -> tuple[str, int]:
 
 
 def default_labels(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """machine (host name), user, and commit/branch when a CI system names them."""
+    """machine (host name), user, and commit/branch/repo/pipeline when a CI system names
+    them."""
     env = os.environ if env is None else env
     out = {"machine": socket.gethostname()}
     try:

@@ -17,9 +17,14 @@ Safety: every file is written under a temporary name starting with "." (which py
 are keyed by the run id (a hash of the file's content and the analysis settings): two processes
 adding the same run write the same names (the run is kept once), two different runs never share
 a name. The ops file is written before the run's row (and removed if the row cannot be): a run
-listed has its ops. Merging run rows (`compact`, local stores, under a lock) writes the merged
-file before removing the ones it replaces; a reader that sees both keeps each run once (rows are
-deduplicated by run_id), one that finds a listed file gone reads again.
+listed has its ops. Merging run rows (`compact`, after an add, on any filesystem, without a lock:
+an object store has none that holds across hosts) writes the merged file before removing the
+ones it replaces; a reader that sees both keeps each run once (rows are deduplicated by run_id),
+one that finds a listed file gone lists again and reads the files it has not read. So any number
+of writers, compactions and readers, on one host or many (a local disk, an NFS-style share, an
+object store: the same code), need no coordination. Every page of every file carries a CRC-32
+checksum (WRITE_OPTIONS) that every read verifies (VERIFY): a file whose bytes changed on disk is
+named and skipped, or fails the one command that needs it (`check`), never read as other numbers.
 
 An add killed between its writes can leave ops without their run row (until a compaction removes
 them, STALE_S later) and, killed in a compaction, a run's row twice. Every ttdash reader (list,
@@ -55,24 +60,29 @@ import pyarrow.parquet as pq
 from ..model.errors import TraceError
 from ..paths import data_dir
 from . import schema as sch
+from . import sqlviews
 from .record import RunRecord
 from .schema import RUNS
+from .sqlviews import REQUIRED
 
 #: Run rows in one partition beyond which an add merges them into one file (a store of a
 #: thousand runs reads in a few files, not a thousand).
 COMPACT_ABOVE = 32
-LOCK = ".lock"
+#: How every file is written: zstd, and a CRC-32 checksum of each data page (Parquet's own, which
+#: pyarrow, parquet-mr/Spark and Arrow readers can verify; ttdash's readers always do:
+#: VERIFY). A byte changed on disk then fails the read of its page instead of changing a number.
+WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_page_checksum": True}
+#: How every file is opened (pq.ParquetFile's options).
+VERIFY: dict[str, Any] = {"page_checksum_verification": True}
+#: Rounds of re-listing a reader makes when files it listed were merged away meanwhile.
+RELIST = 50
 #: Seconds a remote store has to answer the first request.
 REMOTE_TIMEOUT = 30.0
 #: Leftovers of an add that died (a temporary file, ops without their run row) older than this
 #: are removed by the next compaction; younger ones may be an add in progress.
 STALE_S = 3600.0
-#: Fields a row must have to be a run (a row another tool wrote without them is skipped).
-REQUIRED = ("run_id", "added_at", "ops", "device_time_us", "steady_us")
 _VANISHED = object()  # a file removed between listing and reading (a compaction)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-#: The column naming each row's file in `sql_source` (not in the views).
-FILE_COLUMN = "__ttdash_file"
 
 
 def default_store() -> str:
@@ -120,6 +130,12 @@ class Store:
         def probe() -> None:
             try:
                 self.fs.get_file_info(self.root)
+                bucket = self.root.split("/")[0]
+                if (self.fs.type_name == "s3"
+                        and self.fs.get_file_info(bucket).type == pafs.FileType.NotFound):
+                    result.append(TraceError(self.uri, f"bucket {bucket!r} does not exist "
+                                             "(create it first; ttdash never creates buckets)"))
+                    return
                 result.append(None)
             except BaseException as exc:  # handed to the caller's thread
                 result.append(exc)
@@ -130,9 +146,11 @@ class Store:
         if not result:
             raise TraceError(self.uri, f"no answer in {timeout:g} s (network, bucket name or "
                              "credentials?)")
+        if isinstance(result[0], TraceError):
+            raise result[0]
         if result[0] is not None:
             raise TraceError(self.uri, "cannot reach the store: "
-                             + _first_line(result[0])) from None
+                             + _remote_hint(result[0])) from None
 
     @property
     def local(self) -> bool:
@@ -189,7 +207,7 @@ class Store:
             if self.local and not os.path.exists(path):
                 return _VANISHED
             with self.fs.open_input_file(path) as fh:
-                pf = pq.ParquetFile(fh)
+                pf = pq.ParquetFile(fh, **VERIFY)
                 try:
                     version = sch.check_version(pf.metadata.metadata, name)
                 except ValueError as exc:
@@ -207,7 +225,7 @@ class Store:
         except FileNotFoundError:
             return _VANISHED
         except (OSError, pa.ArrowException) as exc:
-            self.skipped.append(f"{name}: unreadable ({_first_line(exc)}); skipped")
+            self.skipped.append(f"{name}: {_damage(exc)}; skipped")
             return None
         try:
             return sch.conform(table, "runs", version, columns)
@@ -216,21 +234,32 @@ class Store:
                                 f"({_first_line(exc)}); skipped")
             return None
 
+    def _read_all(self, read: Callable[[str], Any]) -> tuple[list[str], list[Any]]:
+        """`read` of every runs file, also of those a compaction wrote while they were read
+        (files, results; a file merged away meanwhile left out: its rows are in a file written
+        before it was removed, which the next listing has). No lock is needed: files are
+        written once and removed only when a file holding their rows exists."""
+        done: dict[str, Any] = {}
+        for _ in range(RELIST):
+            todo = [f for f in self.files("runs") if f not in done]
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                got = list(pool.map(read, todo))
+            done.update(zip(todo, got))
+            if not any(t is _VANISHED for t in got):
+                break
+        kept = sorted(f for f, t in done.items() if t is not _VANISHED)
+        return kept, [done[f] for f in kept]
+
     def runs(self, columns: list[str] | None = None) -> list[dict[str, Any]]:
         """Every run (each once), oldest added first. `columns`: RUNS fields to read
         (run_id and added_at always; "arch" always)."""
         if columns is not None:
             columns = list(dict.fromkeys(["run_id", "added_at", *columns]))
-        for _ in range(3):  # a compaction replaced files while they were read: read again
-            files = self.files("runs")
-            self.skipped = []  # this read's problems only
-            with ThreadPoolExecutor(max_workers=8) as pool:
-                tables = list(pool.map(lambda f: self._read(f, columns), files))
-            if not any(t is _VANISHED for t in tables):
-                break
+        self.skipped = []  # this read's problems only
+        files, tables = self._read_all(lambda f: self._read(f, columns))
         rows: dict[str, dict[str, Any]] = {}
         for path, t in zip(files, tables):
-            if t is None or t is _VANISHED:
+            if t is None:
                 continue
             arch = self._partitions(path).get("arch", "")
             stamps = [c for c in ("added_at", "run_at") if c in t.column_names]
@@ -267,20 +296,26 @@ class Store:
             if not files:
                 raise TraceError(self.uri, f"run {run['run_id']} has no stored ops "
                                  f"({directory}): the store is damaged")
-            tables = []
-            for f in files:
-                with self.fs.open_input_file(f) as fh:
-                    pf = pq.ParquetFile(fh)
-                    try:
-                        version = sch.check_version(pf.metadata.metadata, self._rel(f))
-                    except ValueError as exc:
-                        raise TraceError(self._rel(f), f"not a ttdash ops file ({exc})") from None
-                    present = set(pf.schema_arrow.names)
-                    read = pf.read(columns=sch.source_columns("ops", version, columns, present))
-                    tables.append(sch.conform(read, "ops", version, columns))
+            tables = [self._ops_file(f, run, columns) for f in files]
         except (OSError, pa.ArrowException, ValueError) as exc:
             raise self._error(exc, f"cannot read the ops of run {run['run_id']}") from None
         return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+    def _ops_file(self, path: str, run: dict[str, Any], columns: list[str]) -> pa.Table:
+        """One ops file's `columns` (a damaged file: TraceError naming it)."""
+        with self.fs.open_input_file(path) as fh:
+            pf = pq.ParquetFile(fh, **VERIFY)
+            try:
+                version = sch.check_version(pf.metadata.metadata, self._rel(path))
+            except ValueError as exc:
+                raise TraceError(self._rel(path), f"not a ttdash ops file ({exc})") from None
+            present = set(pf.schema_arrow.names)
+            try:
+                read = pf.read(columns=sch.source_columns("ops", version, columns, present))
+            except (OSError, pa.ArrowException) as exc:
+                raise TraceError(self._rel(path), f"{_damage(exc)}: cannot read the ops of run "
+                                 f"{run['run_id']}") from None
+        return sch.conform(read, "ops", version, columns)
 
     def readable(self, table: str) -> list[str]:
         """The Parquet files of "runs" or "ops" whose footer reads (the others named in
@@ -292,57 +327,55 @@ class Store:
         def ok(path: str) -> bool:
             try:
                 with self.fs.open_input_file(path) as fh:
-                    meta = pq.read_metadata(fh).metadata
+                    pf = pq.ParquetFile(fh, **VERIFY)
+                    try:
+                        sch.check_version(pf.metadata.metadata, self._rel(path))
+                    except ValueError as exc:
+                        self.skipped.append(f"{self._rel(path)}: not a ttdash {table} file "
+                                            f"({exc}); skipped")
+                        return False
+                    for i in range(pf.num_row_groups):  # every page, against its checksum
+                        pf.read_row_group(i)
             except FileNotFoundError:
                 return False
             except (OSError, pa.ArrowException) as exc:
-                self.skipped.append(f"{self._rel(path)}: unreadable ({_first_line(exc)}); "
-                                    "skipped")
-                return False
-            try:
-                sch.check_version(meta, self._rel(path))
-            except ValueError as exc:
-                self.skipped.append(f"{self._rel(path)}: not a ttdash {table} file ({exc}); "
-                                    "skipped")
+                self.skipped.append(f"{self._rel(path)}: {_damage(exc)}; skipped")
                 return False
             return True
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             return [f for f, good in zip(files, pool.map(ok, files)) if good]
 
+    def local_copy(self, dest: str) -> Store:
+        """The store's Parquet files copied under the local folder `dest` (the same paths below
+        it), as a store that names its files by this store's URI: how `history sql` reads an
+        object store (DuckDB's own S3 reader, httpfs, is an extension it downloads). Checksums
+        are verified on the copy, as on any local store."""
+        def copy(path: str) -> Any:
+            target = os.path.join(dest, path[len(self.root):].lstrip("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            try:
+                with self.fs.open_input_stream(path) as src, open(target, "wb") as out:
+                    while block := src.read(1 << 20):
+                        out.write(block)
+            except FileNotFoundError:  # merged away meanwhile (runs files only)
+                return _VANISHED
+            except (OSError, pa.ArrowException) as exc:
+                raise self._error(exc, f"cannot read {self._rel(path)}") from None
+            return True
+
+        self._read_all(copy)
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(copy, self.files("ops")))
+        return Store(uri=self.uri, fs=pafs.LocalFileSystem(), root=dest.rstrip("/"))
+
     def sql_source(self, files: list[str]) -> str:
-        """DuckDB's read of `files` (of one table) with each row's file in FILE_COLUMN and no
-        hive partitioning (it would read every `k=v` folder of the path, above the store too)."""
-        listed = ", ".join(_sql_text(f) for f in files)
-        return (f"read_parquet([{listed}], filename={_sql_text(FILE_COLUMN)}, "
-                "hive_partitioning=false, union_by_name=true)")
+        """DuckDB's read of `files` (sqlviews.sql_source)."""
+        return sqlviews.sql_source(files)
 
     def sql_view(self, table: str, files: list[str], columns: list[str]) -> str:
-        """The DuckDB view "runs" or "ops" over `files` (`columns`: the names sql_source reads)
-        on which every reader agrees: the declared fields of the table (schema.RUNS / OPS; a
-        field renamed since a file's version taken under its old name, one no file has as a
-        typed NULL, undeclared columns left out), partitions from the path below the root (a
-        table of one row per file, as `runs` reads them), each run once and only with REQUIRED
-        fields (as `runs`), ops only of a listed run (view "runs" made first)."""
-        keys = ("arch",) if table == "runs" else ("arch", "run_id")
-        name = _sql_name(FILE_COLUMN)
-        values = ", ".join("(" + ", ".join(_sql_text(v) for v in (
-            f, *(self._partitions(f).get(k, "") for k in keys))) + ")" for f in files)
-        parts = f"(VALUES {values}) p({name}, {', '.join(keys)})"
-        own = [f.name for f in sch.TABLES[table] if f.name not in keys]
-        fields = ", ".join(_sql_field(table, f, columns) for f in sch.TABLES[table]
-                           if f.name in own)
-        source = f"(SELECT {fields}, {name} FROM {self.sql_source(files)})"
-        select = ", ".join([f"src.{_sql_name(c)}" for c in own] + [f"p.{k}" for k in keys])
-        if table == "ops":
-            return (f"CREATE VIEW ops AS SELECT {select} FROM {source} src JOIN (SELECT * FROM "
-                    f"{parts} WHERE EXISTS (SELECT 1 FROM runs r WHERE r.arch = p.arch AND "
-                    f"r.run_id = p.run_id)) p USING ({name})")
-        rank = _sql_name(FILE_COLUMN + "_n")
-        whole = " AND ".join(f"{_sql_name(c)} IS NOT NULL" for c in REQUIRED)
-        return (f"CREATE VIEW runs AS SELECT {select} FROM (SELECT *, row_number() OVER "
-                f"(PARTITION BY run_id ORDER BY added_at, {name}) AS {rank} FROM {source} "
-                f"WHERE {whole}) src JOIN {parts} USING ({name}) WHERE {rank} = 1")
+        """The DuckDB view "runs" or "ops" over `files` (sqlviews.sql_view)."""
+        return sqlviews.sql_view(self, table, files, columns)
 
     # ------------------------------------------------------------ writing
     def _write(self, directory: str, name: str, write: Callable[[Any], None]) -> None:
@@ -373,14 +406,14 @@ class Store:
         arch = f"arch={record.arch}"
 
         def ops(sink) -> None:
-            with pq.ParquetWriter(sink, sch.stamped(sch.OPS), compression="zstd") as w:
+            with pq.ParquetWriter(sink, sch.stamped(sch.OPS), **WRITE_OPTIONS) as w:
                 for batch in (sch.op_batches(record.view) if batches is None else batches):
                     w.write_batch(sch.conform_batch(batch))
 
         def run(sink) -> None:
             row = {k: v for k, v in record.row.items() if k in RUNS.names}
             pq.write_table(pa.Table.from_pylist([row], schema=sch.stamped(RUNS)), sink,
-                           compression="zstd")
+                           **WRITE_OPTIONS)
 
         ops_dir = self._path("ops", arch, f"run_id={record.run_id}")
         self._write(ops_dir, "ops.parquet", ops)
@@ -392,96 +425,111 @@ class Store:
             except (OSError, pa.ArrowException):
                 pass
             raise
-        if self.local:
-            try:  # the run is stored: a failed tidy-up must not say otherwise
-                self.compact(arch)
-            except (TraceError, OSError, pa.ArrowException):
-                pass
+        try:  # the run is stored: a failed tidy-up must not say otherwise
+            self.compact(arch)
+        except (TraceError, OSError, pa.ArrowException):
+            pass
         return True
 
     def compact(self, partition: str, above: int | None = None) -> int:
         """Merge the run files of one `runs/` partition when there are more than `above`
-        (local stores; skipped while another process holds the lock). Returns files merged."""
-        import fcntl
-
+        (COMPACT_ABOVE); returns the files merged. Lock-free, on any filesystem (an object
+        store has no lock that holds across hosts): the merged file is written (under a new
+        name, renamed into place) before any file it merges is removed, so every row is in
+        some file at every instant; two compactions at once write two merged files with the
+        same rows, which readers keep once (by run_id) and the next compaction merges."""
         directory = self._path("runs", partition)
         try:
-            names = [n for n in os.listdir(directory)
-                     if n.endswith(".parquet") and not _hidden(n)]
-        except OSError:
+            infos = self.fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
+        except (OSError, pa.ArrowException):
             return 0
+        names = sorted(i.path for i in infos if i.type == pafs.FileType.File
+                       and i.path.endswith(".parquet") and not _hidden(i.base_name))
         if len(names) <= (COMPACT_ABOVE if above is None else above):
             return 0
-        lock = os.open(self._path(LOCK), os.O_CREAT | os.O_RDWR, 0o644)
-        try:
+        read = [(p, self._read(p, None)) for p in names]
+        # a bad file stays (named on every read); a vanished one was merged by another
+        good = [(p, t) for p, t in read if t is not None and t is not _VANISHED]
+        if not good:
+            return 0
+        merged = pa.concat_tables([t for _, t in good])
+        first = _first_of_each(merged["run_id"].to_pylist())
+        merged = merged.filter(pa.array(first)) if not all(first) else merged
+        merged = merged.replace_schema_metadata(sch.stamped(RUNS).metadata)
+        self._write(directory, f"runs-{uuid.uuid4().hex}.parquet",
+                    lambda sink: pq.write_table(merged, sink, **WRITE_OPTIONS))
+        for p, _ in good:
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return 0
-            read = [(p, self._read(p, None)) for p in (f"{directory}/{n}"
-                                                        for n in sorted(names))]
-            # a bad file stays (named on every read); a vanished one was merged by another
-            good = [(p, t) for p, t in read if t is not None and t is not _VANISHED]
-            if not good:
-                return 0
-            merged = pa.concat_tables([t for _, t in good])
-            first = _first_of_each(merged["run_id"].to_pylist())
-            merged = merged.filter(pa.array(first)) if not all(first) else merged
-            merged = merged.replace_schema_metadata(sch.stamped(RUNS).metadata)
-            self._write(directory, f"runs-{uuid.uuid4().hex}.parquet",
-                        lambda sink: pq.write_table(merged, sink, compression="zstd"))
-            for p, _ in good:
-                os.unlink(p)
-            self._tidy()
-            return len(good)
-        finally:
-            os.close(lock)
+                self.fs.delete_file(p)
+            except FileNotFoundError:  # merged and removed by another compaction
+                pass
+        self._tidy()
+        return len(good)
 
     def _tidy(self) -> None:
-        """Remove what adds that died left (under the compaction lock): temporary files, and
-        ops partitions without a run row, older than STALE_S (younger: maybe an add running)."""
-        import shutil
-
+        """Remove what adds that died left: temporary files, and ops partitions without a run
+        row, older than STALE_S (younger: maybe an add running)."""
         old = time.time() - STALE_S
         stored = {r["run_id"] for r in self.runs(columns=["run_id"])}
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            for n in filenames:
-                p = os.path.join(dirpath, n)
-                if n.startswith(".tmp-") and os.path.getmtime(p) < old:
-                    os.unlink(p)
-            for d in dirnames:
-                key, _, run_id = d.partition("=")
-                p = os.path.join(dirpath, d)
-                if key == "run_id" and run_id not in stored and os.path.getmtime(p) < old:
-                    shutil.rmtree(p, ignore_errors=True)
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(self.root, recursive=True,
+                                                            allow_not_found=True))
+        except (OSError, pa.ArrowException):
+            return
+        # an ops partition of no run is stale when its folder's time (a local one's: its last
+        # entry made), else (an object store has no folders) each of its files', is old
+        folders: dict[str, float] = {}
+        files: dict[str, list[float]] = {}
+        for i in infos:
+            stamp = i.mtime.timestamp() if i.mtime is not None else None
+            if i.type == pafs.FileType.File and i.base_name.startswith(".tmp-"):
+                if stamp is not None and stamp < old:
+                    try:
+                        self.fs.delete_file(i.path)
+                    except (OSError, pa.ArrowException):
+                        pass
+                continue
+            parent = i.path.rsplit("/", 1)[0] if i.type == pafs.FileType.File else i.path
+            key, _, run_id = parent.rsplit("/", 1)[-1].partition("=")
+            if key != "run_id" or run_id in stored:
+                continue
+            if i.type == pafs.FileType.Directory and stamp is not None:
+                folders[parent] = stamp
+            else:
+                files.setdefault(parent, []).append(time.time() if stamp is None else stamp)
+        for parent in {*folders, *files}:
+            stamps = [folders[parent]] if parent in folders else files[parent]
+            if max(stamps) < old:
+                try:
+                    self.fs.delete_dir(parent)
+                except (OSError, pa.ArrowException):
+                    pass
+
+
+def _remote_hint(exc: BaseException) -> str:
+    """An object store's refusal in one line, led by what to check (the standard variables)."""
+    text = _first_line(exc)
+    if any(k in text for k in ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId",
+                               "SIGNATURE_DOES_NOT_MATCH", "SignatureDoesNotMatch")):
+        return "access denied (check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): " + text
+    if "NETWORK_CONNECTION" in text:
+        where = os.environ.get("AWS_ENDPOINT_URL")
+        return (f"no connection to {'AWS_ENDPOINT_URL=' + where if where else 'the endpoint'}: "
+                + text)
+    return text
+
+
+def _damage(exc: BaseException) -> str:
+    """What a file that fails to read is: "corrupt (...)" when a page fails its checksum (a
+    byte changed since it was written), else "unreadable (...)"."""
+    text = _first_line(exc)
+    return f"{'corrupt' if 'checksum' in text.lower() else 'unreadable'} ({text})"
 
 
 def _first_line(exc: BaseException, limit: int = 200) -> str:
     text = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
     return line if len(line) <= limit else line[:limit - 1] + "…"
-
-
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _sql_name(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_field(table: str, field: pa.Field, columns: list[str]) -> str:
-    """The select expression of a declared field over files of any version: its current or
-    older names among `columns` (the newest first), else a NULL of its type."""
-    names = [field.name, *(sch.names_in(table, v).get(field.name, field.name)
-                           for v in range(sch.SCHEMA_VERSION - 1, 0, -1))]
-    found = [_sql_name(n) for n in dict.fromkeys(names) if n in columns]
-    if not found:
-        return f"CAST(NULL AS {sch.duckdb_type(field.type)}) AS {_sql_name(field.name)}"
-    if found == [_sql_name(field.name)]:
-        return found[0]
-    expr = found[0] if len(found) == 1 else f"COALESCE({', '.join(found)})"
-    return f"{expr} AS {_sql_name(field.name)}"
 
 
 def _utc(us: int | None) -> datetime | None:
