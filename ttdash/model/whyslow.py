@@ -122,3 +122,34 @@ def group_ops(view: View, group: str | None) -> pd.DataFrame:
                         -np.nan_to_num(out["recoverable_us"].to_numpy(), nan=-np.inf),
                         ~modelled))
     return out.iloc[order].reset_index(drop=True)
+
+
+def op_reasons(view: View) -> pd.DataFrame:
+    """model.reasons.op_reasons of the view's ops (why_class, why_pct, why_saving_us,
+    why_grid; the index of view.ops)."""
+    from . import reasons
+    return _once(view, "reasons", lambda: reasons.op_reasons(view.ops, view.trace.arch,
+                                                              grid_in_file(view)))
+
+
+def grid_in_file(view: View) -> bool:
+    """Whether the file says how many worker cores were available (model.reasons.grid_cores)."""
+    return reasons_grid_column in view.trace.ordered.columns
+
+
+reasons_grid_column = "AVAILABLE WORKER CORE COUNT"
+
+
+def reason_groups(view: View) -> pd.DataFrame:
+    """model.reasons.by_op_code of the view's ops (heaviest op code first)."""
+    from . import reasons
+    return _once(view, "reason_groups",
+                 lambda: reasons.by_op_code(view.ops, op_reasons(view), view.trace.arch))
+
+
+def why_contract(view: View) -> dict[str, Any]:
+    """The reason of every device op, per op code: JSON `why`, the report's section, view 6
+    and MCP render this one dict (model.reasons.contract)."""
+    from . import reasons
+    return _once(view, "contract", lambda: reasons.contract(
+        view.ops, view.trace.arch, grid_in_file(view), op_reasons(view), reason_groups(view)))
