@@ -324,3 +324,25 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
                      "source": ("AVAILABLE WORKER CORE COUNT" if grid_in_file else
                                 "the arch's worker cores, at most the largest CORE COUNT")},
             "classes": classes, "by_op_code": rows}
+
+
+def short_reason(cls: int, pct: float, cores: float, grid: float) -> str:
+    """A few words for one op's reason (a table cell: view 6's list of an op code's ops)."""
+    def p(v: float) -> str:
+        return _pct(v) if np.isfinite(v) else "?"
+    if cls < 0:
+        return ""
+    if cls == UNDER:
+        return f"under-gridded {cores:,.0f}/{grid:,.0f} cores"
+    if cls == SKEW:
+        return f"skewed {pct:.2f}x"
+    if cls == LINK:
+        return f"link-bound {p(pct)} of links"
+    if cls in (PM_DRAM, PM_COMPUTE, PM_OTHER):
+        what = {PM_DRAM: "DRAM-bound ", PM_COMPUTE: "compute-bound "}.get(cls, "")
+        return f"{what}{p(pct)} of model"
+    if cls in (ROOF_DRAM, ROOF_COMPUTE, SLOW):
+        return f"{CLASS_NAMES[cls]} {p(pct)} of roof"
+    if cls == DISPATCH:
+        return f"dispatch-bound, gap {_us(pct)}"
+    return "no data"

@@ -153,3 +153,29 @@ def why_contract(view: View) -> dict[str, Any]:
     from . import reasons
     return _once(view, "contract", lambda: reasons.contract(
         view.ops, view.trace.arch, grid_in_file(view), op_reasons(view), reason_groups(view)))
+
+
+def reason_ops(view: View, group: str) -> pd.DataFrame:
+    """The device ops of op code `group` (its first word, as why_contract's op_code), heaviest
+    first: pos (row in view.ops), id, op_code, size, device_us, saving_us, pm_eff_pct,
+    why_class, why_pct, cores, why_grid."""
+    from . import reasons
+    from .query import summary_key
+
+    ops = view.ops
+    key = _once(view, "group_key", lambda: summary_key(ops, "op").to_numpy(dtype=object))
+    pos = np.flatnonzero(reasons.device_mask(ops) & (key == group))
+    w = op_reasons(view)
+    dur = ops["device_time_us"].to_numpy(dtype="float64")[pos]
+    out = pd.DataFrame({
+        "pos": pos, "id": ops["id"].to_numpy()[pos],
+        "op_code": ops["op_code"].to_numpy(dtype=object)[pos],
+        "size": (ops["size"].to_numpy(dtype=object)[pos] if "size" in ops
+                 else np.full(len(pos), "", dtype=object)),
+        "device_us": dur, "saving_us": w["why_saving_us"].to_numpy()[pos],
+        "pm_eff_pct": ops["pm_eff_pct"].to_numpy(dtype="float64")[pos],
+        "why_class": w["why_class"].to_numpy()[pos], "why_pct": w["why_pct"].to_numpy()[pos],
+        "cores": (ops["cores"].to_numpy(dtype="float64")[pos] if "cores" in ops
+                  else np.full(len(pos), np.nan)),
+        "why_grid": w["why_grid"].to_numpy()[pos]})
+    return out.iloc[np.argsort(-dur, kind="stable")].reset_index(drop=True)
