@@ -189,15 +189,17 @@ def _us(v: float) -> str:
 
 def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
                 fidelity: object = None, dram_gbps: float | None = None,
-                of: tuple[int, int] | None = None) -> str:
+                of: tuple[int, int] | None = None, cores_max: float | None = None) -> str:
     """The sentence for one reason class and its figure (`pct`: why_pct, a median over a
-    group); `of`: (ops of this class, ops) when they are a group's."""
+    group); `of`: (ops of this class, ops) when they are a group's; `cores` to `cores_max`:
+    the range of the group's core counts."""
     def ok(v: float) -> bool:
         return bool(np.isfinite(v))
 
     part = f" ({of[0]:,} of {of[1]:,} ops)" if of is not None and of[0] < of[1] else ""
     if cls == UNDER:
-        return (f"under-gridded: {cores:,.0f} of {grid:,.0f} cores" if ok(cores) else
+        span = f"-{cores_max:,.0f}" if cores_max is not None and cores_max > cores else ""
+        return (f"under-gridded: {cores:,.0f}{span} of {grid:,.0f} cores" if ok(cores) else
                 "under-gridded") + part
     if cls == SKEW:
         return f"skewed: slowest core {pct:.2f}x the average" + part
@@ -224,8 +226,9 @@ def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
 
 def by_op_code(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     """Per op code (its first word): ops, device_us, share_pct, saving_us, cls (the class
-    holding most of its device time), cls_ops, pct/cores/grid/dur (medians over that class's
-    ops), fidelity, in1_dtype, sharded (any DRAM-sharded op); heaviest first."""
+    holding most of its device time), cls_ops, pct/grid/dur (medians over that class's ops),
+    cores/cores_max (their least and most cores), fidelity, in1_dtype, sharded (any
+    DRAM-sharded op); heaviest first."""
     from .query import summary_key
 
     dev = device_mask(ops)
@@ -235,8 +238,8 @@ def by_op_code(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec) -> pd.DataF
     w = why.loc[dev]
     if not len(o):
         return pd.DataFrame(columns=["group", "ops", "device_us", "share_pct", "saving_us",
-                                     "gap_us", "cls", "cls_ops", "pct", "cores", "grid", "dur",
-                                     "fidelity", "in1_dtype", "sharded"])
+                                     "gap_us", "cls", "cls_ops", "pct", "cores", "cores_max",
+                                     "grid", "dur", "fidelity", "in1_dtype", "sharded"])
     key = summary_key(o, "op").to_numpy(dtype=object)
     f = pd.DataFrame({"group": key, "dur": o["device_time_us"].to_numpy(dtype="float64"),
                       "cls": w["why_class"].to_numpy(), "pct": w["why_pct"].to_numpy(),
@@ -257,8 +260,9 @@ def by_op_code(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec) -> pd.DataF
         .drop_duplicates("group").set_index("group")
     out["cls"], out["cls_ops"] = top["cls"], top["k"]
     mine = f[f["cls"].to_numpy() == out.loc[f["group"], "cls"].to_numpy()]
-    med = mine.groupby("group", sort=False)[["pct", "cores", "grid", "dur"]].median()
-    out = out.join(med)
+    by = mine.groupby("group", sort=False)
+    out = out.join(by[["pct", "grid", "dur"]].median())
+    out["cores"], out["cores_max"] = by["cores"].min(), by["cores"].max()
 
     def mode(s: pd.Series) -> object:
         m = s.dropna().mode()
@@ -310,7 +314,7 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
                 "class": CLASS_NAMES[c], "basis": BASIS[c],
                 "reason": reason_text(c, float(r.pct), float(r.cores), float(r.grid),
                                       float(r.dur), r.fidelity, float(arch.dram_gbps),
-                                      (int(r.cls_ops), int(r.ops))),
+                                      (int(r.cls_ops), int(r.ops)), float(r.cores_max)),
                 "saving_us": round(float(r.saving_us), 6),
                 "dispatch_gap_us": round(float(r.gap_us), 6), "assumes": ASSUMES[c],
                 "try": try_lines(str(r.group), c, r.fidelity, r.in1_dtype, bool(r.sharded),
