@@ -35,6 +35,8 @@ from ..report import why
 from .optable import fit
 from .widgets import OpPicked
 
+#: From this width the footer lists every line of what to try (narrower: the first).
+WIDE = 160
 #: What an op without a performance model says in the model column.
 NO_MODEL = "no model"
 
@@ -247,6 +249,10 @@ class WhyView(Vertical):
     def on_mount(self) -> None:
         self.watch(self.list, "cursor", lambda _: self.picked(), init=False)
 
+    def on_resize(self, event: events.Resize) -> None:
+        if self.view is not None and not self.drilled:
+            self.show_footer()
+
     @property
     def list(self) -> WhyList:
         return self.query_one(WhyList)
@@ -294,9 +300,13 @@ class WhyView(Vertical):
         if len(lst.frame):
             g = lst.frame.iloc[min(lst.cursor, len(lst.frame) - 1)]
             tries = list(g["try"])
-            lines += [f"Try: {t}" for t in tries] or [f"{g['group']}: no guide line for "
-                                                      "this reason"]
-            lines.append(f"Saving assumes {g['assumes']} · enter: its ops")
+            # a narrow screen keeps room for the rows: the first line and how many more
+            keep = tries if self.size.width >= WIDE else tries[:1]
+            lines += [f"Try: {t}" for t in keep] or [f"{g['group']}: no guide line for "
+                                                     "this reason"]
+            more = f" ({plural(len(tries) - len(keep), 'more line')}: wider, or the " \
+                "report's section)" if len(tries) > len(keep) else ""
+            lines.append(f"Saving assumes {g['assumes']} · enter: its ops{more}")
         self.query_one("#why-foot", Static).update(inert("\n".join(lines)))
 
     def drill(self, row: int) -> None:
