@@ -303,3 +303,19 @@ async def test_headline_and_footer_are_whole_at_80x24():
     other = dataclasses.replace(s, device_ops=s.modelled_ops + 1, faster_than_model=2)
     assert why.footer(other).endswith("1 device op has no model (unmodelled: not known to be "
                                       "fine); 2 run faster than their model")
+
+
+async def test_the_header_keeps_the_largest_device_time_share_at_80_columns():
+    """Item 5 of issue #47: at 80 columns the SEG encoder's header said `HOST 0%` as its only
+    share while 95% of device time is unmodelled; the largest share stays when the line is
+    cut (before the dispatch and pause times), the host share too."""
+    seg = "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv"
+    view = view_of(seg)
+    shares = view.summary().bound_shares
+    top = max(shares, key=shares.get)
+    app = open_app(view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        line2 = lines_of(app)[1]
+    assert top == "unmodelled" and f"{top} {fmt_share(shares[top])}" in line2, line2
+    assert "HOST 0%" in line2 and line2.rstrip().endswith("whole file")
