@@ -18,7 +18,8 @@ profiling guide's order: all the cores first, then DRAM traffic, then fusion and
    whichever of PM BANDWIDTH and PM COMPUTE is larger), at pm_eff_pct of it. Saving: the time
    above the model (recoverable_us).
 5. Against the op's roofline on the whole grid: its DRAM tensors' bytes (io_dram_pct: ttdash's
-   estimate of every DRAM tensor read and written) at the arch's peak DRAM bandwidth, and its
+   estimate of every DRAM tensor read and written; not when the estimate was capped at the peak,
+   io_dram_capped: then it over-counts) at the arch's peak DRAM bandwidth, and its
    FLOPs (matmuls and convs) at its fidelity's peak on every worker core of the grid.
    ``dram-bound`` or ``compute-bound`` at the nearer roof's % when it is at
    ``columns.BOUND_THRESHOLD_PCT`` or more, else ``slow`` (below both). Saving: the time above
@@ -129,7 +130,9 @@ def op_reasons(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True) -> 
     skew, gap = _num(ops, "core_skew"), _num(ops, "op_to_op_us")
     eff, rec = _num(ops, "pm_eff_pct"), _num(ops, "recoverable_us")
     link = _num(ops, "ccl_link_pct")
-    io_pct = _num(ops, "io_dram_pct")  # DRAM bytes over the time, % of the arch's peak
+    # DRAM bytes over the time, % of the arch's peak; an estimate capped at the peak (the
+    # bytes over-counted, e.g. a KV cache read only up to the position) is no roof
+    io_pct = np.where(_flag(ops, "io_dram_capped"), np.nan, _num(ops, "io_dram_pct"))
     math_pct = math_pct_whole_grid(ops, arch, grid)
     pm_bound = ops["pm_bound"].to_numpy(dtype=object) if "pm_bound" in ops \
         else np.full(n, None, dtype=object)

@@ -229,8 +229,8 @@ def reason_lines(view: View) -> list[str]:
                    f"{fmt_us(sum(g['saving_us'] for g in rest)):>9}  in "
                    f"{plural(len(rest), 'more op code')} (JSON why has every one)")
     for g in [g for g in rows[:TOP_CODES] if g["try"]]:
-        out.append(f"  Try for {g['op_code']} (saving assumes {g['assumes']}):")
-        out += [f"    - {t}" for t in g["try"]]
+        out += [f"  {g['op_code']}, try: {t}" for t in g["try"]]
+        out.append(f"  {g['op_code']}: its saving assumes {g['assumes']}")
     return out
 
 
