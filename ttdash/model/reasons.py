@@ -227,54 +227,73 @@ def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
             + part)
 
 
+def _codes(values: pd.Series | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """pd.factorize of a text column (codes, names; -1 for missing); all -1 without one."""
+    if values is None:
+        return np.full(n, -1, dtype=np.int64), np.zeros(0, dtype=object)
+    codes, names = pd.factorize(values.astype(object).to_numpy())
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def _mode_per_group(group: np.ndarray, codes: np.ndarray, names: np.ndarray,
+                    groups: int) -> np.ndarray:
+    """The most frequent name of each group (None when it has none), on integer codes."""
+    out = np.full(groups, None, dtype=object)
+    ok = codes >= 0
+    if ok.any():
+        pair = pd.DataFrame({"g": group[ok], "c": codes[ok]}).value_counts(sort=True)
+        first = pair.reset_index().drop_duplicates("g")
+        out[first["g"].to_numpy()] = names[first["c"].to_numpy()]
+    return out
+
+
 def by_op_code(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
-    """Per op code (its first word): ops, device_us, share_pct, saving_us, cls (the class
-    holding most of its device time), cls_ops, pct/grid/dur (medians over that class's ops),
-    cores/cores_max (their least and most cores), fidelity, in1_dtype, sharded (any
-    DRAM-sharded op); heaviest first."""
+    """Per op code (its first word): ops, device_us, share_pct, saving_us, gap_us, cls (the
+    class holding most of its device time), cls_ops, pct/grid/dur (medians over that class's
+    ops), cores/cores_max (their least and most cores), fidelity and in1_dtype (the most
+    frequent), sharded (any DRAM-sharded op), has_dram (any op with DRAM tensors); heaviest
+    first. Grouped on integer codes (no string per op)."""
     from .query import summary_key
 
     dev = device_mask(ops)
     cols = [c for c in ("op_code", "math_fidelity", "in1_dtype", "dram_sharded", "cores",
-                        "device_time_us") if c in ops]
+                        "device_time_us", "io_dram_pct") if c in ops]
     o = ops.loc[dev, cols]
     w = why.loc[dev]
     if not len(o):
         return pd.DataFrame(columns=["group", "ops", "device_us", "share_pct", "saving_us",
                                      "gap_us", "cls", "cls_ops", "pct", "cores", "cores_max",
-                                     "grid", "dur", "fidelity", "in1_dtype", "sharded"])
-    key = summary_key(o, "op").to_numpy(dtype=object)
-    f = pd.DataFrame({"group": key, "dur": o["device_time_us"].to_numpy(dtype="float64"),
-                      "cls": w["why_class"].to_numpy(), "pct": w["why_pct"].to_numpy(),
+                                     "grid", "dur", "fidelity", "in1_dtype", "sharded",
+                                     "has_dram"])
+    gcode, gnames = _codes(summary_key(o, "op"), len(o))
+    n = len(gnames)
+    dur = o["device_time_us"].to_numpy(dtype="float64")
+    cls = w["why_class"].to_numpy().astype(np.int64)
+    f = pd.DataFrame({"g": gcode, "dur": dur, "cls": cls, "pct": w["why_pct"].to_numpy(),
                       "saving": w["why_saving_us"].to_numpy(),
-                      "gap": w["why_gap_us"].to_numpy(),
-                      "grid": w["why_grid"].to_numpy(),
-                      "cores": _num(o, "cores"),
-                      "fidelity": o["math_fidelity"].astype(object).to_numpy()
-                      if "math_fidelity" in o else None,
-                      "in1": o["in1_dtype"].astype(object).to_numpy() if "in1_dtype" in o
-                      else None,
-                      "sharded": _flag(o, "dram_sharded")})
-    g = f.groupby("group", sort=False)
-    out = g.agg(ops=("dur", "size"), device_us=("dur", "sum"), saving_us=("saving", "sum"),
-                gap_us=("gap", "sum"), sharded=("sharded", "any"))
-    per = f.groupby(["group", "cls"], sort=False).agg(t=("dur", "sum"), k=("dur", "size"))
-    top = per.sort_values("t", ascending=False, kind="stable").reset_index() \
-        .drop_duplicates("group").set_index("group")
+                      "gap": w["why_gap_us"].to_numpy(), "grid": w["why_grid"].to_numpy(),
+                      "cores": _num(o, "cores"), "sharded": _flag(o, "dram_sharded"),
+                      "dram": np.isfinite(_num(o, "io_dram_pct"))})
+    out = f.groupby("g").agg(ops=("dur", "size"), device_us=("dur", "sum"),
+                             saving_us=("saving", "sum"), gap_us=("gap", "sum"),
+                             sharded=("sharded", "any"), has_dram=("dram", "any"))
+    per = f.groupby(["g", "cls"]).agg(t=("dur", "sum"), k=("dur", "size")).reset_index()
+    top = per.sort_values(["t", "cls"], ascending=[False, True], kind="stable") \
+        .drop_duplicates("g").set_index("g")
     out["cls"], out["cls_ops"] = top["cls"], top["k"]
-    mine = f[f["cls"].to_numpy() == out.loc[f["group"], "cls"].to_numpy()]
-    by = mine.groupby("group", sort=False)
+    dominant = out["cls"].to_numpy()[gcode]  # (out's index is 0..n-1: every code has rows)
+    mine = f[f["cls"].to_numpy() == dominant]
+    by = mine.groupby("g")
     out = out.join(by[["pct", "grid", "dur"]].median())
     out["cores"], out["cores_max"] = by["cores"].min(), by["cores"].max()
-
-    def mode(s: pd.Series) -> object:
-        m = s.dropna().mode()
-        return m.iloc[0] if len(m) else None
-    out["fidelity"] = mine.groupby("group", sort=False)["fidelity"].agg(mode)
-    out["in1_dtype"] = mine.groupby("group", sort=False)["in1"].agg(mode)
-    total = float(f["dur"].sum())
+    keep = f["cls"].to_numpy() == dominant
+    for name, col in (("fidelity", "math_fidelity"), ("in1_dtype", "in1_dtype")):
+        codes, names = _codes(o[col] if col in o else None, len(o))
+        out[name] = _mode_per_group(gcode[keep], codes[keep], names, n)
+    total = float(dur.sum())
     out["share_pct"] = out["device_us"] / total * 100.0 if total > 0 else 0.0
-    return out.sort_values("device_us", ascending=False, kind="stable").reset_index()
+    out.insert(0, "group", gnames[out.index.to_numpy()])
+    return out.sort_values("device_us", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
@@ -294,7 +313,6 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
     cls = why["why_class"].to_numpy()[dev]
     total = float(dur.sum())
     covered = float(dur[cls != NO_DATA].sum())
-    has_dram = _num(ops, "io_dram_pct")[dev]
     classes = []
     for c in range(len(CLASS_NAMES)):
         at = cls == c
@@ -305,9 +323,6 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
                             "share_pct": round(t / total * 100.0, 6) if total > 0 else 0.0})
     rows = []
     if len(g):
-        from .query import summary_key
-        key = summary_key(ops.loc[dev, ["op_code"]], "op").to_numpy(dtype=object)
-        dram_groups = set(key[np.isfinite(has_dram)])
         for r in g.itertuples(index=False):
             c = int(r.cls)
             rows.append({
@@ -321,7 +336,7 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
                 "saving_us": round(float(r.saving_us), 6),
                 "dispatch_gap_us": round(float(r.gap_us), 6), "assumes": ASSUMES[c],
                 "try": try_lines(str(r.group), c, r.fidelity, r.in1_dtype, bool(r.sharded),
-                                 r.group in dram_groups)})
+                                 bool(r.has_dram))})
     grid = why["why_grid"].to_numpy()[dev]
     return {"covered_pct": round(covered / total * 100.0, 6) if total > 0 else None,
             "device_us": round(total, 6), "device_ops": int(dev.sum()),
