@@ -297,3 +297,40 @@ def test_json_why_is_the_contract():
                                                                         ["by_op_code"][0])
     csv = run_ttdash("report", "-f", "csv", str(real_dir() / SEG)).stdout
     assert not any(ln.startswith("Heaviest") for ln in io.StringIO(csv))
+
+
+def test_a_dram_sharded_decode_matmul_computes_on_its_dram_reader_cores(tmp_path):
+    """Issue #47 item 4: a DRAM-sharded decode matmul (M=32, bfloat8_b weights) on a
+    Blackhole p150 whose CORE COUNT is 80. tt-metal's DRAM-sharded program factory splits N
+    over one worker per DRAM bank (8 on a p150: num_worker_cores = num_dram_banks); the other
+    cores of CORE COUNT's bounding box only hold and multicast the activation. tt-perf-report's
+    FLOPs % on 8 cores is kept (its column); the reason is against those 8 cores too, not the
+    whole grid (where it would read as 5% of math and DRAM at 48%), and never under-gridded."""
+    K, N = 7168, 2048
+    dur_ns = K * N / (0.48 * 512e9) * 1e9  # the weights (1 byte an element to tt-perf-report)
+    head = HEAD[:]
+    r = row("MatmulDeviceOperation", dur_ns, cores=80, fidelity="HiFi2",
+            tensors=(tensor(32, K, "DEV_0_L1_WIDTH_SHARDED"),
+                     tensor(K, N, "DEV_0_DRAM_WIDTH_SHARDED", "BFLOAT8_B"),
+                     tensor(32, N, "DEV_0_L1_WIDTH_SHARDED")))
+    r[head.index("DEVICE ARCH")] = "blackhole"
+    r[head.index("AVAILABLE WORKER CORE COUNT")] = 110
+    r[head.index("ATTRIBUTES")] = ("{'program_config': "
+                                   "'MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig("
+                                   "in0_block_w=7;per_core_M=1;per_core_N=8)'}")
+    f = tmp_path / "decode.csv"
+    pd.DataFrame([r], columns=head).to_csv(f, index=False)
+    view = Trace.load(f).view(Window("all"))
+    op = view.ops.iloc[0]
+    flops = 2 * 32 * K * N / (dur_ns * 1e-9)
+    assert bool(op["dram_sharded"]) and op["cores"] == 8  # tt-perf-report's count
+    assert op["dram_pct"] == pytest.approx(48.0, rel=1e-6)
+    assert op["flops_pct"] == pytest.approx(flops / (8 * 2.7648e12) * 100, rel=1e-6)
+    assert op["flops_pct"] == pytest.approx(71.1, abs=0.1) and op["bound"] == "FLOP"
+    whole = reasons.math_pct_whole_grid(view.ops, view.trace.arch, np.array([110.0]))[0]
+    assert whole == pytest.approx(op["flops_pct"] * 8 / 110)  # what the whole grid would say
+    g = whyslow.why_contract(view)["by_op_code"][0]
+    assert g["class"] == "compute-bound" and g["basis"] == "roofline"
+    assert g["reason"].startswith("compute-bound at 71% of HiFi2 peak on its 8 DRAM-reader "
+                                  "cores (DRAM-sharded")
+    assert any("one core per DRAM bank" in t and "4.6.2" in t for t in g["try"])

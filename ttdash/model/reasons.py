@@ -20,7 +20,8 @@ profiling guide's order: all the cores first, then DRAM traffic, then fusion and
 5. Against the op's roofline on the whole grid: its DRAM tensors' bytes (io_dram_pct: ttdash's
    estimate of every DRAM tensor read and written; not when the estimate was capped at the peak,
    io_dram_capped: then it over-counts) at the arch's peak DRAM bandwidth, and its
-   FLOPs (matmuls and convs) at its fidelity's peak on every worker core of the grid.
+   FLOPs (matmuls and convs) at its fidelity's peak on every worker core of the grid (a
+   DRAM-sharded matmul: on its DRAM-reader cores, one per DRAM bank, as tt-perf-report).
    ``dram-bound`` or ``compute-bound`` at the nearer roof's % when it is at
    ``columns.BOUND_THRESHOLD_PCT`` or more, else ``slow`` (below both). Saving: the time above
    the roofline time.
@@ -133,13 +134,15 @@ def op_reasons(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True) -> 
     # DRAM bytes over the time, % of the arch's peak; an estimate capped at the peak (the
     # bytes over-counted, e.g. a KV cache read only up to the position) is no roof
     io_pct = np.where(_flag(ops, "io_dram_capped"), np.nan, _num(ops, "io_dram_pct"))
-    math_pct = math_pct_whole_grid(ops, arch, grid)
+    sharded = _flag(ops, "dram_sharded")
+    # a DRAM-sharded matmul computes on one core per DRAM bank whatever its CORE COUNT (its
+    # program factory; docs/numbers.md): its math roof is theirs (tt-perf-report's FLOPs %)
+    math_pct = np.where(sharded, _num(ops, "flops_pct"), math_pct_whole_grid(ops, arch, grid))
     pm_bound = ops["pm_bound"].to_numpy(dtype=object) if "pm_bound" in ops \
         else np.full(n, None, dtype=object)
     code = ops["op_code"].astype(object) if "op_code" in ops \
         else pd.Series(np.full(n, "", dtype=object))
     ccl = kinds_of(code) > 0 if n else np.zeros(0, dtype=bool)
-    sharded = _flag(ops, "dram_sharded")
 
     with np.errstate(all="ignore"):
         roof_pct = np.fmax(io_pct, math_pct)  # the nearer roof (NaN: neither known)
@@ -192,10 +195,12 @@ def _us(v: float) -> str:
 
 def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
                 fidelity: object = None, dram_gbps: float | None = None,
-                of: tuple[int, int] | None = None, cores_max: float | None = None) -> str:
+                of: tuple[int, int] | None = None, cores_max: float | None = None,
+                sharded_cores: int = 0) -> str:
     """The sentence for one reason class and its figure (`pct`: why_pct, a median over a
     group); `of`: (ops of this class, ops) when they are a group's; `cores` to `cores_max`:
-    the range of the group's core counts."""
+    the range of the group's core counts; `sharded_cores`: a DRAM-sharded matmul's
+    DRAM-reader cores (its math's)."""
     def ok(v: float) -> bool:
         return bool(np.isfinite(v))
 
@@ -216,6 +221,10 @@ def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
         return f"DRAM-bound at {_pct(pct)} of peak{peak}" + part
     if cls == ROOF_COMPUTE:
         fid = f"{fidelity} " if isinstance(fidelity, str) and fidelity else ""
+        if sharded_cores:
+            return (f"compute-bound at {_pct(pct)} of {fid}peak on its {sharded_cores} "
+                    "DRAM-reader cores (DRAM-sharded: CORE COUNT also counts the cores that "
+                    "only hold the activation)") + part
         return f"compute-bound at {_pct(pct)} of {fid}peak on all {grid:,.0f} cores" + part
     if cls == SLOW:
         return (f"slow: at {_pct(pct)} of its nearer roof (DRAM bandwidth, or math on all "
@@ -332,7 +341,8 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
                 "class": CLASS_NAMES[c], "basis": BASIS[c],
                 "reason": reason_text(c, float(r.pct), float(r.cores), float(r.grid),
                                       float(r.dur), r.fidelity, float(arch.dram_gbps),
-                                      (int(r.cls_ops), int(r.ops)), float(r.cores_max)),
+                                      (int(r.cls_ops), int(r.ops)), float(r.cores_max),
+                                      arch.dram_sharded_matmul_cores if r.sharded else 0),
                 "saving_us": round(float(r.saving_us), 6),
                 "dispatch_gap_us": round(float(r.gap_us), 6), "assumes": ASSUMES[c],
                 "try": try_lines(str(r.group), c, r.fidelity, r.in1_dtype, bool(r.sharded),

@@ -77,6 +77,10 @@ def try_lines(group: str, cls: int, fidelity: object, in1_dtype: object, sharded
         if cls in (PM_COMPUTE, ROOF_COMPUTE) and fidelity in _HIGH_FIDELITY:
             out.append(line(f"a lower math fidelity where accuracy allows (now {fidelity}; "
                             "HiFi2 for bfloat8_b weights, LoFi for bfloat4_b)", MATRIX_ENGINE))
+        elif cls in (PM_COMPUTE, ROOF_COMPUTE) and sharded and fidelity == "HiFi2":
+            out.append(line("its math runs on one core per DRAM bank: more cores do not help; "
+                            "LoFi with bfloat4_b weights where accuracy allows (2x HiFi2's "
+                            "math, half the weight bytes)", LLMS_TIPS))
     if name.startswith(PADDING_OPS):
         out.append(line("shapes in multiples of 32 (whole tiles) need no padding pass",
                         TENSOR_LAYOUTS))
