@@ -334,3 +334,4 @@ def test_a_dram_sharded_decode_matmul_computes_on_its_dram_reader_cores(tmp_path
     assert g["reason"].startswith("compute-bound at 71% of HiFi2 peak on its 8 DRAM-reader "
                                   "cores (DRAM-sharded")
     assert any("one core per DRAM bank" in t and "4.6.2" in t for t in g["try"])
+

@@ -15,6 +15,7 @@ from ..format import fmt_share, fmt_us, plural
 from ..model import View, whyslow
 from ..model.columns import LOW_GRID_PCT, SKEW_FLAG
 from ..model.perfmodel import ModelSummary
+from ..model.text import clean_text
 
 #: Groups named in the section (the rest counted); JSON has them all.
 TOP_GROUPS = 8
@@ -257,9 +258,9 @@ def heaviest_lines(view: View, n: int = HEAVIEST) -> list[str]:
                                    float(o.get("cores", np.nan)), float(w["why_grid"]),
                                    float(dur[pos]), o.get("math_fidelity"),
                                    float(view.trace.arch.dram_gbps))
-        out.append(f"Heaviest {k}: op {int(o['id'])} {o['op_code']}, {fmt_us(dur[pos])} "
-                   f"({fmt_share(dur[pos] / total * 100 if total else 0)} of device time): "
-                   f"{text}")
+        out.append(str(clean_text(
+            f"Heaviest {k}: op {int(o['id'])} {o['op_code']}, {fmt_us(dur[pos])} "
+            f"({fmt_share(dur[pos] / total * 100 if total else 0)} of device time): {text}")))
     return out
 
 
