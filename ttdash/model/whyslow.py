@@ -83,47 +83,6 @@ def model_ranking(view: View) -> pd.DataFrame:
     return _once(view, "ranking", lambda: perfmodel.ranking(view.op_rows))
 
 
-#: group_ops' key for the ops without a model.
-UNMODELLED = None
-
-
-def group_ops(view: View, group: str | None) -> pd.DataFrame:
-    """The ops of one ranking group (`group`: its op code's first word, as model_ranking's
-    `group`) with the model's figures, most recoverable first and the group's unmodelled ops
-    after them (largest device time first); `group` UNMODELLED: every device op without a model,
-    largest device time first. Columns: pos (row in view.ops), id, op_code, size, device_us
-    (the kernel's duration the model is compared with), ideal_us, recoverable_us, pm_eff_pct,
-    pm_bound."""
-    from .query import summary_key
-
-    ops = view.ops
-    eff = ops["pm_eff_pct"].to_numpy(dtype="float64")
-    dur = ops["raw_kernel_ns"].to_numpy(dtype="float64") / 1000.0
-    device = ~np.isnan(ops["device_time_us"].to_numpy(dtype="float64")) \
-        & ~ops["is_signpost"].to_numpy(dtype=bool)
-    if group is UNMODELLED:
-        keep = device & np.isnan(eff)
-    else:
-        key = _once(view, "group_key", lambda: summary_key(ops, "op").to_numpy(dtype=object))
-        keep = device & (key == group)
-    pos = np.flatnonzero(keep)
-    with np.errstate(all="ignore"):  # absurd cells: as perfmodel.ranking
-        ideal = dur[pos] * eff[pos] / 100.0
-    out = pd.DataFrame({
-        "pos": pos, "id": ops["id"].to_numpy()[pos],
-        "op_code": ops["op_code"].to_numpy(dtype=object)[pos],
-        "size": (ops["size"].to_numpy(dtype=object)[pos] if "size" in ops
-                 else np.full(len(pos), "", dtype=object)),
-        "device_us": dur[pos], "ideal_us": ideal,
-        "recoverable_us": ops["recoverable_us"].to_numpy(dtype="float64")[pos],
-        "pm_eff_pct": eff[pos], "pm_bound": ops["pm_bound"].to_numpy(dtype=object)[pos]})
-    modelled = ~np.isnan(out["pm_eff_pct"].to_numpy())
-    order = np.lexsort((-np.nan_to_num(out["device_us"].to_numpy(), nan=-np.inf),
-                        -np.nan_to_num(out["recoverable_us"].to_numpy(), nan=-np.inf),
-                        ~modelled))
-    return out.iloc[order].reset_index(drop=True)
-
-
 def op_reasons(view: View) -> pd.DataFrame:
     """model.reasons.op_reasons of the view's ops (why_class, why_pct, why_saving_us,
     why_grid; the index of view.ops)."""
