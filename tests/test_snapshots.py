@@ -106,7 +106,14 @@ def test_roofline(snap_compare, size):
 
 
 def test_why_view_at_80x24(snap_compare):
-    """`6`: op codes by the time above the performance model, under the headline, over the
-    footer; the unmodelled ops a row of their own; the cursor on the second op code."""
+    """`6`: op codes by device time with their reason, under the lead and the model's
+    headline, over what to try for the cursor's op code (the second)."""
     assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"), terminal_size=(80, 24),
                         press=["6", "down"])
+
+
+@pytest.mark.slow
+def test_why_view_at_200x50(snap_compare):
+    """`6` on a wide screen: every op code's whole reason and every line of what to try."""
+    assert snap_compare(app_for("tt-perf-report__wh_clip_encoder_2.csv"),
+                        terminal_size=(200, 50), press=["6", "down"])

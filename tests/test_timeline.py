@@ -306,7 +306,7 @@ async def test_every_view_in_every_theme_at_80x24(theme):
     app = open_app(view_of(DEEPSEEK, columns="all"), theme=theme)
     marks = {"1": ["Op code"], "2": ["Count"], "3": ["Grouped: ", "Op-to-op gaps over"],
              "4": ["Timeline 0–", "█DRAM █FLOP"], "5": ["Roofline · blackhole_p150"],
-             "6": ["Model: ", "Recoverable", "Op code"]}
+             "6": ["Every op explained", "Model: ", "Op code: reason"]}
     async with app.run_test(size=(80, 24)) as pilot:
         for key, wanted in marks.items():
             await pilot.press(key)

@@ -61,41 +61,40 @@ def test_a_trace_starting_with_host_rows_opens_on_its_heaviest_device_op():
 
 
 def test_the_why_view_at_80x24_in_a_real_terminal():
-    """`6` in the installed `ttdash open` at 80x24: the headline, the op codes by time above
-    the performance model (read from the CSV here: PM IDEAL vs the kernel's duration), the
-    unmodelled row and the footer on one screen; enter lists the top op code's ops."""
+    """`6` in the installed `ttdash open` at 80x24: the lead, the model's headline, the op
+    codes by device time (read from the CSV here) with their reason, and what to try, on one
+    screen; enter lists the top op code's ops with their reason."""
     import numpy as np
 
     from ttdash.format import fmt_us
 
     path = real_dir() / CLIP
-    df = pd.read_csv(path, usecols=["OP CODE", "DEVICE KERNEL DURATION [ns]", "PM IDEAL [ns]"])
+    df = pd.read_csv(path, usecols=["OP CODE", "DEVICE KERNEL DURATION [ns]", "PM IDEAL [ns]",
+                                    "CORE COUNT"])
     dur, ideal = df["DEVICE KERNEL DURATION [ns]"], df["PM IDEAL [ns]"]
     m = (ideal > 1) & (dur > 0)
     rec = ((dur - ideal).clip(lower=0)[m] / 1000).groupby(df["OP CODE"][m]).sum()
-    rec = rec.sort_values(ascending=False)
-    top, second = rec.index[0], rec.index[1]
-    unmodelled = int((dur.notna() & (dur > 0) & ~m).sum())
+    dev = (dur / 1000).groupby(df["OP CODE"]).sum().sort_values(ascending=False)
+    top, second = dev.index[0], dev.index[1]
+    assert set(df["CORE COUNT"][df["OP CODE"] == second]) == {1}
     with Tmux([ttdash_bin(), "open", str(path)], width=80, height=24) as t:
         t.wait_for(lambda s: "sort: Device ↓" in s and "row 1/1,872" in s)
         t.send("6")
-        screen = t.wait_for(lambda s: "Model: " in s and "Recoverable" in s)
+        screen = t.wait_for(lambda s: "Every op explained" in s and "Op code: reason" in s)
         lines = screen.splitlines()
         assert len(lines) <= 24 and max(len(ln) for ln in lines) <= 80
         text = " ".join(screen.split())
         assert f"Model: {fmt_us(float(np.sum(rec)))} of" in text
-        assert f"{top} holds {fmt_us(rec.iloc[0])} of it" in text
-        head = next(k for k, ln in enumerate(lines) if "Recoverable" in ln and "Op code" in ln)
-        assert lines[head + 1].split()[-1] == top and lines[head + 2].split()[-1] == second
-        assert fmt_us(rec.iloc[0]) in lines[head + 1]
-        assert any(f"unmodelled ({unmodelled:,} ops" in ln and "no model" in ln for ln in lines)
-        assert "If every modelled op reached 70% of its model" in text
+        head = next(k for k, ln in enumerate(lines) if "Op code: reason" in ln)
+        assert f" {top}: " in lines[head + 1] and fmt_us(dev.iloc[0]) in lines[head + 1]
+        assert f" {second}: under-g" in lines[head + 2]  # 1 of 64 cores in the file
+        assert "Try: " in text
         t.send("Enter")
-        screen = t.wait_for(lambda s: f"{top}: " in s and "Eff%" in s)
+        screen = t.wait_for(lambda s: f"{top}: " in s and "Reason" in s)
         rows = [ln.split() for ln in screen.splitlines() if ln.split()[:1]
-                and ln.split()[0].isdigit() and top in ln]
+                and ln.split()[0].isdigit() and top[:12] in ln]
         assert len(rows) >= 10
         t.send("Escape")
-        t.wait_for(lambda s: "Model: " in s)
+        t.wait_for(lambda s: "Every op explained" in s)
         t.send("q")
         assert t.exit_status() == 0

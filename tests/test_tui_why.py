@@ -1,7 +1,7 @@
-"""The why-slow view (`6`, issue #34 items 1-2) and the model's columns in the op table: the rows
-are model.whyslow's ranking, enter drills into an op code's ops, the 80x24 screen holds the
-headline and the top rows, every theme draws it; Eff% and Recov from the sort and column
-pickers."""
+"""The why-slow view (`6`, issues #34 and #47) and the model's columns in the op table: the rows
+are model.whyslow.why_contract's op codes with their reason, enter drills into an op code's
+ops, the 80x24 and 200x50 screens hold the lead, the top rows and what to try, every theme draws
+it; Eff% and Recov from the sort and column pickers."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import dataclasses
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import each_theme, real_dir, screen_text
 
-from ttdash.format import fmt_pct, fmt_us
+from ttdash.format import fmt_pct, fmt_share, fmt_us
 from ttdash.model import Trace, Window, whyslow
 from ttdash.report import why
 from ttdash.tui.app import open_app
@@ -35,7 +34,7 @@ def lines_of(app) -> list[str]:
     return screen_text(app)[0].splitlines()
 
 
-async def test_the_rows_are_the_models_ranking_and_the_unmodelled_ops_a_row_of_their_own():
+async def test_the_rows_are_the_contracts_op_codes_heaviest_first():
     view = view_of(CLIP)
     app = open_app(view)
     async with app.run_test(size=SIZE) as pilot:
@@ -44,80 +43,82 @@ async def test_the_rows_are_the_models_ranking_and_the_unmodelled_ops_a_row_of_t
         lst = app.screen.query_one(WhyList)
         assert app.screen.focused is lst
         got = lst.frame
-    want = whyslow.model_ranking(view)
-    s = whyslow.model_summary(view)
-    assert len(got) == len(want) + 1
-    for col in ("group", "ops", "recoverable_us", "median_eff_pct", "recoverable_share_pct"):
-        assert got[col].iloc[:-1].tolist() == want[col].tolist(), col
-    # independently of the model module: per op code, device time above PM IDEAL
+    want = whyslow.why_contract(view)["by_op_code"]
+    assert got["group"].tolist() == [g["op_code"] for g in want]
+    assert got["reason"].tolist() == [g["reason"] for g in want]
+    # independently of the model module: device time per op code (its first word)
     ops = view.op_rows
-    ideal = ops["PM IDEAL [ns]"].to_numpy(dtype="float64") if "PM IDEAL [ns]" in ops else None
-    dur = ops["raw_kernel_ns"].to_numpy(dtype="float64")
-    if ideal is None:
-        ideal = ops["pm_ideal_ns"].to_numpy(dtype="float64")
-    m = (ideal > 1) & (dur > 0)
-    first = ops["op_code"].astype(str).str.split().str[0].to_numpy()
-    rec = pd.Series(np.maximum(dur[m] - ideal[m], 0) / 1000).groupby(first[m]).sum()
-    assert got["group"].iloc[0] == rec.idxmax() == "MinimalMatmulOp"
-    for g, r in zip(got["group"].iloc[:-1], got["recoverable_us"].iloc[:-1]):
-        assert r == pytest.approx(rec[g], rel=1e-9)
-    last = got.iloc[-1]  # the device ops without a model: counted, never given an efficiency
-    assert int(last["ops"]) == s.device_ops - s.modelled_ops == 972
-    assert pd.isna(last["median_eff_pct"]) and pd.isna(last["recoverable_us"])
-    assert str(last["group"]).startswith("unmodelled")
+    first = ops["op_code"].astype(str).str.split().str[0]
+    dev = ops["device_time_us"].groupby(first.to_numpy()).sum().sort_values(ascending=False)
+    assert got["group"].iloc[0] == dev.index[0] == "MinimalMatmulOp"
+    for g, d in zip(got["group"], got["device_us"]):
+        assert d == pytest.approx(dev[g], rel=1e-9)
+    assert (np.diff(got["device_us"].to_numpy()) <= 0).all()
+    ln = got.set_index("group").loc["LayerNormDeviceOperation"]
+    assert ln["reason"] == "under-gridded: 1 of 64 cores"  # CORE COUNT 1, AVAILABLE 64
 
 
-async def test_80x24_holds_the_headline_the_top_rows_and_the_footer():
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_the_screen_holds_the_lead_the_top_rows_and_what_to_try(size):
     view = view_of(CLIP)
     app = open_app(view)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await pilot.press("6")
         await pilot.pause()
         lines = lines_of(app)
+        await pilot.press("down")  # the footer follows the cursor
+        await pilot.pause()
+        after = " ".join(" ".join(ln.split()) for ln in lines_of(app))
     text = " ".join(" ".join(ln.split()) for ln in lines)
+    assert " ".join(why.reason_lead(view, short=True).split()) in text
     s = whyslow.model_summary(view)
     assert " ".join(f"Model: {why.headline(view, s)}".split()) in text
-    assert " ".join(why.footer(s).split()) in text
-    body = [ln.split() for ln in lines]
-    for g in whyslow.model_ranking(view).itertuples():
-        row = [fmt_us(g.recoverable_us), fmt_pct(g.recoverable_share_pct),
-               fmt_pct(g.median_eff_pct), f"{int(g.ops):,}", g.group]
-        assert " ".join(row).split() in body, row
-    unmodelled = next(ln for ln in lines if "unmodelled (972 ops" in ln)
-    assert NO_MODEL in unmodelled and "%" not in unmodelled  # never an efficiency
-    assert max(len(ln.rstrip()) for ln in lines) <= 80
+    rows = whyslow.why_contract(view)["by_op_code"]
+    body = [" ".join(ln.split()) for ln in lines]
+    shown = 0
+    for g in rows:
+        cells = f"{fmt_us(g['device_us'])} {fmt_share(g['share_pct'])} " \
+                f"{fmt_us(g['saving_us'])} {g['ops']:,} {g['op_code']}:"
+        shown += any(b.startswith(cells) for b in body)
+    assert shown >= (3 if size[1] == 24 else len(rows)), body
+    if size[0] >= 200:  # the reasons are whole at 200 columns
+        for g in rows:
+            assert any(f"{g['op_code']}: {g['reason']}" in b for b in body), g
+    first, second = rows[0]["try"], rows[1]["try"]
+    assert " ".join(f"Try: {first[0]}".split()) in text
+    assert " ".join(f"Try: {second[0]}".split()) in after
+    if size[0] >= 200:  # every line of what to try; narrower: the first and a count
+        assert all(" ".join(f"Try: {t}".split()) in text for t in first)
+    else:
+        assert f"({len(first) - 1} more line" in text
+    assert max(len(ln.rstrip()) for ln in lines) <= size[0]
 
 
-async def test_enter_drills_into_the_op_codes_ops_most_recoverable_first():
+async def test_enter_drills_into_the_op_codes_ops_heaviest_first():
     view = view_of(CLIP)
     app = open_app(view)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await pilot.press("6", "down", "enter")  # Matmul, the second op code
+        await pilot.press("6", "down", "enter")  # LayerNorm, the second op code
         await pilot.pause()
         w = screen.query_one(WhyView)
         lst = screen.query_one(WhyList)
-        assert w.drilled and w.group == "Matmul"
+        assert w.drilled and w.group == "LayerNormDeviceOperation"
         ops = lst.frame
         codes = view.ops["op_code"].to_numpy(dtype=object)[ops["pos"].to_numpy()]
-        assert set(codes) == {"Matmul"}
-        n = int((view.op_rows["op_code"] == "Matmul").sum())
-        assert len(ops) == n
-        rec = ops["recoverable_us"].to_numpy()
-        modelled = ~np.isnan(rec)
-        assert (np.diff(rec[modelled]) <= 0).all() and not (~modelled[:-1] & modelled[1:]).any()
-        r = whyslow.model_ranking(view).set_index("group").loc["Matmul"]
-        assert rec[modelled].sum() == pytest.approx(r["recoverable_us"], rel=1e-9)
-        assert int(modelled.sum()) == int(r["ops"])
-        want = view.ops["recoverable_us"].to_numpy()[ops["pos"].to_numpy()]
-        assert np.array_equal(rec, want, equal_nan=True)
+        assert set(codes) == {"LayerNormDeviceOperation"}
+        assert len(ops) == int((view.op_rows["op_code"] == "LayerNormDeviceOperation").sum())
+        dev = ops["device_us"].to_numpy()
+        assert (np.diff(dev) <= 0).all()
+        want = view.ops["device_time_us"].to_numpy()[ops["pos"].to_numpy()]
+        assert np.array_equal(dev, want)
         lines = lines_of(app)
         first = view.ops.iloc[int(ops["pos"].iloc[0])]
         assert any(ln.split()[:1] == [str(first["id"])]
-                   and " ".join(ln.split()[1:6]) == f"{fmt_us(first['recoverable_us'])} "
-                   f"{fmt_pct(first['pm_eff_pct'])} {fmt_us(first['raw_kernel_ns'] / 1000)}"
+                   and f"{fmt_us(first['device_time_us'])}" in ln
+                   and "under-gridded 1/64 cores" in ln and NO_MODEL in ln
                    for ln in lines), lines
-        assert any("Matmul: 130 modelled ops" in ln for ln in lines)
+        assert any("LayerNormDeviceOperation: 130 ops" in ln for ln in lines)
         # the cursor's op is the op table's: 1 shows the table on it
         await pilot.press("down")
         await pilot.pause()
@@ -128,7 +129,7 @@ async def test_enter_drills_into_the_op_codes_ops_most_recoverable_first():
         assert any(f"#{second}" in ln or f" {second} " in ln for ln in lines_of(app))
         await pilot.press("escape")
         await pilot.pause()
-        await pilot.press("escape")  # back to the op codes, the cursor on Matmul
+        await pilot.press("escape")  # back to the op codes, the cursor on LayerNorm
         await pilot.pause()
         assert not w.drilled and lst.cursor == 1
         await pilot.press("1")
@@ -136,35 +137,22 @@ async def test_enter_drills_into_the_op_codes_ops_most_recoverable_first():
         assert screen.query_one(OpTable).current_id() == second
 
 
-async def test_the_unmodelled_row_lists_the_ops_without_a_model():
-    view = view_of(CLIP)
-    app = open_app(view)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6", "end", "enter")
-        await pilot.pause()
-        ops = app.screen.query_one(WhyList).frame
-        lines = lines_of(app)
-    assert len(ops) == 972 and ops["pm_eff_pct"].isna().all()
-    dev = ops["device_us"].to_numpy()
-    assert (np.diff(dev[~np.isnan(dev)]) <= 0).all()
-    assert any(ln.startswith(" Unmodelled: 972 device ops") for ln in lines)
-    rows = [ln for ln in lines if NO_MODEL in ln]
-    assert len(rows) >= 10  # each op says it, none shows a percentage
-    assert not any("%" in ln for ln in rows)
-
-
-async def test_a_trace_without_a_model_says_so(tmp_path):
+async def test_a_trace_without_a_model_still_gives_a_reason(tmp_path):
     f = tmp_path / "plain.csv"
-    f.write_text("OP CODE,OP TYPE,DEVICE ID,DEVICE KERNEL DURATION [ns]\n"
-                 "Matmul,tt_dnn_device,0,1000\n")
+    f.write_text("OP CODE,OP TYPE,DEVICE ID,CORE COUNT,DEVICE KERNEL DURATION [ns]\n"
+                 "Matmul,tt_dnn_device,0,2,1000\nSoftmax,tt_dnn_device,0,64,900\n")
     app = open_app(Trace.load(f).view(Window("all")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("6")
         await pilot.pause()
         text = " ".join(screen_text(app)[0].split())
         rows = app.screen.query_one(WhyList).frame
-    assert "no op in this view has a performance model" in text
-    assert len(rows) == 1 and int(rows["ops"].iloc[0]) == 1 and NO_MODEL in text
+    assert "Model:" not in text
+    assert rows["group"].tolist() == ["Matmul", "Softmax"]
+    assert rows["reason"].tolist() == ["under-gridded: 2 of 64 cores",
+                                       "no data: whole grid, no per-core times, no model, no "
+                                       "DRAM tensor or FLOPs"]
+    assert "Softmax: no guide line" not in text and "Try: more cores" in text
 
 
 @pytest.mark.parametrize("theme", each_theme())
@@ -175,11 +163,11 @@ async def test_the_why_view_in_every_theme_at_80x24(theme):
         await pilot.press("6")
         await pilot.pause()
         plain = screen_text(app)[0]
-        assert "Model: " in plain and "Recoverable" in plain and "Op code" in plain, plain
+        assert "Every op explained" in plain and "Op code: reason" in plain, plain
         await pilot.press("enter")
         await pilot.pause()
         plain = screen_text(app)[0]
-        assert "Recov" in plain and "Eff%" in plain and "Bound" in plain, plain
+        assert "Saving" in plain and "Reason" in plain and "Model" in plain, plain
 
 
 # ------------------------------------------------------------------ the op table's model columns
@@ -236,8 +224,7 @@ async def test_the_column_picker_shows_efficiency_without_cutting_ids_or_op_code
 
 
 async def test_live_rows_keep_the_op_code_drilled_into(tmp_path):
-    """watch: `6` on live rows, enter on the first row (a device log has no performance model:
-    the unmodelled ops), more rows arrive: the view stays on that list (its ops counted again),
+    """watch: `6` on live rows, enter on the first row (the heaviest op code), more rows arrive: the view stays on that list (its ops counted again),
     the cursor on the same row; esc: the ranking, over every op."""
     from conftest import wait_until
 
@@ -258,7 +245,7 @@ async def test_live_rows_keep_the_op_code_drilled_into(tmp_path):
         await pilot.pause()
         w = screen.query_one(WhyView)
         first = w.list.frame
-        assert len(first) and int(first["ops"].sum()) == 150  # modelled or not, every op
+        assert len(first) and int(first["ops"].sum()) == 150  # every device op
         await pilot.press("enter", "down")
         await pilot.pause()
         group, n = w.group, len(w.list.frame)
@@ -266,7 +253,7 @@ async def test_live_rows_keep_the_op_code_drilled_into(tmp_path):
         await wait_until(pilot, lambda: len(table.rows) == 400)
         await wait_until(pilot, lambda: len(w.list.frame) > n)
         assert w.drilled and w.group == group and w.list.cursor == 1
-        want = whyslow.group_ops(w.view, group)
+        want = whyslow.reason_ops(w.view, group)
         assert w.list.frame["pos"].tolist() == want["pos"].tolist()
         await pilot.press("escape")
         await pilot.pause()
@@ -292,14 +279,14 @@ async def test_op_codes_with_markup_and_escapes_stay_inert(tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         plain2, styled2 = screen_text(app)
-    assert re.search(r"\[b\]Evil\[/b\]\S*Op: 3 modelled ops", " ".join(plain2.split()))
+    assert re.search(r"\[b\]Evil\[/b\]\S*Op: 3 ops", " ".join(plain2.split()))
     for text in (styled, styled2):
         assert "\x1b[31mOp" not in text
 
 
 async def test_headline_and_footer_are_whole_at_80x24():
-    """DeepSeek's footer takes three lines at 80 columns (its op faster than the model): every
-    word of the headline and the footer is on screen, none cut at a fixed height."""
+    """DeepSeek's lead and model headline take several lines at 80 columns: every word of them
+    is on screen, none cut at a fixed height; the model's footer words its counts."""
     view = Trace.load(real_dir() / DEEPSEEK).view(Window("all"))
     s = whyslow.model_summary(view)
     assert s is not None and s.faster_than_model
@@ -308,7 +295,7 @@ async def test_headline_and_footer_are_whole_at_80x24():
         await pilot.press("6")
         await pilot.pause()
         text = " ".join(screen_text(app)[0].replace("▊", " ").split())
-    assert " ".join(why.footer(s).split()) in text
+    assert " ".join(why.reason_lead(view, short=True).split()) in text
     assert " ".join(f"Model: {why.headline(view, s)}".split()) in text
     assert "(median over 1 op)" in why.headline(view, s)
     assert why.footer(s).endswith("13 device ops have no model (unmodelled: not known to be "
@@ -316,3 +303,19 @@ async def test_headline_and_footer_are_whole_at_80x24():
     other = dataclasses.replace(s, device_ops=s.modelled_ops + 1, faster_than_model=2)
     assert why.footer(other).endswith("1 device op has no model (unmodelled: not known to be "
                                       "fine); 2 run faster than their model")
+
+
+async def test_the_header_keeps_the_largest_device_time_share_at_80_columns():
+    """Item 5 of issue #47: at 80 columns the SEG encoder's header said `HOST 0%` as its only
+    share while 95% of device time is unmodelled; the largest share stays when the line is
+    cut (before the dispatch and pause times), the host share too."""
+    seg = "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv"
+    view = view_of(seg)
+    shares = view.summary().bound_shares
+    top = max(shares, key=shares.get)
+    app = open_app(view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        line2 = lines_of(app)[1]
+    assert top == "unmodelled" and f"{top} {fmt_share(shares[top])}" in line2, line2
+    assert "HOST 0%" in line2 and line2.rstrip().endswith("whole file")

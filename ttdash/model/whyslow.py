@@ -83,42 +83,58 @@ def model_ranking(view: View) -> pd.DataFrame:
     return _once(view, "ranking", lambda: perfmodel.ranking(view.op_rows))
 
 
-#: group_ops' key for the ops without a model.
-UNMODELLED = None
+def op_reasons(view: View) -> pd.DataFrame:
+    """model.reasons.op_reasons of the view's ops (why_class, why_pct, why_saving_us,
+    why_grid; the index of view.ops)."""
+    from . import reasons
+    return _once(view, "reasons", lambda: reasons.op_reasons(view.ops, view.trace.arch,
+                                                              grid_in_file(view)))
 
 
-def group_ops(view: View, group: str | None) -> pd.DataFrame:
-    """The ops of one ranking group (`group`: its op code's first word, as model_ranking's
-    `group`) with the model's figures, most recoverable first and the group's unmodelled ops
-    after them (largest device time first); `group` UNMODELLED: every device op without a model,
-    largest device time first. Columns: pos (row in view.ops), id, op_code, size, device_us
-    (the kernel's duration the model is compared with), ideal_us, recoverable_us, pm_eff_pct,
-    pm_bound."""
+def grid_in_file(view: View) -> bool:
+    """Whether the file says how many worker cores were available (model.reasons.grid_cores)."""
+    return reasons_grid_column in view.trace.ordered.columns
+
+
+reasons_grid_column = "AVAILABLE WORKER CORE COUNT"
+
+
+def reason_groups(view: View) -> pd.DataFrame:
+    """model.reasons.by_op_code of the view's ops (heaviest op code first)."""
+    from . import reasons
+    return _once(view, "reason_groups",
+                 lambda: reasons.by_op_code(view.ops, op_reasons(view), view.trace.arch))
+
+
+def why_contract(view: View) -> dict[str, Any]:
+    """The reason of every device op, per op code: JSON `why`, the report's section, view 6
+    and MCP render this one dict (model.reasons.contract)."""
+    from . import reasons
+    return _once(view, "contract", lambda: reasons.contract(
+        view.ops, view.trace.arch, grid_in_file(view), op_reasons(view), reason_groups(view)))
+
+
+def reason_ops(view: View, group: str) -> pd.DataFrame:
+    """The device ops of op code `group` (its first word, as why_contract's op_code), heaviest
+    first: pos (row in view.ops), id, op_code, size, device_us, saving_us, pm_eff_pct,
+    why_class, why_pct, cores, why_grid."""
+    from . import reasons
     from .query import summary_key
 
     ops = view.ops
-    eff = ops["pm_eff_pct"].to_numpy(dtype="float64")
-    dur = ops["raw_kernel_ns"].to_numpy(dtype="float64") / 1000.0
-    device = ~np.isnan(ops["device_time_us"].to_numpy(dtype="float64")) \
-        & ~ops["is_signpost"].to_numpy(dtype=bool)
-    if group is UNMODELLED:
-        keep = device & np.isnan(eff)
-    else:
-        key = _once(view, "group_key", lambda: summary_key(ops, "op").to_numpy(dtype=object))
-        keep = device & (key == group)
-    pos = np.flatnonzero(keep)
-    with np.errstate(all="ignore"):  # absurd cells: as perfmodel.ranking
-        ideal = dur[pos] * eff[pos] / 100.0
+    key = _once(view, "group_key", lambda: summary_key(ops, "op").to_numpy(dtype=object))
+    pos = np.flatnonzero(reasons.device_mask(ops) & (key == group))
+    w = op_reasons(view)
+    dur = ops["device_time_us"].to_numpy(dtype="float64")[pos]
     out = pd.DataFrame({
         "pos": pos, "id": ops["id"].to_numpy()[pos],
         "op_code": ops["op_code"].to_numpy(dtype=object)[pos],
         "size": (ops["size"].to_numpy(dtype=object)[pos] if "size" in ops
                  else np.full(len(pos), "", dtype=object)),
-        "device_us": dur[pos], "ideal_us": ideal,
-        "recoverable_us": ops["recoverable_us"].to_numpy(dtype="float64")[pos],
-        "pm_eff_pct": eff[pos], "pm_bound": ops["pm_bound"].to_numpy(dtype=object)[pos]})
-    modelled = ~np.isnan(out["pm_eff_pct"].to_numpy())
-    order = np.lexsort((-np.nan_to_num(out["device_us"].to_numpy(), nan=-np.inf),
-                        -np.nan_to_num(out["recoverable_us"].to_numpy(), nan=-np.inf),
-                        ~modelled))
-    return out.iloc[order].reset_index(drop=True)
+        "device_us": dur, "saving_us": w["why_saving_us"].to_numpy()[pos],
+        "pm_eff_pct": ops["pm_eff_pct"].to_numpy(dtype="float64")[pos],
+        "why_class": w["why_class"].to_numpy()[pos], "why_pct": w["why_pct"].to_numpy()[pos],
+        "cores": (ops["cores"].to_numpy(dtype="float64")[pos] if "cores" in ops
+                  else np.full(len(pos), np.nan)),
+        "why_grid": w["why_grid"].to_numpy()[pos]})
+    return out.iloc[np.argsort(-dur, kind="stable")].reset_index(drop=True)

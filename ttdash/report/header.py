@@ -33,12 +33,15 @@ def timing_facts(view: View) -> list[Fact]:
     sm = view.summary()
     device = "device (rt window) " if sm.timing == "dispatch" else "device "
     facts = [Fact("device", device, fmt_us(sm.device_time_us), raw=sm.device_time_us),
-             Fact("dispatch", "dispatch ", fmt_us(sm.dispatch_us), 3, sm.dispatch_us),
-             Fact("pauses", "pauses ", fmt_us(sm.pauses_us), 2, sm.pauses_us)]
-    for k, (name, share) in enumerate(sm.bound_shares.items()):
-        # a host op is a problem to see: its share stays; the others go largest last
+             Fact("dispatch", "dispatch ", fmt_us(sm.dispatch_us), 4, sm.dispatch_us),
+             Fact("pauses", "pauses ", fmt_us(sm.pauses_us), 3, sm.pauses_us)]
+    largest = sorted(sm.bound_shares, key=lambda b: -sm.bound_shares[b])
+    for name, share in sm.bound_shares.items():
+        # a host op is a problem to see: its share stays; the largest share goes after the
+        # times (a cut line still says where most device time is), the others smallest first
+        rank = largest.index(name)
         facts.append(Fact(f"bound:{name}", f"{name} ", fmt_share(share),
-                          0 if name == "HOST" else 4 + k, share))
+                          0 if name == "HOST" else 2 if rank == 0 else 5 + rank, share))
     n = len(view.trace.devices)
     if not view.merged and n > 1:  # per-device rows: the times add every device's
         facts.append(Fact("summed", "times summed over ", f"{n} devices", 0, n))

@@ -47,7 +47,7 @@ from .safe import json_clean, md_cell, records_json, write_csv
 from .where import as_dict as where_dict
 from .where import where_lines
 from .why import as_dict as why_dict
-from .why import headline, why_lines
+from .why import headline, heaviest_lines, why_lines
 from .why import sections as why_sections
 
 T = TypeVar("T")
@@ -275,8 +275,8 @@ def head_lines(view: View, shown: Shown) -> list[str]:
 def iter_head_lines(view: View, shown: Shown) -> Iterator[str]:
     """head_lines, each as it is made."""
     yield from iter_summary_lines(view, shown.all_signposts, file=shown.file_line)
-    extra = [shown_line(view, shown), headline(view)]
-    yield from (("Model: " + line if line is extra[1] else line) for line in extra if line)
+    m = headline(view)  # then "where": the heaviest ops, before the table in file order
+    yield from filter(None, [shown_line(view, shown), m and f"Model: {m}", *heaviest_lines(view)])
 
 
 def summed_note(view: View) -> str:

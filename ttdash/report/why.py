@@ -1,16 +1,21 @@
-"""Why it is slow: against the profiler's performance model (model.perfmodel), the headline a
-report leads with and the section after "where the time goes"; then core balance and grid use,
+"""Why it is slow: every device op's reason per op code (model.reasons, the first section, and
+the heaviest ops the report lists before its table); against the profiler's performance model
+(model.perfmodel), the headline a report leads with; then core balance and grid use,
 collectives against the Ethernet links and the program cache (model.whyslow), a few lines each,
-per op code. JSON: `performance_model`, `core_balance`, `ccl_bandwidth`, `program_cache`."""
+per op code. JSON: `why`, `performance_model`, `core_balance`, `ccl_bandwidth`,
+`program_cache`."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..format import fmt_share, fmt_us, plural
 from ..model import View, whyslow
 from ..model.columns import LOW_GRID_PCT, SKEW_FLAG
 from ..model.perfmodel import ModelSummary
+from ..model.text import clean_text
 
 #: Groups named in the section (the rest counted); JSON has them all.
 TOP_GROUPS = 8
@@ -189,10 +194,81 @@ def cache_lines(view: View) -> list[str]:
     return out
 
 
+def reason_lead(view: View, short: bool = False) -> str | None:
+    """The share of device time with a reason and the reason classes, largest first (None:
+    no device op); `short`: without the bases and the grid's source (view 6 at 80 columns)."""
+    c = whyslow.why_contract(view)
+    if not c["device_ops"]:
+        return None
+    classes = ", ".join(f"{k['class']}{'' if short else ' (' + k['basis'] + ')'} "
+                        f"{fmt_share(k['share_pct'])}"
+                        for k in sorted(c["classes"], key=lambda k: -k["share_pct"]))
+    grid = c["grid"]
+    where = "" if short else f", from {grid['source']}"
+    return (f"Every op explained: a reason for {c['covered_pct']:.1f}% of device time "
+            f"({plural(c['device_ops'], 'device op')}, {fmt_us(c['device_us'])}; grid "
+            f"{grid['cores']:,.0f} cores{where}): {classes}")
+
+
+def reason_lines(view: View) -> list[str]:
+    """Every device op's reason, per op code (model.whyslow.why_contract): the lead sentence,
+    the heaviest op codes with their reason and saving, then what to try for the first few."""
+    c = whyslow.why_contract(view)
+    lead = reason_lead(view)
+    if lead is None:
+        return []
+    out = [lead]
+    out.append(f"  {'Device':>9}  {'Share':>6}  {'Saving':>9}  Op code: reason")
+    rows = c["by_op_code"]
+    for g in rows[:TOP_GROUPS]:
+        out.append(f"  {fmt_us(g['device_us']):>9}  {fmt_share(g['share_pct']):>6}  "
+                   f"{fmt_us(g['saving_us']):>9}  {g['op_code']}: {g['reason']}")
+    if len(rows) > TOP_GROUPS:
+        rest = rows[TOP_GROUPS:]
+        out.append(f"  {fmt_us(sum(g['device_us'] for g in rest)):>9}  "
+                   f"{fmt_share(sum(g['share_pct'] for g in rest)):>6}  "
+                   f"{fmt_us(sum(g['saving_us'] for g in rest)):>9}  in "
+                   f"{plural(len(rest), 'more op code')} (JSON why has every one)")
+    for g in [g for g in rows[:TOP_CODES] if g["try"]]:
+        out += [f"  {g['op_code']}, try: {t}" for t in g["try"]]
+        out.append(f"  {g['op_code']}: its saving assumes {g['assumes']}")
+    return out
+
+
+#: The heaviest ops the report lists after its header, before the table in file order.
+HEAVIEST = 5
+
+
+def heaviest_lines(view: View, n: int = HEAVIEST) -> list[str]:
+    """The `n` ops with the most device time, each with its reason (model.reasons)."""
+    from ..model import reasons
+
+    ops = view.ops
+    if not n or "device_time_us" not in ops:
+        return []
+    dev = np.flatnonzero(reasons.device_mask(ops))
+    dur = ops["device_time_us"].to_numpy(dtype="float64")
+    top = dev[np.argsort(-dur[dev], kind="stable")[:n]]
+    why = whyslow.op_reasons(view)
+    total = float(dur[dev].sum())
+    out = []
+    for k, pos in enumerate(top, 1):
+        o, w = ops.iloc[pos], why.iloc[pos]
+        text = reasons.reason_text(int(w["why_class"]), float(w["why_pct"]),
+                                   float(o.get("cores", np.nan)), float(w["why_grid"]),
+                                   float(dur[pos]), o.get("math_fidelity"),
+                                   float(view.trace.arch.dram_gbps))
+        out.append(str(clean_text(
+            f"Heaviest {k}: op {int(o['id'])} {o['op_code']}, {fmt_us(dur[pos])} "
+            f"({fmt_share(dur[pos] / total * 100 if total else 0)} of device time): {text}")))
+    return out
+
+
 def sections(view: View) -> list[tuple[str, list[str]]]:
     """(title, lines) of each section with something to say: lines[0] leads, the rest are
     its items."""
-    parts = (("Against the performance model", model_lines),
+    parts = (("Every op explained", reason_lines),
+             ("Against the performance model", model_lines),
              ("Core balance and grid use", balance_lines),
              ("Collectives against the Ethernet links", ccl_lines),
              ("Program cache", cache_lines))
@@ -224,10 +300,11 @@ def model_dict(view: View) -> dict[str, Any] | None:
 
 
 def as_dict(view: View) -> dict[str, Any]:
-    """JSON's keys: performance_model, core_balance, ccl_bandwidth, program_cache (null when
-    the file has nothing for one)."""
+    """JSON's keys: why (every device op's reason per op code), performance_model,
+    core_balance, ccl_bandwidth, program_cache (null when the file has nothing for one)."""
     b, c, p = whyslow.balance(view), whyslow.collectives(view), whyslow.program_cache(view)
-    return {"performance_model": model_dict(view),
+    return {"why": whyslow.why_contract(view),
+            "performance_model": model_dict(view),
             "core_balance": b.as_dict() if b is not None else None,
             "ccl_bandwidth": c.as_dict() if c is not None else None,
             "program_cache": p.as_dict() if p is not None else None}

@@ -1,10 +1,11 @@
-"""The why-slow view (`6`): op codes ranked by the time their ops spend above the profiler's
-performance model, under the report's headline and over its footer; enter on an op code lists
-its ops, most recoverable first (enter on one: its details; esc: back to the op codes).
+"""The why-slow view (`6`): every device op's reason per op code (model.whyslow.why_contract:
+the report's "Every op explained"), heaviest first, under its lead sentence and the performance
+model's headline; the footer says what to try for the op code under the cursor; enter lists
+its ops, heaviest first, each with its reason (enter on one: its details; esc: back).
 
-Every number is model.whyslow's (the ranking, the summary, the group's ops) and every sentence
-report.why's; this file lays them out and renders only the visible lines. The ops without a
-model are a row of their own ("unmodelled": no efficiency known), never counted as fine."""
+Every number is model.whyslow's and every sentence report.why's or model.reasons'; this file
+lays them out and renders only the visible lines. An op code whose time has no reason ("no
+data") is drawn in the warning colour: not known to be fine."""
 
 from __future__ import annotations
 
@@ -27,14 +28,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ..format import fmt_int, fmt_pct, fmt_us, is_missing, plural
-from ..model import whyslow
+from ..format import fmt_int, fmt_pct, fmt_share, fmt_us, is_missing, plural
+from ..model import reasons, whyslow
 from ..model.text import clean_text
 from ..report import why
 from .optable import fit
 from .widgets import OpPicked
 
-#: What the unmodelled row and the ops without a model say in the efficiency column.
+#: From this width the footer lists every line of what to try (narrower: the first).
+WIDE = 160
+#: What an op without a performance model says in the model column.
 NO_MODEL = "no model"
 
 
@@ -47,31 +50,31 @@ class WhyCol:
 
 
 #: The op codes' table (the report section's columns) and one op code's ops.
-GROUP_COLS = (WhyCol("recoverable_us", "Recoverable", 11), WhyCol("share", "Share", 6),
-              WhyCol("median_eff_pct", "Median eff", 10), WhyCol("ops", "Ops", 7),
-              WhyCol("group", "Op code", 12, left=True))
-OP_COLS = (WhyCol("id", "ID", 6), WhyCol("recoverable_us", "Recov", 9),
-           WhyCol("pm_eff_pct", "Eff%", 8), WhyCol("device_us", "Device", 9),
-           WhyCol("ideal_us", "Model", 9), WhyCol("pm_bound", "Bound", 9, left=True),
-           WhyCol("op_code", "Op code", 12, left=True))
+GROUP_COLS = (WhyCol("device_us", "Device", 9), WhyCol("share", "Share", 6),
+              WhyCol("saving_us", "Saving", 9), WhyCol("ops", "Ops", 6),
+              WhyCol("reason", "Op code: reason", 12, left=True))
+OP_COLS = (WhyCol("id", "ID", 6), WhyCol("device_us", "Device", 9),
+           WhyCol("saving_us", "Saving", 9), WhyCol("pm_eff_pct", "Model", 8),
+           WhyCol("why", "Reason", 26, left=True), WhyCol("op_code", "Op code", 12, left=True))
 
 
 def cell(key: str, v: object) -> str:
     """One cell's text: times as the report writes them, a missing efficiency as no model."""
-    if key in ("recoverable_us", "device_us", "ideal_us"):
+    if key in ("saving_us", "device_us"):
         return "" if is_missing(v) else fmt_us(v)
-    if key in ("pm_eff_pct", "median_eff_pct"):
+    if key == "pm_eff_pct":
         return NO_MODEL if is_missing(v) else fmt_pct(v)
     if key == "share":
-        return "" if is_missing(v) else fmt_pct(v)
+        return "" if is_missing(v) else fmt_share(v)
     if key in ("id", "ops"):
         return fmt_int(v)
     return "" if is_missing(v) else str(clean_text(str(v)))
 
 
 def inert(text: str) -> Text:
-    """A sentence naming op codes (the file's text): never markup, no control character."""
-    return Text(str(clean_text(text)))
+    """Sentences naming op codes (the file's text), one a line: never markup, no control
+    character."""
+    return Text("\n".join(str(clean_text(line)) for line in text.split("\n")))
 
 
 class WhyList(ScrollView, can_focus=True):
@@ -90,6 +93,7 @@ class WhyList(ScrollView, can_focus=True):
                 id="ttdash.why_back"),
     ]
     COMPONENT_CLASSES = {"whylist--header", "whylist--cursor", "whylist--unmodelled"}
+    #: (the unmodelled class styles the rows whose reason is "no data")
     DEFAULT_CSS = """
     WhyList { height: 1fr; scrollbar-size-vertical: 1; overflow-x: hidden; }
     WhyList > .whylist--header { text-style: bold; background: $panel; }
@@ -122,9 +126,12 @@ class WhyList(ScrollView, can_focus=True):
     def set_rows(self, frame: pd.DataFrame, cols: tuple[WhyCol, ...], cursor: int = 0) -> None:
         self.frame, self.cols = frame, cols
         self._data = {c: frame[c].to_numpy() for c in frame.columns}
-        eff = "pm_eff_pct" if "pm_eff_pct" in frame else "median_eff_pct"
-        self._unmodelled = pd.isna(frame[eff]).to_numpy(dtype=bool) if len(frame) \
-            else np.zeros(0, dtype=bool)
+        if "why_class" in frame:
+            self._unmodelled = frame["why_class"].to_numpy() == reasons.NO_DATA
+        elif "class" in frame:
+            self._unmodelled = frame["class"].to_numpy(dtype=object) == "no data"
+        else:
+            self._unmodelled = np.zeros(len(frame), dtype=bool)
         self.virtual_size = Size(self.size.width, len(frame) + 1)
         self.cursor = max(0, min(cursor, len(frame) - 1))
         self.scroll_to(y=max(0, self.cursor - self.body_height + 1), animate=False)
@@ -202,7 +209,12 @@ class WhyList(ScrollView, can_focus=True):
             code = cell(key, d[key][r])
             return f"{code} {cell('size', size)}" if isinstance(size, str) and size else code
         if key == "share":
-            return cell(key, d["recoverable_share_pct"][r])
+            return cell(key, d["share_pct"][r])
+        if key == "reason":
+            return cell(key, f"{d['group'][r]}: {d['reason'][r]}")
+        if key == "why":
+            return reasons.short_reason(int(d["why_class"][r]), float(d["why_pct"][r]),
+                                        float(d["cores"][r]), float(d["why_grid"][r]))
         return cell(key, d[key][r]) if key in d else ""
 
     def _strip(self, texts: list[str], widths: list[int], width: int, style: Style) -> Strip:
@@ -237,6 +249,10 @@ class WhyView(Vertical):
     def on_mount(self) -> None:
         self.watch(self.list, "cursor", lambda _: self.picked(), init=False)
 
+    def on_resize(self, event: events.Resize) -> None:
+        if self.view is not None and not self.drilled:
+            self.show_footer()
+
     @property
     def list(self) -> WhyList:
         return self.query_one(WhyList)
@@ -260,71 +276,70 @@ class WhyView(Vertical):
         self.show_ranking()
 
     def ranking_rows(self) -> pd.DataFrame:
-        """model.whyslow's ranking, and a last row for the device ops without a model."""
-        view = self.view
-        s = whyslow.model_summary(view)
-        r = whyslow.model_ranking(view) if s is not None else pd.DataFrame()
-        if s is None or s.device_ops == s.modelled_ops:
-            return r
-        rest = pd.DataFrame({"group": [f"unmodelled ({plural(s.device_ops - s.modelled_ops, 'op')}"
-                                       f", {fmt_us(s.device_us - s.modelled_us)} device time)"],
-                             "ops": [s.device_ops - s.modelled_ops],
-                             "recoverable_us": [np.nan], "median_eff_pct": [np.nan],
-                             "recoverable_share_pct": [np.nan]})
-        return pd.concat([r, rest], ignore_index=True) if len(r) else rest
+        """model.whyslow.why_contract's op codes, heaviest first (`group`: the op code)."""
+        rows = whyslow.why_contract(self.view)["by_op_code"]
+        frame = pd.DataFrame(rows, columns=["op_code", "ops", "device_us", "share_pct",
+                                            "class", "reason", "saving_us", "assumes", "try"])
+        return frame.rename(columns={"op_code": "group"})
 
     def show_ranking(self) -> None:
         view = self.view
         s = whyslow.model_summary(view)
+        lead = why.reason_lead(view, short=True)
         head = why.headline(view, s) if s is not None else None
         self.query_one("#why-head", Static).update(inert(
-            f"Model: {head}" if head else "Model: no op in this view has a performance model "
-            "(PM IDEAL blank, 0 or the 1 ns placeholder): how fast they could run is unknown, "
-            "not known to be fine"))
-        self.query_one("#why-foot", Static).update(inert(
-            why.footer(s) if s is not None and s.modelled_ops else
-            "enter: the unmodelled ops, largest device time first" if s is not None else ""))
+            (lead or "No device op in this view: nothing to explain")
+            + (f"\nModel: {head}" if head else "")))
         self.drilled, self.group = False, None
         self.list.set_rows(self.ranking_rows(), GROUP_COLS, self._ranking_cursor)
+        self.show_footer()
+
+    def show_footer(self) -> None:
+        """What to try for the op code under the cursor and what its saving assumes."""
+        lst, lines = self.list, []
+        if len(lst.frame):
+            g = lst.frame.iloc[min(lst.cursor, len(lst.frame) - 1)]
+            tries = list(g["try"])
+            # a narrow screen keeps room for the rows: the first line and how many more
+            keep = tries if self.size.width >= WIDE else tries[:1]
+            lines += [f"Try: {t}" for t in keep] or [f"{g['group']}: no guide line for "
+                                                     "this reason"]
+            more = f" ({plural(len(tries) - len(keep), 'more line')}: wider, or the " \
+                "report's section)" if len(tries) > len(keep) else ""
+            lines.append(f"Saving assumes {g['assumes']} · enter: its ops{more}")
+        self.query_one("#why-foot", Static).update(inert("\n".join(lines)))
 
     def drill(self, row: int) -> None:
-        """One op code's ops (or the unmodelled ops), most recoverable first."""
+        """One op code's ops, heaviest first."""
         g = self.list.frame.iloc[row]
         self._ranking_cursor = row
-        modelled = not is_missing(g["median_eff_pct"])
-        self.drill_group(str(g["group"]) if modelled else whyslow.UNMODELLED)
+        self.drill_group(str(g["group"]))
 
     def drill_group(self, group: str | None, cursor: int = 0) -> None:
-        """The ops of ranking group `group` (whyslow.UNMODELLED: the ops without a model)."""
+        """The device ops of op code `group`, heaviest first, each with its reason."""
         self.group = group
-        ops = whyslow.group_ops(self.view, group)
-        r = whyslow.model_ranking(self.view) if group is not whyslow.UNMODELLED \
-            else pd.DataFrame()
-        hit = r.index[r["group"] == group] if len(r) else []
-        modelled = len(hit) > 0
-        if modelled:
-            g = r.loc[hit[0]]
-            rest = int((ops["pm_eff_pct"].isna()).sum())
-            head = (f"{g['group']}: {plural(int(g['ops']), 'modelled op')}, "
-                    f"{fmt_us(g['recoverable_us'])} above the model "
-                    f"({fmt_pct(g['recoverable_share_pct'])} of the recoverable total), median "
-                    f"{fmt_pct(g['median_eff_pct'])} of the model"
-                    + (f"; {plural(rest, 'op')} of it unmodelled (last)" if rest else ""))
-        elif group is whyslow.UNMODELLED:
-            head = (f"Unmodelled: {plural(len(ops), 'device op')} without a performance model "
-                    "(PM IDEAL blank, 0 or 1 ns), largest device time first: not known to be "
-                    "fine")
-        else:  # (a live refresh: no op of it modelled any more)
-            head = f"{group}: {plural(len(ops), 'op')}, none with a performance model"
+        ops = whyslow.reason_ops(self.view, str(group))
+        rows = whyslow.why_contract(self.view)["by_op_code"]
+        g = next((r for r in rows if r["op_code"] == group), None)
+        if g is not None:
+            head = (f"{g['op_code']}: {plural(g['ops'], 'op')}, {fmt_us(g['device_us'])} "
+                    f"({fmt_share(g['share_pct'])} of device time); {g['reason']}; saving "
+                    f"{fmt_us(g['saving_us'])} (assumes {g['assumes']})")
+        else:  # (a live refresh: no device op of it any more)
+            head = f"{group}: no device op in this view"
         self.query_one("#why-head", Static).update(inert(head))
         self.query_one("#why-foot", Static).update(inert(
-            "enter: the op's details · esc: back to the op codes · Recov = Device - Model"))
+            "enter: the op's details · esc: back to the op codes · Saving: what its reason's "
+            "estimate takes off its device time"))
         self.drilled = True
         self.list.set_rows(ops, OP_COLS, cursor)
         self.picked()
 
     def picked(self) -> None:
-        """The op under the cursor becomes the op table's (OpPicked): 1 lands on it."""
+        """The op under the cursor becomes the op table's (OpPicked): 1 lands on it; on the op
+        codes, the footer follows the cursor."""
+        if not self.drilled and self.view is not None:
+            self.show_footer()
         if self.drilled and len(self.list.frame):
             self.post_message(OpPicked(int(self.list.frame["pos"].iloc[self.list.cursor])))
 

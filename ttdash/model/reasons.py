@@ -1,0 +1,380 @@
+"""A reason for every device op (issue #47): why it takes the time it takes, from what the file
+has, and what it would save, labelled with what the estimate assumes.
+
+Each device op gets one reason class, the first of these that the file supports (the TT-Lang
+profiling guide's order: all the cores first, then DRAM traffic, then fusion and dispatch):
+
+1. ``under-gridded``: CORE COUNT under ``columns.LOW_GRID_PCT`` of the grid available to it
+   (AVAILABLE WORKER CORE COUNT, else the arch's worker cores but no more than the most any op
+   used: `grid_cores`). DRAM-sharded matmuls are left
+   out (they compute on one core per DRAM bank pair by design, docs/numbers.md) and so are
+   collectives (their time is the Ethernet links'). Saving: the device time above
+   max(time x cores / grid, the op's roofline time): the work split evenly over the whole grid.
+2. ``skewed``: the slowest core ran ``columns.SKEW_FLAG`` x the average or more (per-core times,
+   model.imbalance). Saving: time x (1 - 1/skew), the work spread evenly over its cores.
+3. ``link-bound``: a collective with a bus bandwidth against its Ethernet links (model.ccl).
+   Saving: the time above the links' peak.
+4. ``dram-bound`` / ``compute-bound`` against the profiler's model (PM IDEAL, model.perfmodel:
+   whichever of PM BANDWIDTH and PM COMPUTE is larger), at pm_eff_pct of it. Saving: the time
+   above the model (recoverable_us).
+5. Against the op's roofline on the whole grid: its DRAM tensors' bytes (io_dram_pct: ttdash's
+   estimate of every DRAM tensor read and written; not when the estimate was capped at the peak,
+   io_dram_capped: then it over-counts) at the arch's peak DRAM bandwidth, and its
+   FLOPs (matmuls and convs) at its fidelity's peak on every worker core of the grid (a
+   DRAM-sharded matmul: on its DRAM-reader cores, one per DRAM bank, as tt-perf-report).
+   ``dram-bound`` or ``compute-bound`` at the nearer roof's % when it is at
+   ``columns.BOUND_THRESHOLD_PCT`` or more, else ``slow`` (below both). Saving: the time above
+   the roofline time.
+6. ``dispatch-bound``: none of the above, and the op-to-op gap before it (host and dispatch)
+   is longer than its kernel. Saving: none of its device time; the gap (wall time) is counted
+   apart (gap_us), what a metal trace would shorten.
+7. ``no data``: the file says nothing more (the whole grid, no per-core times, no model, no DRAM
+   tensor nor FLOPs, a gap shorter than its kernel).
+
+Everything is computed on arrays over the ops (no Python per op); `by_op_code` groups them per
+op code (its first word, as tt-perf-report's summary) and `contract` is the one dict every front
+end renders (JSON `why`, the report's section, view 6, MCP).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .arch import ArchSpec
+from .ccl import kinds_of
+from .columns import BOUND_THRESHOLD_PCT, LOW_GRID_PCT, SKEW_FLAG
+
+#: Reason classes (the per-op `why_class` codes index these).
+UNDER, SKEW, LINK, PM_DRAM, PM_COMPUTE, PM_OTHER, ROOF_DRAM, ROOF_COMPUTE, SLOW, DISPATCH, \
+    NO_DATA = range(11)
+CLASS_NAMES = ("under-gridded", "skewed", "link-bound", "dram-bound", "compute-bound",
+               "below model", "dram-bound", "compute-bound", "slow", "dispatch-bound", "no data")
+#: What each class's figure is measured against.
+BASIS = ("cores", "per-core times", "ethernet links", "performance model", "performance model",
+         "performance model", "roofline", "roofline", "roofline", "op-to-op gap", "none")
+#: What each class's saving estimate assumes.
+ASSUMES = (
+    "the work split evenly over every core of the grid (no faster than its roofline)",
+    "the work spread evenly over the cores it uses",
+    "the collective at its Ethernet links' peak",
+    "the op reaching the profiler's model (PM IDEAL)",
+    "the op reaching the profiler's model (PM IDEAL)",
+    "the op reaching the profiler's model (PM IDEAL)",
+    "the op's DRAM bytes at the arch's peak DRAM bandwidth",
+    "the op's FLOPs at its fidelity's peak on every core of the grid",
+    "the op at its roofline (DRAM bytes at peak bandwidth, FLOPs at peak on the whole grid)",
+    "no device time saved: the gap before it (wall time) is what a metal trace would shorten",
+    "nothing: no estimate",
+)
+#: Columns of the per-op frame `op_reasons` returns.
+OP_COLUMNS = ("why_class", "why_pct", "why_saving_us", "why_gap_us", "why_grid")
+
+
+def _num(ops: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in ops:
+        return np.full(len(ops), np.nan)
+    return ops[name].to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _flag(ops: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in ops:
+        return np.zeros(len(ops), dtype=bool)
+    return ops[name].fillna(False).to_numpy(dtype=bool)
+
+
+def device_mask(ops: pd.DataFrame) -> np.ndarray:
+    """The ops with a device time (no signpost, host op or corrupt timing)."""
+    dur = _num(ops, "device_time_us")
+    return ~_flag(ops, "is_signpost") & ~_flag(ops, "is_host") & np.isfinite(dur) & (dur > 0)
+
+
+def math_pct_whole_grid(ops: pd.DataFrame, arch: ArchSpec, grid: np.ndarray) -> np.ndarray:
+    """Achieved FLOP/s against the fidelity's peak on every core of the grid (`grid`: per op;
+    not the op's CORE COUNT, as tt-perf-report's FLOPs %): NaN without FLOPs or a peak for the
+    fidelity."""
+    fid = ops["math_fidelity"].astype(object) if "math_fidelity" in ops \
+        else pd.Series(np.full(len(ops), None, dtype=object))
+    per_core = fid.map(arch.tflops_per_core).to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(all="ignore"):
+        return _num(ops, "flops") / (per_core * grid) * 100.0
+
+
+def grid_cores(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool) -> np.ndarray:
+    """The cores available to each op: the file's AVAILABLE WORKER CORE COUNT when it has the
+    column (`grid_in_file`); otherwise the arch's worker cores, but no more than the most any
+    device op of `ops` ran on (a harvested or smaller board, e.g. a 20-core Blackhole, writes
+    no grid size in older files: an op is never called under-gridded against cores the file
+    gives no evidence of)."""
+    grid = _num(ops, "available_cores")
+    whole = float(arch.worker_cores)
+    if not grid_in_file:
+        used = _num(ops, "cores")[device_mask(ops)]
+        used = used[np.isfinite(used)]
+        whole = min(whole, float(used.max())) if len(used) else whole
+        return np.full(len(ops), whole)
+    return np.where(np.isfinite(grid) & (grid > 0), grid, whole)
+
+
+def op_reasons(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True) -> pd.DataFrame:
+    """Per op (the index of `ops`): why_class (an index into CLASS_NAMES; -1 for rows without
+    device time), why_pct (the figure of the class: % of the grid, skew, % of the links' peak,
+    % of the model or of the nearer roof, the gap in us), why_saving_us (device time; 0 for a
+    dispatch-bound op: its gap is wall time), why_gap_us (the gap of a dispatch-bound op),
+    why_grid (the cores available: grid_cores)."""
+    n = len(ops)
+    dev = device_mask(ops)
+    dur = _num(ops, "device_time_us")
+    cores, grid = _num(ops, "cores"), grid_cores(ops, arch, grid_in_file)
+    skew, gap = _num(ops, "core_skew"), _num(ops, "op_to_op_us")
+    eff, rec = _num(ops, "pm_eff_pct"), _num(ops, "recoverable_us")
+    link = _num(ops, "ccl_link_pct")
+    # DRAM bytes over the time, % of the arch's peak; an estimate capped at the peak (the
+    # bytes over-counted, e.g. a KV cache read only up to the position) is no roof
+    io_pct = np.where(_flag(ops, "io_dram_capped"), np.nan, _num(ops, "io_dram_pct"))
+    sharded = _flag(ops, "dram_sharded")
+    # a DRAM-sharded matmul computes on one core per DRAM bank whatever its CORE COUNT (its
+    # program factory; docs/numbers.md): its math roof is theirs (tt-perf-report's FLOPs %)
+    math_pct = np.where(sharded, _num(ops, "flops_pct"), math_pct_whole_grid(ops, arch, grid))
+    pm_bound = ops["pm_bound"].to_numpy(dtype=object) if "pm_bound" in ops \
+        else np.full(n, None, dtype=object)
+    code = ops["op_code"].astype(object) if "op_code" in ops \
+        else pd.Series(np.full(n, "", dtype=object))
+    ccl = kinds_of(code) > 0 if n else np.zeros(0, dtype=bool)
+
+    with np.errstate(all="ignore"):
+        roof_pct = np.fmax(io_pct, math_pct)  # the nearer roof (NaN: neither known)
+        roof_us = dur * roof_pct / 100.0
+        share = cores / grid
+        under = dev & (share * 100.0 < LOW_GRID_PCT) & ~ccl & ~sharded
+        skewed = dev & (skew >= SKEW_FLAG)
+        linked = dev & np.isfinite(link) & (link > 0)
+        modelled = dev & np.isfinite(eff)
+        roofed = dev & np.isfinite(roof_pct) & (roof_pct > 0)
+        dispatch = dev & np.isfinite(gap) & (gap > dur)
+
+        conds = [under, skewed, linked,
+                 modelled & (pm_bound == "bandwidth"), modelled & (pm_bound == "compute"),
+                 modelled,
+                 roofed & (io_pct >= np.nan_to_num(math_pct, nan=-1.0))
+                 & (roof_pct >= BOUND_THRESHOLD_PCT),
+                 roofed & (roof_pct >= BOUND_THRESHOLD_PCT), roofed, dispatch, dev]
+        cls = np.select(conds, list(range(len(conds))), default=-1).astype(np.int64)
+
+        pct = np.full(n, np.nan)
+        saving = np.full(n, np.nan)
+        on_grid = np.fmax(dur * share, np.nan_to_num(roof_us, nan=0.0))
+        for c, p, s in (
+                (UNDER, share * 100.0, dur - on_grid),
+                (SKEW, skew, dur * (1.0 - 1.0 / skew)),
+                (LINK, link, dur * (1.0 - np.minimum(link, 100.0) / 100.0)),
+                (PM_DRAM, eff, rec), (PM_COMPUTE, eff, rec), (PM_OTHER, eff, rec),
+                (ROOF_DRAM, io_pct, dur - roof_us), (ROOF_COMPUTE, math_pct, dur - roof_us),
+                (SLOW, roof_pct, dur - roof_us), (DISPATCH, gap, np.zeros(n)),
+                (NO_DATA, np.full(n, np.nan), np.zeros(n))):
+            at = cls == c
+            pct[at], saving[at] = p[at], s[at]
+        saving = np.where(np.isfinite(saving), np.maximum(saving, 0.0), np.where(dev, 0.0,
+                                                                                 np.nan))
+    return pd.DataFrame({"why_class": cls, "why_pct": pct, "why_saving_us": saving,
+                         "why_gap_us": np.where(cls == DISPATCH, gap, 0.0),
+                         "why_grid": grid}, index=ops.index)
+
+
+# ------------------------------------------------------------------ sentences and per op code
+
+def _pct(v: float) -> str:
+    return "<1%" if 0 <= v < 0.5 else f"{v:.0f}%"
+
+
+def _us(v: float) -> str:
+    return f"{v:,.0f} us" if abs(v) >= 100 else f"{v:,.1f} us"
+
+
+def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
+                fidelity: object = None, dram_gbps: float | None = None,
+                of: tuple[int, int] | None = None, cores_max: float | None = None,
+                sharded_cores: int = 0) -> str:
+    """The sentence for one reason class and its figure (`pct`: why_pct, a median over a
+    group); `of`: (ops of this class, ops) when they are a group's; `cores` to `cores_max`:
+    the range of the group's core counts; `sharded_cores`: a DRAM-sharded matmul's
+    DRAM-reader cores (its math's)."""
+    def ok(v: float) -> bool:
+        return bool(np.isfinite(v))
+
+    part = f" ({of[0]:,} of {of[1]:,} ops)" if of is not None and of[0] < of[1] else ""
+    if cls == UNDER:
+        span = f"-{cores_max:,.0f}" if cores_max is not None and cores_max > cores else ""
+        return (f"under-gridded: {cores:,.0f}{span} of {grid:,.0f} cores" if ok(cores) else
+                "under-gridded") + part
+    if cls == SKEW:
+        return f"skewed: slowest core {pct:.2f}x the average" + part
+    if cls == LINK:
+        return f"link-bound: Ethernet links at {_pct(pct)} of their peak" + part
+    if cls in (PM_DRAM, PM_COMPUTE, PM_OTHER):
+        what = {PM_DRAM: "DRAM-bound at ", PM_COMPUTE: "compute-bound at "}.get(cls, "at ")
+        return f"{what}{_pct(pct)} of its model (PM IDEAL)" + part
+    if cls == ROOF_DRAM:
+        peak = f" ({dram_gbps:g} GB/s)" if dram_gbps else ""
+        return f"DRAM-bound at {_pct(pct)} of peak{peak}" + part
+    if cls == ROOF_COMPUTE:
+        fid = f"{fidelity} " if isinstance(fidelity, str) and fidelity else ""
+        if sharded_cores:
+            return (f"compute-bound at {_pct(pct)} of {fid}peak on its {sharded_cores} "
+                    "DRAM-reader cores (DRAM-sharded: CORE COUNT also counts the cores that "
+                    "only hold the activation)") + part
+        return f"compute-bound at {_pct(pct)} of {fid}peak on all {grid:,.0f} cores" + part
+    if cls == SLOW:
+        return (f"slow: at {_pct(pct)} of its nearer roof (DRAM bandwidth, or math on all "
+                f"{grid:,.0f} cores)") + part
+    if cls == DISPATCH:
+        return (f"dispatch-bound: {_us(pct)} gap before a {_us(dur_us)} kernel"
+                + (" (medians)" if of is not None else "") + part)
+    return ("no data: whole grid, no per-core times, no model, no DRAM tensor or FLOPs"
+            + part)
+
+
+def _codes(values: pd.Series | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """pd.factorize of a text column (codes, names; -1 for missing); all -1 without one."""
+    if values is None:
+        return np.full(n, -1, dtype=np.int64), np.zeros(0, dtype=object)
+    codes, names = pd.factorize(values.astype(object).to_numpy())
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def _mode_per_group(group: np.ndarray, codes: np.ndarray, names: np.ndarray,
+                    groups: int) -> np.ndarray:
+    """The most frequent name of each group (None when it has none), on integer codes."""
+    out = np.full(groups, None, dtype=object)
+    ok = codes >= 0
+    if ok.any():
+        pair = pd.DataFrame({"g": group[ok], "c": codes[ok]}).value_counts(sort=True)
+        first = pair.reset_index().drop_duplicates("g")
+        out[first["g"].to_numpy()] = names[first["c"].to_numpy()]
+    return out
+
+
+def by_op_code(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
+    """Per op code (its first word): ops, device_us, share_pct, saving_us, gap_us, cls (the
+    class holding most of its device time), cls_ops, pct/grid/dur (medians over that class's
+    ops), cores/cores_max (their least and most cores), fidelity and in1_dtype (the most
+    frequent), sharded (any DRAM-sharded op), has_dram (any op with DRAM tensors); heaviest
+    first. Grouped on integer codes (no string per op)."""
+    from .query import summary_key
+
+    dev = device_mask(ops)
+    cols = [c for c in ("op_code", "math_fidelity", "in1_dtype", "dram_sharded", "cores",
+                        "device_time_us", "io_dram_pct") if c in ops]
+    o = ops.loc[dev, cols]
+    w = why.loc[dev]
+    if not len(o):
+        return pd.DataFrame(columns=["group", "ops", "device_us", "share_pct", "saving_us",
+                                     "gap_us", "cls", "cls_ops", "pct", "cores", "cores_max",
+                                     "grid", "dur", "fidelity", "in1_dtype", "sharded",
+                                     "has_dram"])
+    gcode, gnames = _codes(summary_key(o, "op"), len(o))
+    n = len(gnames)
+    dur = o["device_time_us"].to_numpy(dtype="float64")
+    cls = w["why_class"].to_numpy().astype(np.int64)
+    f = pd.DataFrame({"g": gcode, "dur": dur, "cls": cls, "pct": w["why_pct"].to_numpy(),
+                      "saving": w["why_saving_us"].to_numpy(),
+                      "gap": w["why_gap_us"].to_numpy(), "grid": w["why_grid"].to_numpy(),
+                      "cores": _num(o, "cores"), "sharded": _flag(o, "dram_sharded"),
+                      "dram": np.isfinite(_num(o, "io_dram_pct"))})
+    out = f.groupby("g").agg(ops=("dur", "size"), device_us=("dur", "sum"),
+                             saving_us=("saving", "sum"), gap_us=("gap", "sum"),
+                             sharded=("sharded", "any"), has_dram=("dram", "any"))
+    per = f.groupby(["g", "cls"]).agg(t=("dur", "sum"), k=("dur", "size")).reset_index()
+    top = per.sort_values(["t", "cls"], ascending=[False, True], kind="stable") \
+        .drop_duplicates("g").set_index("g")
+    out["cls"], out["cls_ops"] = top["cls"], top["k"]
+    dominant = out["cls"].to_numpy()[gcode]  # (out's index is 0..n-1: every code has rows)
+    mine = f[f["cls"].to_numpy() == dominant]
+    by = mine.groupby("g")
+    out = out.join(by[["pct", "grid", "dur"]].median())
+    out["cores"], out["cores_max"] = by["cores"].min(), by["cores"].max()
+    keep = f["cls"].to_numpy() == dominant
+    for name, col in (("fidelity", "math_fidelity"), ("in1_dtype", "in1_dtype")):
+        codes, names = _codes(o[col] if col in o else None, len(o))
+        out[name] = _mode_per_group(gcode[keep], codes[keep], names, n)
+    total = float(dur.sum())
+    out["share_pct"] = out["device_us"] / total * 100.0 if total > 0 else 0.0
+    out.insert(0, "group", gnames[out.index.to_numpy()])
+    return out.sort_values("device_us", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
+             why: pd.DataFrame | None = None, groups: pd.DataFrame | None = None
+             ) -> dict[str, Any]:
+    """The one answer every front end renders (JSON `why`): covered_pct (the share of device
+    time with a reason other than "no data"), device_us, device_ops, saving_us (device time),
+    dispatch_gap_us, grid (cores, source), classes[] (per reason class: class, basis, ops,
+    device_us, share_pct) and by_op_code[] (heaviest first: op_code, ops, device_us,
+    share_pct, class, basis, reason, saving_us, dispatch_gap_us, assumes, try)."""
+    from .reasons_try import try_lines
+
+    why = op_reasons(ops, arch, grid_in_file) if why is None else why
+    g = by_op_code(ops, why, arch) if groups is None else groups
+    dev = device_mask(ops)
+    dur = _num(ops, "device_time_us")[dev]
+    cls = why["why_class"].to_numpy()[dev]
+    total = float(dur.sum())
+    covered = float(dur[cls != NO_DATA].sum())
+    classes = []
+    for c in range(len(CLASS_NAMES)):
+        at = cls == c
+        if at.any():
+            t = float(dur[at].sum())
+            classes.append({"class": CLASS_NAMES[c], "basis": BASIS[c], "ops": int(at.sum()),
+                            "device_us": round(t, 6),
+                            "share_pct": round(t / total * 100.0, 6) if total > 0 else 0.0})
+    rows = []
+    if len(g):
+        for r in g.itertuples(index=False):
+            c = int(r.cls)
+            rows.append({
+                "op_code": str(r.group), "ops": int(r.ops),
+                "device_us": round(float(r.device_us), 6),
+                "share_pct": round(float(r.share_pct), 6),
+                "class": CLASS_NAMES[c], "basis": BASIS[c],
+                "reason": reason_text(c, float(r.pct), float(r.cores), float(r.grid),
+                                      float(r.dur), r.fidelity, float(arch.dram_gbps),
+                                      (int(r.cls_ops), int(r.ops)), float(r.cores_max),
+                                      arch.dram_sharded_matmul_cores if r.sharded else 0),
+                "saving_us": round(float(r.saving_us), 6),
+                "dispatch_gap_us": round(float(r.gap_us), 6), "assumes": ASSUMES[c],
+                "try": try_lines(str(r.group), c, r.fidelity, r.in1_dtype, bool(r.sharded),
+                                 bool(r.has_dram))})
+    grid = why["why_grid"].to_numpy()[dev]
+    return {"covered_pct": round(covered / total * 100.0, 6) if total > 0 else None,
+            "device_us": round(total, 6), "device_ops": int(dev.sum()),
+            "saving_us": round(float(why["why_saving_us"].to_numpy()[dev].sum()), 6),
+            "dispatch_gap_us": round(float(why["why_gap_us"].to_numpy()[dev].sum()), 6),
+            "grid": {"cores": float(np.median(grid)) if len(grid) else None,
+                     "source": ("AVAILABLE WORKER CORE COUNT" if grid_in_file else
+                                "the arch's worker cores, at most the largest CORE COUNT")},
+            "classes": classes, "by_op_code": rows}
+
+
+def short_reason(cls: int, pct: float, cores: float, grid: float) -> str:
+    """A few words for one op's reason (a table cell: view 6's list of an op code's ops)."""
+    def p(v: float) -> str:
+        return _pct(v) if np.isfinite(v) else "?"
+    if cls < 0:
+        return ""
+    if cls == UNDER:
+        return f"under-gridded {cores:,.0f}/{grid:,.0f} cores"
+    if cls == SKEW:
+        return f"skewed {pct:.2f}x"
+    if cls == LINK:
+        return f"link-bound {p(pct)} of links"
+    if cls in (PM_DRAM, PM_COMPUTE, PM_OTHER):
+        what = {PM_DRAM: "DRAM-bound ", PM_COMPUTE: "compute-bound "}.get(cls, "")
+        return f"{what}{p(pct)} of model"
+    if cls in (ROOF_DRAM, ROOF_COMPUTE, SLOW):
+        return f"{CLASS_NAMES[cls]} {p(pct)} of roof"
+    if cls == DISPATCH:
+        return f"dispatch-bound, gap {_us(pct)}"
+    return "no data"
