@@ -299,3 +299,45 @@ def test_generator_four_devices_iterations_hold_whole_ops(tmp_path):
     assert (per_op == 1).all()  # no op split between two iterations
     steady = t.view(Window("steady"))
     assert len(steady.op_rows) == (it.count - 1) * it.period
+
+
+# ------------------------------------------------------------------ the work, not op codes
+def test_six_matmuls_of_five_shapes_are_not_iterations(tmp_path):
+    """Six matmuls, five input shapes: op codes alone made "3 iterations" and --steady-state
+    dropped two of the six ops; now nothing repeats and --steady-state refuses."""
+    from synthetic_traces import six_matmuls
+
+    path = six_matmuls(tmp_path / "six.csv")
+    raw = pd.read_csv(path)
+    assert raw["OP CODE"].nunique() == 1 and raw["INPUT_0_Y"].nunique() == 5
+    assert not find_iterations(Trace.load(path)).found
+    r = run_ttdash("report", str(path), "--steady-state")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
+    assert str(path) in r.stderr and "no repeated iterations found" in r.stderr
+
+
+def test_identical_ops_repeat_with_period_one(tmp_path):
+    """N identical ops (one op code, one shape): N iterations of one op, not N/2 of two."""
+    from synthetic_traces import identical_ops
+
+    path = identical_ops(tmp_path / "same.csv", n=8)
+    it = find_iterations(Trace.load(path))
+    assert (it.source, it.period, it.count, it.warmup) == ("sequence", 1, 8, 1)
+    assert it.unit == "one op repeated" and it.steady_from_id == 3
+    doc = json.loads(run_ttdash("report", str(path), "--steady-state", "-f", "json").stdout)
+    assert [o["id"] for o in doc["ops"]] == list(range(3, 10))
+
+
+def test_same_op_codes_on_other_shapes_are_not_iterations(tmp_path):
+    """Two blocks with the same op codes on other input shapes (two stages of an encoder, not
+    one stage run twice): no iterations, no warm-up advice; the same file with equal shapes
+    is two iterations."""
+    path, _, _ = synthetic(tmp_path, iterations=2, warmup=1)
+    raw = pd.read_csv(path)
+    assert find_iterations(Trace.load(path)).count == 2
+    second = np.arange(len(raw)) >= len(SETUP) + len(BLOCK)
+    raw.loc[second, "INPUT_0_Y"] = raw.loc[second, "INPUT_0_Y"] * 4
+    other = tmp_path / "stages.csv"
+    raw.to_csv(other, index=False)
+    t = Trace.load(other)
+    assert not find_iterations(t).found and warmup_advice(t.view(Window("all"))) == []

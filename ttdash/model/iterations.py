@@ -91,6 +91,7 @@ class Iterations:
     warmup: int = 0  # leading warm-up iterations
     reference_us: float = 0.0  # median wall time of the second half's iterations
     period: int | None = None  # ops per iteration (sequence source)
+    before: int = 0  # op rows before the first iteration (the eager run and capture of a replay)
 
     @property
     def count(self) -> int:
@@ -125,10 +126,11 @@ class Iterations:
         n, w = self.count, self.warmup
         if n == 1:
             ops = int(self.table["ops"].iloc[0])
+            before = (f"; the {self.before:,} op rows before it (the eager run, the trace "
+                      "capture) are not in it" if self.before else "")
             return (f"1 metal-trace replay session ({ops:,} ops, "
                     f"{fmt_us(float(self.table['wall_us'].iloc[0]))}): the steady state, from "
-                    f"op {self.steady_from_id}; the ops before it (the eager run, the trace "
-                    "capture) are not in it")
+                    f"op {self.steady_from_id}{before}")
         head = f"{n:,} iterations ({self.unit})"
         if not self.reference_us > 0:
             return f"{head}: no warm-up found (the iterations have no device time or gaps)"
@@ -180,7 +182,8 @@ def iteration_labels(trace: Trace) -> tuple[str, str, np.ndarray, int | None]:
     seq = _sequence_labels(trace)
     if seq is not None:
         period, labels = seq
-        return "sequence", f"a repeated sequence of {period:,} ops", labels, period
+        unit = "one op repeated" if period == 1 else f"a repeated sequence of {period:,} ops"
+        return "sequence", unit, labels, period
     return "", "", labels, None
 
 
@@ -406,7 +409,7 @@ def find_iterations(trace: Trace, view: View | None = None) -> Iterations:
         found: Iterations = cache[key]
         return found
     source, unit, labels, period = iteration_labels(trace)
-    if not source or labels.max(initial=0) < 2:
+    if not source or labels.max(initial=0) < (1 if source == "replay" else 2):
         found = Iterations(source="", unit="", labels=labels, table=_empty_table())
     else:
         found = _timed(source, unit, labels, period, view or trace.view(Window("all")))
@@ -458,8 +461,10 @@ def _timed(source: str, unit: str, labels: np.ndarray, period: int | None,
     table["wall_us"] = table["steady_us"] + table["pauses_us"]
     warm, ref = warmup_count(table["wall_us"].to_numpy(dtype="float64"))
     table["warmup"] = np.arange(n) < warm
+    is_op = ~(text(trace.ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+    before = int(is_op[:int(np.argmax(labels > 0))].sum())
     return Iterations(source=source, unit=unit, labels=labels, table=table, warmup=warm,
-                      reference_us=ref, period=period)
+                      reference_us=ref, period=period, before=before)
 
 
 def _first_ids(trace: Trace, labels: np.ndarray, n: int) -> np.ndarray:
@@ -500,6 +505,8 @@ def steady_rows(trace: Trace, is_signpost: np.ndarray) -> tuple[pd.DataFrame, st
     keep = (found.labels > found.warmup) & ~is_signpost
     n, first = found.count, found.warmup + 1
     which = f"iteration {n} of {n}" if first == n else f"iterations {first}-{n} of {n}"
+    if n == 1:
+        which = "the one replay session"
     return trace.ordered[keep], (f"steady state: {which} ({found.unit}), from op "
                                  f"{found.steady_from_id}")
 
@@ -511,6 +518,9 @@ def steady_note(trace: Trace, shown: int) -> str:
     w = found.warmup
     left = (f"warm-up iteration{'s' * (w != 1)} 1{f'-{w}' if w > 1 else ''} "
             f"({fmt_us(found.warmup_us)}) left out" if w else "no warm-up found")
+    if found.count == 1:
+        left = (f"the {found.before:,} op rows before the replay session (the eager run, the "
+                "trace capture) left out" if found.before else "the replay session only")
     return (f"{left}; {shown:,} of the file's {total:,} op rows are in the steady state "
             "(--steady-state; without it every op is shown)")
 

@@ -288,7 +288,11 @@ def summed_note(view: View) -> str:
 
 def replay_line(sessions: list[dict]) -> str:
     """The replay sessions as iterations: steady time per session, its spread, the extremes
-    (a session with fewer ops than most is said to be partial)."""
+    (a session with fewer ops than most is said to be partial). One session: its time."""
+    if len(sessions) == 1:
+        s = sessions[0]
+        return (f"Replay session: 1 (#{s['session']}, {s['ops']:,} ops), steady time "
+                f"{fmt_us(s['steady_us'])}: the steady state (--steady-state)")
     steady = np.array([s["steady_us"] for s in sessions])
     ops = np.array([s["ops"] for s in sessions])
     full = ops == np.bincount(ops).argmax()
