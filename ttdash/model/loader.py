@@ -282,12 +282,30 @@ def log_as_report(df: pd.DataFrame) -> None:
     unnamed = code.isna() | (code.astype(str).str.strip() == "")
     if unnamed.any():
         ids = df["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in df.columns else df["ID"]
+        ids = _op_numbers(ids, df["DEVICE ID"] if "DEVICE ID" in df.columns else None)
         code = code.where(~unnamed, "op #" + ids.astype("Int64").astype("string"))
     df["OP CODE"] = code
     df["OP TYPE"] = "tt_dnn_device"
     if "OP TO OP LATENCY [ns]" in df.columns:
         gap = df["OP TO OP LATENCY [ns]"]
         df["OP TO OP LATENCY [ns]"] = gap.where(gap != 0)
+
+
+def _op_numbers(ids: pd.Series, device: pd.Series | None) -> pd.Series:
+    """The call counts that name unnamed ops: on several devices, where every count is
+    `(op_id << 10) | device_id`, the device bits cleared, so one op's rows share a name (and
+    merge, as a report's named rows do); else the counts as they are."""
+    gcc = pd.to_numeric(ids, errors="coerce")
+    if device is None:
+        return gcc
+    dev = pd.to_numeric(device, errors="coerce")
+    ok = gcc.notna() & dev.notna()
+    if dev[ok].nunique() < 2 or not ok.all():
+        return gcc
+    g = gcc.astype("int64")
+    if not ((g & 1023) == dev.astype("int64")).all():
+        return gcc
+    return g - (g & 1023)
 
 
 class WideRows:

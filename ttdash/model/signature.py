@@ -80,7 +80,13 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Signature ids and op code ids of both op tables (ids comparable across the two). The
     raw columns are taken and folded one at a time (a million ops a side: one column of both
-    sides in memory, not all of them)."""
+    sides in memory, not all of them). When one side has no op names (a `.logs` device log
+    written without tracy: every op is `op #<GLOBAL CALL COUNT>`) and both sides number every
+    op, the ops pair on their call counts instead (call_count_ids)."""
+    by_count = call_count_ids(a, a_ops, b, b_ops)
+    if by_count is not None:
+        ia, ib = by_count
+        return ia, ib, ia, ib
     cols = _shape_columns([a.trace.ordered, b.trace.ordered])
     code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
     code_ids = pd.factorize(code, use_na_sentinel=True)[0].astype(np.int64)
@@ -91,6 +97,51 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     sig = factorize_rows(columns)
     n = len(a_ops)
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
+
+
+def unnamed(ops: pd.DataFrame) -> bool:
+    """Whether none of the ops has a name: each is the loader's `op #<GLOBAL CALL COUNT>` (a
+    device log whose OP NAME column is empty)."""
+    if not len(ops) or "global_call_count" not in ops.columns:
+        return False
+    gcc = pd.to_numeric(ops["global_call_count"], errors="coerce")
+    if gcc.isna().any():
+        return False
+    g = gcc.astype("int64")
+    code = ops["op_code"].astype(object).astype(str).to_numpy()
+    # the loader's name: the count, or on several devices the count less the device bits
+    return bool(((code == ("op #" + g.astype(str)).to_numpy(dtype=object))
+                 | (code == ("op #" + (g - (g & 1023)).astype(str)).to_numpy(dtype=object)))
+                .all())
+
+
+def call_count_ids(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Ids of both op tables from GLOBAL CALL COUNT (the same op of one run has the same count
+    in its report and in its `.logs` rows), when one side's ops have no names and every op of
+    both sides has a count, unique per side; else None. Merged several-device views pair on
+    the op (count >> 10: the device id is in the low bits, and the row kept for a merged op
+    may be another device's on each side)."""
+    if not (unnamed(a_ops) or unnamed(b_ops)):
+        return None
+    keys = []
+    for view, ops in ((a, a_ops), (b, b_ops)):
+        if "global_call_count" not in ops.columns:
+            return None
+        gcc = pd.to_numeric(ops["global_call_count"], errors="coerce").to_numpy(dtype="float64")
+        if np.isnan(gcc).any():
+            return None
+        k = gcc.astype(np.int64)
+        if view.merged and len(view.trace.devices) > 1:
+            k = k >> 10
+        keys.append(k)
+    merged = [v.merged and len(v.trace.devices) > 1 for v in (a, b)]
+    if merged[0] != merged[1]:  # one side per op, the other per device row: op ids both
+        keys = [k >> 10 if not m else k for k, m in zip(keys, merged)]
+    if any(len(np.unique(k)) != len(k) for k in keys):
+        return None
+    ids = pd.factorize(np.concatenate(keys))[0].astype(np.int64)
+    return ids[:len(a_ops)], ids[len(a_ops):]
 
 
 def attribute_keys(a: View, a_ops: pd.DataFrame, a_cells: Coded, b: View, b_ops: pd.DataFrame,
