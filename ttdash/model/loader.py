@@ -24,6 +24,7 @@ import pyarrow.csv as pacsv
 
 from .badcsv import binary_error, compressed, locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
+from .callcount import op_names
 from .cells import (
     ATTRIBUTE_FEATURES,
     ATTRIBUTE_OPS,
@@ -281,31 +282,12 @@ def log_as_report(df: pd.DataFrame) -> None:
         else pd.Series(pd.NA, index=df.index, dtype=object)
     unnamed = code.isna() | (code.astype(str).str.strip() == "")
     if unnamed.any():
-        ids = df["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in df.columns else df["ID"]
-        ids = _op_numbers(ids, df["DEVICE ID"] if "DEVICE ID" in df.columns else None)
-        code = code.where(~unnamed, "op #" + ids.astype("Int64").astype("string"))
+        code = code.where(~unnamed, op_names(df))
     df["OP CODE"] = code
     df["OP TYPE"] = "tt_dnn_device"
     if "OP TO OP LATENCY [ns]" in df.columns:
         gap = df["OP TO OP LATENCY [ns]"]
         df["OP TO OP LATENCY [ns]"] = gap.where(gap != 0)
-
-
-def _op_numbers(ids: pd.Series, device: pd.Series | None) -> pd.Series:
-    """The call counts that name unnamed ops: on several devices, where every count is
-    `(op_id << 10) | device_id`, the device bits cleared, so one op's rows share a name (and
-    merge, as a report's named rows do); else the counts as they are."""
-    gcc = pd.to_numeric(ids, errors="coerce")
-    if device is None:
-        return gcc
-    dev = pd.to_numeric(device, errors="coerce")
-    ok = gcc.notna() & dev.notna()
-    if dev[ok].nunique() < 2 or not ok.all():
-        return gcc
-    g = gcc.astype("int64")
-    if not ((g & 1023) == dev.astype("int64")).all():
-        return gcc
-    return g - (g & 1023)
 
 
 class WideRows:

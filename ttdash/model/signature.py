@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .callcount import unnamed
 from .cells import factorize_rows
 from .trace import View
 
@@ -97,22 +98,6 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     sig = factorize_rows(columns)
     n = len(a_ops)
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
-
-
-def unnamed(ops: pd.DataFrame) -> bool:
-    """Whether none of the ops has a name: each is the loader's `op #<GLOBAL CALL COUNT>` (a
-    device log whose OP NAME column is empty)."""
-    if not len(ops) or "global_call_count" not in ops.columns:
-        return False
-    gcc = pd.to_numeric(ops["global_call_count"], errors="coerce")
-    if gcc.isna().any():
-        return False
-    g = gcc.astype("int64")
-    code = ops["op_code"].astype(object).astype(str).to_numpy()
-    # the loader's name: the count, or on several devices the count less the device bits
-    return bool(((code == ("op #" + g.astype(str)).to_numpy(dtype=object))
-                 | (code == ("op #" + (g - (g & 1023)).astype(str)).to_numpy(dtype=object)))
-                .all())
 
 
 def call_count_ids(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
