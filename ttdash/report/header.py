@@ -56,6 +56,8 @@ def iterations_line(view: View) -> str | None:
     found = iterations_of(view)
     if found is None or not found.found:
         return None
+    if found.count == 1:  # one replay session: the verdict says its time
+        return f"Iterations: {found.verdict()}"
     wall = found.table["wall_us"].to_numpy(dtype="float64")
     shown = ", ".join(fmt_us(v) for v in wall[:SHOWN_ITERATIONS])
     more = f", +{len(wall) - SHOWN_ITERATIONS:,} more" if len(wall) > SHOWN_ITERATIONS else ""
