@@ -237,10 +237,14 @@ def _signpost_labels(trace: Trace) -> tuple[str, np.ndarray] | None:
 def _same_work(labels: np.ndarray, keys: np.ndarray, n: int) -> bool:
     """Whether two or more, and half or more, of the n iterations (`labels` 1..n of the rows
     whose work keys are `keys`) hold one same non-empty key sequence."""
-    blocks = [tuple(keys[labels == k].tolist()) for k in range(1, n + 1)]
-    seen: dict[tuple[int, ...], int] = {}
-    for b in blocks:
-        if b:
+    inside = (labels >= 1) & (labels <= n)
+    order = np.argsort(labels[inside], kind="stable")  # each iteration's keys, in order
+    sizes = np.bincount(labels[inside], minlength=n + 1)[1:]
+    parts = np.split(keys[inside][order], np.cumsum(sizes)[:-1])
+    seen: dict[bytes, int] = {}
+    for part in parts:  # one pass over the keys: n blocks, not n passes over every row
+        if len(part):
+            b = part.tobytes()
             seen[b] = seen.get(b, 0) + 1
     most = max(seen.values(), default=0)
     return most >= 2 and most * 2 >= n
