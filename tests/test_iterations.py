@@ -341,3 +341,17 @@ def test_same_op_codes_on_other_shapes_are_not_iterations(tmp_path):
     raw.to_csv(other, index=False)
     t = Trace.load(other)
     assert not find_iterations(t).found and warmup_advice(t.view(Window("all"))) == []
+
+
+def test_diff_takes_no_spread_from_signposts_around_different_work():
+    """diff's iteration spread and per-op noise read the same rule: integral_image's three
+    calls on three input sizes are not iterations (was: "per integral_image_start iteration
+    (3 vs 3) ... 95% CI -71% .. +247%"); of 'TTBasicBlock forward started', the 4 blocks of
+    one shape are (0.06% apart; with blocks of the same op count but other shapes, 0.77%)."""
+    path = str(real_dir() / "tt-perf-report__bh20_oft_integral_image_trace.csv")
+    doc = json.loads(run_ttdash("diff", path, path, "-f", "json").stdout)
+    assert doc["iteration_spread"] is None and doc["noise"]["iterations"]["baseline"] == {}
+    oft = str(real_dir() / "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv")
+    doc = json.loads(run_ttdash("diff", oft, oft, "-f", "json").stdout)
+    assert doc["noise"]["iterations"]["baseline"] == {"TTBasicBlock forward started": 4}
+    assert max(doc["iteration_spread"]["cv_pct"]) < 0.1

@@ -218,26 +218,36 @@ def region_labels(view: View, ops: pd.DataFrame) -> np.ndarray:
 
 
 def repeated_regions(view: View, ops: pd.DataFrame) -> dict[str, tuple[int, pd.Index]]:
-    """Signpost names that mark iterations of a loop: for each name, its regions holding the
-    name's most common op count (other regions of that name are warm-up or a different shape),
-    with that count; only names with two or more such regions. Sorted by name."""
+    """Signpost names that mark iterations of a loop: for each name, its regions doing the
+    name's most common work (the same sequence of op codes and input shapes and dtypes; other
+    regions of that name are other work: another input size, another stage), with their op
+    count; only names with two or more such regions. Sorted by name."""
     sp = view.trace.signposts
     if not len(sp) or not len(ops):
         return {}
     names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
     region = pd.Series(ops["region"].to_numpy())
-    named = region[region.map(names).notna().to_numpy()]
+    is_named = region.map(names).notna().to_numpy()
+    named = region[is_named]
     if named.empty:
         return {}
+    cols = _shape_columns([view.trace.ordered])
+    raw = _raw_rows(view, ops, cols)
+    key = factorize_rows([ops["op_code"].to_numpy(dtype=object)] + [raw[c] for c in cols])
+    work = pd.Series(key[is_named]).groupby(named.to_numpy(), sort=False).agg(
+        lambda k: k.to_numpy(dtype=np.int64).tobytes())
     counts = named.groupby(named.to_numpy(), sort=False).size()
-    per = pd.DataFrame({"n": counts.to_numpy(), "name": counts.index.map(names)},
-                       index=counts.index)
+    per = pd.DataFrame({"n": counts.to_numpy(), "work": work.reindex(counts.index).to_numpy(),
+                        "name": counts.index.map(names)}, index=counts.index)
     out: dict[str, tuple[int, pd.Index]] = {}
     for nm, g in per.groupby("name", sort=True):
-        modal = int(g["n"].mode().iloc[0])
-        keep = g.index[g["n"].to_numpy() == modal]
+        tally: dict[bytes, int] = {}
+        for w in g["work"]:  # in region order: the first seen wins a tie
+            tally[w] = tally.get(w, 0) + 1
+        modal = max(tally, key=lambda w: tally[w])
+        keep = g.index[(g["work"] == modal).to_numpy()]
         if len(keep) >= 2:
-            out[nm] = (modal, keep)
+            out[nm] = (int(g.loc[keep[0], "n"]), keep)
     return out
 
 
