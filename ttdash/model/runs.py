@@ -88,7 +88,7 @@ def spread(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], metr
 def iteration_totals(view: Any, min_keys: int = 2) -> tuple[str, list[dict[str, Any]]] | None:
     """The repeated unit of a trace and each repetition's totals, or None when nothing repeats:
     metal-trace replay sessions (``METAL TRACE REPLAY SESSION ID``), else the signpost name
-    repeated most often (its regions with the most common op count, as the noise rule does).
+    repeated most often (its regions doing the most common work, as the noise rule does).
     Totals as View.totals() names them (``steady_us``, ``device_time_us``, ``wall_us``,
     ``pauses_us``), gaps split at the view's pause threshold. `min_keys`: the repetitions
     needed (1: one replay session is listed too)."""
