@@ -12,7 +12,7 @@ EAGER_SETUP = ["ToDevice", "Tilize", "Typecast", "Embedding", "Reshape", "Transp
                "Concat", "Slice", "Pad", "Permute", "Repeat"]  # 11 ops before the decode
 DECODE = ["LayerNorm", "Matmul", "CreateQKVHeads", "RotaryEmbedding", "RotaryEmbedding",
           "PagedUpdateCache", "PagedUpdateCache", "SdpaDecode", "ConcatHeads", "Matmul",
-          "BinaryNg", "LayerNorm", "Matmul", "Matmul", "BinaryNg", "Matmul", "AllGather",
+          "BinaryNg", "LayerNorm", "Matmul", "Matmul", "BinaryNg", "Matmul", "FastReduceNC",
           "Matmul", "BinaryNg", "Sampling", "Untilize", "ToLayout"]  # 22 ops, one decode step
 #: the replayed ops' kernel times, ns: 10 us + 2 us per position, op 5 104 us more (786 us)
 REPLAY_NS = [10_000 + 2_000 * j + (104_000 if j == 5 else 0) for j in range(len(DECODE))]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT, run_ttdash
 
 from ttdash.model import Trace, Window
+from ttdash.schemas import load as load_schema
 from ttdash.sim import generate_ops, write_report_csv
 from ttdash.tui.app import open_app
 from ttdash.tui.widgets import PromptScreen
@@ -89,6 +91,7 @@ def test_one_replay_session_is_the_steady_state(tmp_path):
     want_us = raw.loc[replayed, "DEVICE KERNEL DURATION [ns]"].sum() / 1000
     assert want_us == pytest.approx(sum(REPLAY_NS) / 1000) == pytest.approx(786.0)
     doc = json.loads(run_ttdash("report", str(path), "-f", "json").stdout)
+    jsonschema.validate(doc, load_schema("report"))
     (s,) = doc["replay_sessions"]
     assert (s["session"], s["ops"]) == (1, len(DECODE))
     assert s["device_time_us"] == pytest.approx(want_us)
