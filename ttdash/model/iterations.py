@@ -1,12 +1,13 @@
 """Warm-up and steady state: the repeated iterations of a trace and the first ones that are much
 slower than the rest (issue #39 item 4).
 
-Where the iterations come from, in this order:
-
 An iteration is a repeat of the same work: the same op codes on the same input shapes
 (``INPUT_n_{W,Z,Y,X}``), which is what the *work key* of an op is (op code + every input's
 shape). Op codes alone are not evidence: two encoder stages run the same op codes on other
-shapes, and six matmuls of five shapes are not three iterations.
+shapes, and six matmuls of five shapes are not three iterations. Where the evidence is weak,
+nothing is said (and ``--steady-state`` refuses).
+
+Where the iterations come from, in this order:
 
 * ``replay``: one or more metal-trace replay sessions (``METAL TRACE REPLAY SESSION ID``), one
   iteration per session: a replayed trace is the same work by construction, and one session
@@ -54,11 +55,11 @@ from .errors import TraceError
 from .metrics import HOST_MARKER, num, split_gaps, text
 from .trace import REPLAY_COLUMN, Window
 
-TRACE_ID_COLUMN = "METAL TRACE ID"
-
 if TYPE_CHECKING:
     from .advice import Advice
     from .trace import Trace, View
+
+TRACE_ID_COLUMN = "METAL TRACE ID"
 
 #: an iteration is warm-up while its wall time is above this many times the steady median
 WARMUP_RATIO = 1.25
