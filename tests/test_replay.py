@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import ROOT, run_ttdash
 
 from ttdash.model import Trace, Window
+from ttdash.schemas import load as load_schema
 from ttdash.sim import generate_ops, write_report_csv
 from ttdash.tui.app import open_app
 from ttdash.tui.widgets import PromptScreen
@@ -70,3 +74,42 @@ async def test_i_picks_a_session_on_screen(replayed):
     async with plain.run_test(size=(100, 30)) as pilot:
         await pilot.press("i")
         assert not isinstance(plain.screen, PromptScreen)
+
+
+# ------------------------------------------------------------------ one replay session
+def test_one_replay_session_is_the_steady_state(tmp_path):
+    """A decode trace with one replay session (33 eager ops, 22 capture rows without device
+    data, the 22 replayed ops): the session is listed and is the steady state; the capture
+    rows are not "missing device data" (was: replay_sessions null and a "steady state" of the
+    capture rows plus one op)."""
+    from synthetic_traces import DECODE, REPLAY_NS, one_replay_session
+
+    path = one_replay_session(tmp_path / "decode.csv")
+    raw = pd.read_csv(path)
+    replayed = raw["METAL TRACE REPLAY SESSION ID"].notna().to_numpy()
+    want_ids = (np.flatnonzero(replayed) + 2).tolist()  # line numbers of the replayed rows
+    want_us = raw.loc[replayed, "DEVICE KERNEL DURATION [ns]"].sum() / 1000
+    assert want_us == pytest.approx(sum(REPLAY_NS) / 1000) == pytest.approx(786.0)
+    doc = json.loads(run_ttdash("report", str(path), "-f", "json").stdout)
+    jsonschema.validate(doc, load_schema("report"))
+    (s,) = doc["replay_sessions"]
+    assert (s["session"], s["ops"]) == (1, len(DECODE))
+    assert s["device_time_us"] == pytest.approx(want_us)
+    it = doc["iterations"]
+    assert (it["source"], it["count"], it["warmup"]) == ("replay", 1, 0)
+    assert it["steady_from_id"] == want_ids[0]
+    assert "no_device_data" not in {w["kind"] for w in doc["warnings"]}
+    steady = run_ttdash("report", str(path), "--steady-state", "-f", "json")
+    assert steady.returncode == 0, steady.stderr
+    sdoc = json.loads(steady.stdout)
+    assert [o["id"] for o in sdoc["ops"]] == want_ids
+    assert sdoc["totals"]["device_time_us"] == pytest.approx(want_us)
+    assert "the 55 op rows before the replay session" in sdoc["window_note"]
+    text = run_ttdash("report", str(path)).stdout
+    assert "Replay session: 1 (#1, 22 ops)" in text
+
+
+def test_one_session_window_lists_no_sessions(replayed):
+    """--replay N: the window is that session, named in the window; nothing listed."""
+    one = json.loads(run_ttdash("report", str(replayed), "-f", "json", "--replay", "2").stdout)
+    assert one["window"] == "replay session 2 of 5" and one["replay_sessions"] is None

@@ -150,7 +150,10 @@ class Compared:
             out._add("fidelity", "fidelity", "fidelity", ops_col(a_ops, "math_fidelity"),
                      ops_col(b_ops, "math_fidelity"))
         if "CORE COUNT" in ha and "CORE COUNT" in hb:
-            out._add("cores", "cores", "cores", ops_col(a_ops, "cores"), ops_col(b_ops, "cores"))
+            # the column's count, not the analysis's (12 for a DRAM-sharded matmul, read from
+            # ATTRIBUTES: a file without ATTRIBUTES would differ from one with them)
+            out._add("cores", "cores", "cores", _text_at(a, pos_a, "CORE COUNT"),
+                     _text_at(b, pos_b, "CORE COUNT"))
         for io, k in _tensors(a, b):
             short = f"{'in' if io == 'INPUT' else 'out'}{k}"
             for kind, col in (("memory", "MEMORY"), ("dtype", "DATATYPE"),
@@ -267,13 +270,16 @@ class Compared:
 # ==================================================================== values
 
 def _tensors(a: View, b: View) -> list[tuple[str, int]]:
-    """(INPUT/OUTPUT, n) of every tensor either file has a column of, in order."""
+    """(INPUT/OUTPUT, n) of every tensor either file has a column of, in order; none when a
+    file has no tensor column at all (a `.logs` device log: it cannot say what the tensors
+    were, which is not a change)."""
     found: set[tuple[str, int]] = set()
     for t in (a.trace, b.trace):
-        for c in t.ordered.columns:
-            m = _TENSOR_RE.match(c)
-            if m:
-                found.add((m.group(1), int(m.group(2))))
+        mine = {(m.group(1), int(m.group(2))) for c in t.ordered.columns
+                if (m := _TENSOR_RE.match(c))}
+        if not mine:
+            return []
+        found |= mine
     return sorted(found, key=lambda t: (t[0] != "INPUT", t[1]))
 
 

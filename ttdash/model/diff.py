@@ -58,9 +58,9 @@ only pairs with valid timings on both sides) are :mod:`ttdash.model.gate`'s, sha
 Noise rule
 ----------
 A side has *iterations* when a signpost name repeats (``decode`` x N). For each such name, the
-iterations whose op count is the most common one are stacked, and for each op position inside
-the iteration (whose op code must agree across iterations) with at least ``NOISE_MIN_SAMPLES``
-iterations, the robust relative spread is
+iterations doing its most common work (op codes, input shapes and dtypes) are stacked, and for
+each op position inside the iteration (whose op code must agree across iterations) with at
+least ``NOISE_MIN_SAMPLES`` iterations, the robust relative spread is
 
     sigma = IQR(device time) / 1.349 / median(device time)
 

@@ -1,23 +1,33 @@
 """Warm-up and steady state: the repeated iterations of a trace and the first ones that are much
 slower than the rest (issue #39 item 4).
 
+An iteration is a repeat of the same work: the same op codes on the same input shapes
+(``INPUT_n_{W,Z,Y,X}``), which is what the *work key* of an op is (op code + every input's
+shape). Op codes alone are not evidence: two encoder stages run the same op codes on other
+shapes, and six matmuls of five shapes are not three iterations. Where the evidence is weak,
+nothing is said (and ``--steady-state`` refuses).
+
 Where the iterations come from, in this order:
 
-* ``replay``: two or more metal-trace replay sessions (``METAL TRACE REPLAY SESSION ID``), one
-  iteration per session; the ops before the first replay are iteration 1 when they are as many
-  as a session's (the run that captured the trace, compiling on the way);
+* ``replay``: one or more metal-trace replay sessions (``METAL TRACE REPLAY SESSION ID``), one
+  iteration per session: a replayed trace is the same work by construction, and one session
+  is already the steady state. The ops before the first replay are iteration 1 when they are
+  as many as a session's (the run that captured the trace, compiling on the way); the capture
+  rows (``METAL TRACE ID`` set, no session: recorded, not run) are not counted;
 * ``signpost``: a signpost name that occurs two or more times (the most frequent; ties: the one
   seen first). Iteration k runs from its k-th occurrence to the k-th occurrence of its partner
   (a name occurring as often or once less, each occurrence between two of the first
   name's, the latest such: ``..._start`` / ``..._end``), else to its next occurrence (the
-  last one to the end of the trace). Iterations must look alike: half of them or more hold
-  the same op count;
-* ``sequence``: a repeating op-code sequence. The op codes (one device's rows) are factorized to
+  last one to the end of the trace). Iterations must be the same work: half of them or more,
+  and two at least, hold the same sequence of work keys (one device's ops, host fallbacks
+  left out); a name marking blocks of other sizes or shapes is not a loop;
+* ``sequence``: a repeating work-key sequence. The keys (one device's rows) are factorized to
   ids, each id mapped to a random unit complex number; the autocorrelation of that sequence
   (one FFT, O(n log n)) counts, for each lag, about how many ops equal the op that many places
   later. The best lags are then checked exactly (O(n) each): the longest stretch where
-  ``x[i] == x[i + p]`` holds is a run of R >= 2 copies of a p-op block. The lag whose copies
-  cover the most ops wins (ties: the shortest); it must cover half the ops or more.
+  ``x[i] == x[i + p]`` holds is a run of R >= 2 copies of a p-op block (p = 1: one op
+  repeated). The lag whose copies cover the most ops wins (ties: the shortest); it must cover
+  half the ops or more. A file without input shapes has no sequence iterations (no evidence).
 
 The warm-up rule (WARMUP_RATIO): iteration time is wall time (device time + every op-to-op gap:
 compile and cache fills show as host pauses). The reference is the median of the second half
@@ -39,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ..format import fmt_us
+from .cells import factorize_rows
 from .columns import PAUSE_ABOVE_US
 from .errors import TraceError
 from .metrics import HOST_MARKER, num, split_gaps, text
@@ -48,13 +59,15 @@ if TYPE_CHECKING:
     from .advice import Advice
     from .trace import Trace, View
 
+TRACE_ID_COLUMN = "METAL TRACE ID"
+
 #: an iteration is warm-up while its wall time is above this many times the steady median
 WARMUP_RATIO = 1.25
 #: a repeating op sequence must cover at least this share of the ops to be the iterations
 MIN_COVERAGE = 0.5
 #: lags of the autocorrelation checked exactly
 CANDIDATE_LAGS = 32
-MIN_PERIOD = 2
+MIN_PERIOD = 1
 #: where the rule comes from (the Advice's source)
 GUIDE = ("tt-metal's model performance guides (ttnn program cache: the first run of an op "
          "compiles its kernels and fills the cache; tech_reports/"
@@ -79,6 +92,7 @@ class Iterations:
     warmup: int = 0  # leading warm-up iterations
     reference_us: float = 0.0  # median wall time of the second half's iterations
     period: int | None = None  # ops per iteration (sequence source)
+    before: int = 0  # op rows before the first iteration (the eager run and capture of a replay)
 
     @property
     def count(self) -> int:
@@ -86,7 +100,8 @@ class Iterations:
 
     @property
     def found(self) -> bool:
-        return self.count >= 2
+        """Iterations to report: two or more, or a replay session (one is the steady state)."""
+        return self.count >= 2 or (self.source == "replay" and self.count >= 1)
 
     @property
     def steady_from_id(self) -> int | None:
@@ -110,6 +125,13 @@ class Iterations:
         if not self.found:
             return "no repeated iterations found"
         n, w = self.count, self.warmup
+        if n == 1:
+            ops = int(self.table["ops"].iloc[0])
+            before = (f"; the {self.before:,} op rows before it (the eager run, the trace "
+                      "capture) are not in it" if self.before else "")
+            return (f"1 metal-trace replay session ({ops:,} ops, "
+                    f"{fmt_us(float(self.table['wall_us'].iloc[0]))}): the steady state, from "
+                    f"op {self.steady_from_id}{before}")
         head = f"{n:,} iterations ({self.unit})"
         if not self.reference_us > 0:
             return f"{head}: no warm-up found (the iterations have no device time or gaps)"
@@ -152,7 +174,7 @@ def iteration_labels(trace: Trace) -> tuple[str, str, np.ndarray, int | None]:
     """(source, unit, per-row labels of trace.ordered, period): the cheap part, no times."""
     o = trace.ordered
     labels = np.zeros(len(o), dtype=np.int64)
-    if len(trace.replay_sessions) >= 2:
+    if trace.replay_sessions:
         return "replay", "metal-trace replay sessions", _replay_labels(trace), None
     found = _signpost_labels(trace)
     if found is not None:
@@ -161,22 +183,25 @@ def iteration_labels(trace: Trace) -> tuple[str, str, np.ndarray, int | None]:
     seq = _sequence_labels(trace)
     if seq is not None:
         period, labels = seq
-        return "sequence", f"a repeated sequence of {period:,} ops", labels, period
+        unit = "one op repeated" if period == 1 else f"a repeated sequence of {period:,} ops"
+        return "sequence", unit, labels, period
     return "", "", labels, None
 
 
 def _replay_labels(trace: Trace) -> np.ndarray:
     """One iteration per replay session; the ops run before the first replay (the capture
     run: program cache filled, trace recorded) are iteration 1 when they are as many as a
-    session's (the modal count)."""
+    session's (the modal count). Capture rows (METAL TRACE ID set, no session: the trace
+    recorded, not run) are neither."""
     o = trace.ordered
     s = num(o, REPLAY_COLUMN)
     sessions = np.asarray(trace.replay_sessions, dtype="float64")
     ok = ~np.isnan(s)
     rank = np.searchsorted(sessions, np.where(ok, s, sessions[0])) + 1
     is_op = ~(text(o, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+    captured = ~np.isnan(num(o, TRACE_ID_COLUMN)) & ~ok
     first = int(np.argmax(ok))
-    before = is_op & ~ok & (np.arange(len(o)) < first)
+    before = is_op & ~ok & ~captured & (np.arange(len(o)) < first)
     per = np.bincount(rank[ok & is_op], minlength=len(sessions) + 1)[1:]
     lead = bool(before.any()) and int(before.sum()) == int(np.bincount(per).argmax())
     labels = np.where(ok, rank + int(lead), 0)
@@ -187,8 +212,9 @@ def _replay_labels(trace: Trace) -> np.ndarray:
 
 def _signpost_labels(trace: Trace) -> tuple[str, np.ndarray] | None:
     """The first repeated signpost name (most frequent first; ties: seen first) whose
-    iterations look alike: at least half of them hold the same number of ops (blocks of
-    different shapes marked by one name are not iterations)."""
+    iterations are the same work: two or more, and at least half of them, hold the same
+    sequence of work keys (blocks of other sizes or shapes marked by one name are not
+    iterations)."""
     sp = trace.signposts
     if len(sp) < 2:
         return None
@@ -198,13 +224,50 @@ def _signpost_labels(trace: Trace) -> tuple[str, np.ndarray] | None:
     if counts.empty:
         return None
     first = sp.groupby(names.to_numpy(), sort=False)["position"].min()
-    is_op = ~(text(trace.ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+    rows = _sequence_rows(trace)
+    keys = work_keys(trace, rows)
+    if keys is None:
+        return None
     for name in sorted(counts.index, key=lambda nm: (-counts[nm], first[nm])):
         labels = _signpost_iterations(trace, names, counts, str(name))
-        per = np.bincount(labels[is_op], minlength=int(counts[name]) + 1)[1:]
-        if np.bincount(per).max() * 2 >= len(per) and per.max() > 0:
+        if _same_work(labels[rows], keys, int(counts[name])):
             return str(name), labels
     return None
+
+
+def _same_work(labels: np.ndarray, keys: np.ndarray, n: int) -> bool:
+    """Whether two or more, and half or more, of the n iterations (`labels` 1..n of the rows
+    whose work keys are `keys`) hold one same non-empty key sequence."""
+    inside = (labels >= 1) & (labels <= n)
+    order = np.argsort(labels[inside], kind="stable")  # each iteration's keys, in order
+    sizes = np.bincount(labels[inside], minlength=n + 1)[1:]
+    parts = np.split(keys[inside][order], np.cumsum(sizes)[:-1])
+    seen: dict[bytes, int] = {}
+    for part in parts:  # one pass over the keys: n blocks, not n passes over every row
+        if len(part):
+            b = part.tobytes()
+            seen[b] = seen.get(b, 0) + 1
+    most = max(seen.values(), default=0)
+    return most >= 2 and most * 2 >= n
+
+
+def work_keys(trace: Trace, rows: np.ndarray) -> np.ndarray | None:
+    """Per row of trace.ordered at `rows`: an id of its op code and input shapes (every
+    INPUT_n_{W,Z,Y,X} the loader read), equal ids for the same work. None when the file has
+    no input shape at these rows (a device log): op codes alone are no evidence of a repeat."""
+    o = trace.ordered
+    shape = [c for c in o.columns if c.startswith("INPUT_") and c[-2:] in ("_W", "_Z", "_Y",
+                                                                           "_X")]
+    cols = [num(o, c)[rows] for c in shape]
+    if not len(rows) or not any(np.isfinite(c).any() for c in cols):
+        return None
+    code = o["OP CODE"]
+    if isinstance(code.dtype, pd.CategoricalDtype):  # the loader's: its codes, no strings
+        ids = code.cat.codes.to_numpy()[rows].astype(np.int64)
+    else:
+        ids = pd.factorize(code.iloc[rows].astype(object).to_numpy(dtype=object),
+                           use_na_sentinel=False)[0]
+    return factorize_rows([ids, *cols]).astype(np.int64)
 
 
 def _signpost_iterations(trace: Trace, names: pd.Series, counts: pd.Series,
@@ -249,12 +312,9 @@ def _sequence_labels(trace: Trace) -> tuple[int, np.ndarray] | None:
     rows = _sequence_rows(trace)
     if len(rows) < 2 * MIN_PERIOD:
         return None
-    col = trace.ordered["OP CODE"]
-    if isinstance(col.dtype, pd.CategoricalDtype):  # the loader's: its codes, no strings
-        x = col.cat.codes.to_numpy()[rows].astype(np.int64) + 1  # -1 (missing) -> 0
-    else:
-        x = pd.factorize(col.iloc[rows].astype(object).to_numpy(dtype=object),
-                         use_na_sentinel=False)[0]
+    x = work_keys(trace, rows)
+    if x is None:
+        return None
     found = find_period(x)
     if found is None:
         return None
@@ -354,7 +414,7 @@ def find_iterations(trace: Trace, view: View | None = None) -> Iterations:
         found: Iterations = cache[key]
         return found
     source, unit, labels, period = iteration_labels(trace)
-    if not source or labels.max(initial=0) < 2:
+    if not source or labels.max(initial=0) < (1 if source == "replay" else 2):
         found = Iterations(source="", unit="", labels=labels, table=_empty_table())
     else:
         found = _timed(source, unit, labels, period, view or trace.view(Window("all")))
@@ -406,8 +466,10 @@ def _timed(source: str, unit: str, labels: np.ndarray, period: int | None,
     table["wall_us"] = table["steady_us"] + table["pauses_us"]
     warm, ref = warmup_count(table["wall_us"].to_numpy(dtype="float64"))
     table["warmup"] = np.arange(n) < warm
+    is_op = ~(text(trace.ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
+    before = int(is_op[:int(np.argmax(labels > 0))].sum())
     return Iterations(source=source, unit=unit, labels=labels, table=table, warmup=warm,
-                      reference_us=ref, period=period)
+                      reference_us=ref, period=period, before=before)
 
 
 def _first_ids(trace: Trace, labels: np.ndarray, n: int) -> np.ndarray:
@@ -443,11 +505,13 @@ def steady_rows(trace: Trace, is_signpost: np.ndarray) -> tuple[pd.DataFrame, st
     found = find_iterations(trace)
     if not found.found:
         raise TraceError(trace.path, "--steady-state: no repeated iterations found (no replay "
-                         "sessions, no repeated signpost, no repeating op sequence); drop the "
-                         "option for the whole trace")
+                         "session, no repeated signpost or op sequence of the same op codes and "
+                         "input shapes); drop the option for the whole trace")
     keep = (found.labels > found.warmup) & ~is_signpost
     n, first = found.count, found.warmup + 1
     which = f"iteration {n} of {n}" if first == n else f"iterations {first}-{n} of {n}"
+    if n == 1:
+        which = "the one replay session"
     return trace.ordered[keep], (f"steady state: {which} ({found.unit}), from op "
                                  f"{found.steady_from_id}")
 
@@ -459,6 +523,9 @@ def steady_note(trace: Trace, shown: int) -> str:
     w = found.warmup
     left = (f"warm-up iteration{'s' * (w != 1)} 1{f'-{w}' if w > 1 else ''} "
             f"({fmt_us(found.warmup_us)}) left out" if w else "no warm-up found")
+    if found.count == 1:
+        left = (f"the {found.before:,} op rows before the replay session (the eager run, the "
+                "trace capture) left out" if found.before else "the replay session only")
     return (f"{left}; {shown:,} of the file's {total:,} op rows are in the steady state "
             "(--steady-state; without it every op is shown)")
 

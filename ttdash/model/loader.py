@@ -24,6 +24,7 @@ import pyarrow.csv as pacsv
 
 from .badcsv import binary_error, compressed, locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
+from .callcount import op_names
 from .cells import (
     ATTRIBUTE_FEATURES,
     ATTRIBUTE_OPS,
@@ -281,8 +282,7 @@ def log_as_report(df: pd.DataFrame) -> None:
         else pd.Series(pd.NA, index=df.index, dtype=object)
     unnamed = code.isna() | (code.astype(str).str.strip() == "")
     if unnamed.any():
-        ids = df["GLOBAL CALL COUNT"] if "GLOBAL CALL COUNT" in df.columns else df["ID"]
-        code = code.where(~unnamed, "op #" + ids.astype("Int64").astype("string"))
+        code = code.where(~unnamed, op_names(df))
     df["OP CODE"] = code
     df["OP TYPE"] = "tt_dnn_device"
     if "OP TO OP LATENCY [ns]" in df.columns:

@@ -85,12 +85,13 @@ def spread(baseline: list[dict[str, Any]], candidate: list[dict[str, Any]], metr
 # ------------------------------------------------------------------ iterations inside one run
 
 
-def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
+def iteration_totals(view: Any, min_keys: int = 2) -> tuple[str, list[dict[str, Any]]] | None:
     """The repeated unit of a trace and each repetition's totals, or None when nothing repeats:
     metal-trace replay sessions (``METAL TRACE REPLAY SESSION ID``), else the signpost name
-    repeated most often (its regions with the most common op count, as the noise rule does).
+    repeated most often (its regions doing the most common work, as the noise rule does).
     Totals as View.totals() names them (``steady_us``, ``device_time_us``, ``wall_us``,
-    ``pauses_us``), gaps split at the view's pause threshold."""
+    ``pauses_us``), gaps split at the view's pause threshold. `min_keys`: the repetitions
+    needed (1: one replay session is listed too)."""
     import pandas as pd
 
     from .metrics import split_gaps
@@ -105,7 +106,7 @@ def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
         pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
         session = pd.to_numeric(ordered[REPLAY_COLUMN], errors="coerce").to_numpy()
         sess = np.where(pos >= 0, session[np.maximum(pos, 0)], np.nan)
-        if np.unique(sess[~np.isnan(sess)]).size >= 2:
+        if np.unique(sess[~np.isnan(sess)]).size >= min_keys:
             unit, keys = "trace replay", pd.Series(sess, index=ops.index)
     if keys is None:
         repeated = repeated_regions(view, ops)
@@ -125,7 +126,7 @@ def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
                                                        view.pause_above_us)
     g = frame.groupby("key", sort=True)
     sums = g[["device", "dispatch", "pauses"]].sum(min_count=0)
-    if len(sums) < 2:
+    if len(sums) < min_keys:
         return None
     sums["ops"] = g.size()
     out = [{"key": r.Index, "ops": int(r.ops), "device_time_us": float(r.device),
@@ -137,11 +138,12 @@ def iteration_totals(view: Any) -> tuple[str, list[dict[str, Any]]] | None:
 
 def replay_sessions(view: Any) -> list[dict[str, Any]]:
     """Each metal-trace replay session of the view with its totals (`session`, `ops`, and
-    iteration_totals' times), in session order; [] unless it has two or more (a cheap check
-    first: this is on every report's summary)."""
-    if len(view.trace.replay_sessions) < 2:
+    iteration_totals' times), in session order, one session too (it is the steady state); []
+    without sessions or in a one-session window (--replay N: the window names it). A cheap
+    check first: this is on every report's summary."""
+    if not view.trace.replay_sessions or view.window.mode == "replay":
         return []
-    it = iteration_totals(view)
+    it = iteration_totals(view, min_keys=1)
     if it is None or it[0] != "trace replay":
         return []
     return [{"session": int(t.pop("key")), **t} for t in it[1]]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .callcount import unnamed
 from .cells import factorize_rows
 from .trace import View
 
@@ -80,7 +81,13 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Signature ids and op code ids of both op tables (ids comparable across the two). The
     raw columns are taken and folded one at a time (a million ops a side: one column of both
-    sides in memory, not all of them)."""
+    sides in memory, not all of them). When one side has no op names (a `.logs` device log
+    written without tracy: every op is `op #<GLOBAL CALL COUNT>`) and both sides number every
+    op, the ops pair on their call counts instead (call_count_ids)."""
+    by_count = call_count_ids(a, a_ops, b, b_ops)
+    if by_count is not None:
+        ia, ib = by_count
+        return ia, ib, ia, ib
     cols = _shape_columns([a.trace.ordered, b.trace.ordered])
     code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
     code_ids = pd.factorize(code, use_na_sentinel=True)[0].astype(np.int64)
@@ -91,6 +98,35 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     sig = factorize_rows(columns)
     n = len(a_ops)
     return sig[:n], sig[n:], code_ids[:n], code_ids[n:]
+
+
+def call_count_ids(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Ids of both op tables from GLOBAL CALL COUNT (the same op of one run has the same count
+    in its report and in its `.logs` rows), when one side's ops have no names and every op of
+    both sides has a count, unique per side; else None. Merged several-device views pair on
+    the op (count >> 10: the device id is in the low bits, and the row kept for a merged op
+    may be another device's on each side)."""
+    if not (unnamed(a_ops) or unnamed(b_ops)):
+        return None
+    keys = []
+    for view, ops in ((a, a_ops), (b, b_ops)):
+        if "global_call_count" not in ops.columns:
+            return None
+        gcc = pd.to_numeric(ops["global_call_count"], errors="coerce").to_numpy(dtype="float64")
+        if np.isnan(gcc).any():
+            return None
+        k = gcc.astype(np.int64)
+        if view.merged and len(view.trace.devices) > 1:
+            k = k >> 10
+        keys.append(k)
+    merged = [v.merged and len(v.trace.devices) > 1 for v in (a, b)]
+    if merged[0] != merged[1]:  # one side per op, the other per device row: op ids both
+        keys = [k >> 10 if not m else k for k, m in zip(keys, merged)]
+    if any(len(np.unique(k)) != len(k) for k in keys):
+        return None
+    ids = pd.factorize(np.concatenate(keys))[0].astype(np.int64)
+    return ids[:len(a_ops)], ids[len(a_ops):]
 
 
 def attribute_keys(a: View, a_ops: pd.DataFrame, a_cells: Coded, b: View, b_ops: pd.DataFrame,
@@ -182,26 +218,36 @@ def region_labels(view: View, ops: pd.DataFrame) -> np.ndarray:
 
 
 def repeated_regions(view: View, ops: pd.DataFrame) -> dict[str, tuple[int, pd.Index]]:
-    """Signpost names that mark iterations of a loop: for each name, its regions holding the
-    name's most common op count (other regions of that name are warm-up or a different shape),
-    with that count; only names with two or more such regions. Sorted by name."""
+    """Signpost names that mark iterations of a loop: for each name, its regions doing the
+    name's most common work (the same sequence of op codes and input shapes and dtypes; other
+    regions of that name are other work: another input size, another stage), with their op
+    count; only names with two or more such regions. Sorted by name."""
     sp = view.trace.signposts
     if not len(sp) or not len(ops):
         return {}
     names = pd.Series(sp["name"].to_numpy(dtype=object), index=sp["index"].to_numpy())
     region = pd.Series(ops["region"].to_numpy())
-    named = region[region.map(names).notna().to_numpy()]
+    is_named = region.map(names).notna().to_numpy()
+    named = region[is_named]
     if named.empty:
         return {}
+    cols = _shape_columns([view.trace.ordered])
+    raw = _raw_rows(view, ops, cols)
+    key = factorize_rows([ops["op_code"].to_numpy(dtype=object)] + [raw[c] for c in cols])
+    work = pd.Series(key[is_named]).groupby(named.to_numpy(), sort=False).agg(
+        lambda k: k.to_numpy(dtype=np.int64).tobytes())
     counts = named.groupby(named.to_numpy(), sort=False).size()
-    per = pd.DataFrame({"n": counts.to_numpy(), "name": counts.index.map(names)},
-                       index=counts.index)
+    per = pd.DataFrame({"n": counts.to_numpy(), "work": work.reindex(counts.index).to_numpy(),
+                        "name": counts.index.map(names)}, index=counts.index)
     out: dict[str, tuple[int, pd.Index]] = {}
     for nm, g in per.groupby("name", sort=True):
-        modal = int(g["n"].mode().iloc[0])
-        keep = g.index[g["n"].to_numpy() == modal]
+        tally: dict[bytes, int] = {}
+        for w in g["work"]:  # in region order: the first seen wins a tie
+            tally[w] = tally.get(w, 0) + 1
+        modal = max(tally, key=lambda w: tally[w])
+        keep = g.index[(g["work"] == modal).to_numpy()]
         if len(keep) >= 2:
-            out[nm] = (modal, keep)
+            out[nm] = (int(g.loc[keep[0], "n"]), keep)
     return out
 
 

@@ -66,6 +66,9 @@ def trace_warnings(ordered: pd.DataFrame, arch: ArchSpec, arch_source: str,
                 f"{plural(int((rows & device_op).sum()), 'op')} are the capture's, not a run's",
                 (("trace_id", int(t)), ("ops", int((rows & device_op).sum())))))
     missing &= ~in_unreplayed
+    # a replayed trace's capture rows (trace id, no session): recorded by the host, never run
+    # as such (their device time is the replay rows'), so no device data is expected
+    missing &= ~(~np.isnan(traced) & np.isnan(session))
 
     # device data missing for the ops at the end: the profiler's device buffer filled up
     dev_pos = np.flatnonzero(device_op & ~in_unreplayed)

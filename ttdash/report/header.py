@@ -1,11 +1,14 @@
 """The facts a trace's header states, listed once: the TUI header's second line, `report`'s
 `Time:` line, `watch`'s plain lines and `watch --once`'s JSON all render `timing_facts`. Each
 fact has a priority: a narrow screen drops the least important whole facts, never the window,
-the device time or a host-op share, and never cuts a number."""
+the device time or a host-op share, and never cuts a number. Also the report's iterations and
+replay-session lines."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..format import fmt_share, fmt_us
 from ..model import View
@@ -56,6 +59,8 @@ def iterations_line(view: View) -> str | None:
     found = iterations_of(view)
     if found is None or not found.found:
         return None
+    if found.count == 1:  # one replay session: the verdict says its time
+        return f"Iterations: {found.verdict()}"
     wall = found.table["wall_us"].to_numpy(dtype="float64")
     shown = ", ".join(fmt_us(v) for v in wall[:SHOWN_ITERATIONS])
     more = f", +{len(wall) - SHOWN_ITERATIONS:,} more" if len(wall) > SHOWN_ITERATIONS else ""
@@ -94,3 +99,24 @@ def fit_facts(facts: list[Fact], width: int, sep: str = " · ") -> list[Fact]:
             break
         kept.remove(max(droppable, key=lambda f: (f.priority, kept.index(f))))
     return kept
+
+
+def replay_line(sessions: list[dict]) -> str:
+    """The replay sessions as iterations: steady time per session, its spread, the extremes
+    (a session with fewer ops than most is said to be partial). One session: its time."""
+    if len(sessions) == 1:
+        s = sessions[0]
+        return (f"Replay session: 1 (#{s['session']}, {s['ops']:,} ops), steady time "
+                f"{fmt_us(s['steady_us'])}: the steady state (--steady-state)")
+    steady = np.array([s["steady_us"] for s in sessions])
+    ops = np.array([s["ops"] for s in sessions])
+    full = ops == np.bincount(ops).argmax()
+    lo, hi = int(np.argmin(np.where(full, steady, np.inf))), int(np.argmax(np.where(full, steady,
+                                                                                  -np.inf)))
+    med = float(np.median(steady[full]))
+    partial = [str(s["session"]) for s, f in zip(sessions, full) if not f]
+    return (f"Replay sessions ({len(sessions)}, --replay N for one): steady time per session "
+            f"median {fmt_us(med)}, fastest #{sessions[lo]['session']} "
+            f"{fmt_us(steady[lo])}, slowest #{sessions[hi]['session']} {fmt_us(steady[hi])} "
+            f"({(steady[hi] - steady[lo]) / med * 100 if med else 0:.1f}% apart)"
+            + (f"; partial (fewer ops): {', '.join(partial)}" if partial else ""))

@@ -41,7 +41,14 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     summary_sections,
 )
 from .choices import DEFAULT_RANK, RANK_FIELDS, RANK_WORDS
-from .header import Fact, facts_line, iterations_dict, iterations_line, timing_facts
+from .header import (
+    Fact,
+    facts_line,
+    iterations_dict,
+    iterations_line,
+    replay_line,
+    timing_facts,
+)
 from .layout import fit_columns, op_labels, wrap
 from .safe import json_clean, md_cell, records_json, write_csv
 from .where import as_dict as where_dict
@@ -284,23 +291,6 @@ def summed_note(view: View) -> str:
     run's wall time), and say so."""
     n = len(view.trace.devices)
     return f" (times summed over {n} devices)" if not view.merged and n > 1 else ""
-
-
-def replay_line(sessions: list[dict]) -> str:
-    """The replay sessions as iterations: steady time per session, its spread, the extremes
-    (a session with fewer ops than most is said to be partial)."""
-    steady = np.array([s["steady_us"] for s in sessions])
-    ops = np.array([s["ops"] for s in sessions])
-    full = ops == np.bincount(ops).argmax()
-    lo, hi = int(np.argmin(np.where(full, steady, np.inf))), int(np.argmax(np.where(full, steady,
-                                                                                  -np.inf)))
-    med = float(np.median(steady[full]))
-    partial = [str(s["session"]) for s, f in zip(sessions, full) if not f]
-    return (f"Replay sessions ({len(sessions)}, --replay N for one): steady time per session "
-            f"median {fmt_us(med)}, fastest #{sessions[lo]['session']} "
-            f"{fmt_us(steady[lo])}, slowest #{sessions[hi]['session']} {fmt_us(steady[hi])} "
-            f"({(steady[hi] - steady[lo]) / med * 100 if med else 0:.1f}% apart)"
-            + (f"; partial (fewer ops): {', '.join(partial)}" if partial else ""))
 
 
 LEFT = frozenset(c for c in TABLE_FIELDS if BY_KEY[c].kind in ("op", "text", "bound"))
