@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import run_ttdash
+from conftest import ROOT, run_ttdash
 from fake_host import Card, fake_host
 
 from ttdash.cli import main, parse
@@ -132,6 +132,27 @@ def test_output_name_not_utf8_still_writes(tmp_path, odd, capsys):
     out = os.fsdecode(bytes(tmp_path) + b"/out\xff.json")
     assert main(["report", good, "-f", "json", "-o", out]) == 0
     assert json.loads(Path(out).read_text())["ops"]
+
+
+GOOD = ROOT / "fixtures" / "generated" / "wh_small_report.csv"
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["report", str(GOOD), "-f", "json"], '"ops"'),
+    (["report", str(GOOD), "-f", "csv", "--force"], '"op_code"'),
+    (["diff", str(GOOD), str(GOOD), "-f", "json"], '"verdict"'),
+    (["diff", str(GOOD), str(GOOD)], "Verdict: "),  # as without -o: the table
+    (["doctor", "-f", "json"], '"checks"'),
+    (["history", "--store", "{tmp}/h", "list", "-f", "json"], "["),
+], ids=["report", "report-force", "diff", "diff-markdown", "doctor", "history-list"])
+def test_output_dash_is_stdout(tmp_path, host, argv, says):
+    """`-o -` wrote a file named `-` in the working directory (exit 0, nothing on stdout)."""
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    dash = run_ttdash(*argv, "-o", "-", cwd=tmp_path)
+    plain = run_ttdash(*argv, cwd=tmp_path)
+    assert not (tmp_path / "-").exists()
+    assert dash.returncode in (0, 1) and dash.stderr == plain.stderr
+    assert says in dash.stdout and dash.stdout == plain.stdout
 
 
 def test_workload_arguments_pass_through():
