@@ -58,6 +58,28 @@ def test_hostile_snapshot_is_one_line(tmp_path, host, capsys, name, text, says):
     assert line.startswith(f"ttdash: {p}: not a tt-smi snapshot") and says in line
 
 
+@pytest.mark.parametrize("kind", ["fifo", "chardev", "huge"])
+def test_snapshot_that_is_not_a_bounded_regular_file_is_one_line(tmp_path, host, kind):
+    """/dev/zero was read without bound (24 GB before the kernel killed it), a FIFO hung the
+    open waiting for a writer (the in-process call's timeout catches a hang), and 17 MiB of
+    zeros was parsed in full: each is refused by its kind or size, one line, exit 2."""
+    if kind == "fifo":
+        path = tmp_path / "snap.fifo"
+        os.mkfifo(path)
+        says = "a FIFO (pipe): a tt-smi snapshot is a JSON file (save one with `tt-smi -s`)"
+    elif kind == "chardev":
+        path = Path("/dev/zero")
+        says = "a character device: a tt-smi snapshot is a JSON file (save one with `tt-smi -s`)"
+    else:
+        path = tmp_path / "huge.json"
+        with open(path, "wb") as fh:
+            fh.truncate(17 << 20)  # sparse: nothing written to the disk
+        says = "larger than 16 MiB: not a tt-smi snapshot (a few KB per board)"
+    r = run_ttdash("doctor", "--smi-snapshot", str(path), "-f", "json", timeout=30)
+    assert r.returncode == 2 and r.stdout == ""
+    assert _one_line(r.stderr) == f"ttdash: {path}: {says}"
+
+
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
 def test_snapshot_lone_surrogate_is_shown_escaped(tmp_path, host, capsys, fmt):
     p = tmp_path / "s.json"
