@@ -260,7 +260,7 @@ async def test_a_rank_that_appears_after_the_start_is_merged_when_every_rank_has
         assert screen.view.trace.op_count == merged.op_count == 1800  # rank 0's + rank 1's
         assert len(screen.view.op_rows) == len(merged.view(Window("all")).op_rows)
         text = str(status.render())
-        assert f"merged report of ranks 0, 1 (" in text and "2 ranks' reports merged" in text
+        assert "merged report of ranks 0, 1 (" in text and "2 ranks' reports merged" in text
         assert not screen.view.warnings() or all(w.kind != "ranks_mixed_arch"
                                                  for w in screen.view.warnings())
 

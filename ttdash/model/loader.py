@@ -156,11 +156,11 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     if is_pipe(path):  # `<(cmd)`, /dev/stdin: read once, then as a file (not cached)
         with pipe_copy(path) as copy:
             try:
-                table = read_ops_csv(copy, columns, tolerate_partial)
+                raw = read_ops_csv(copy, columns, tolerate_partial)
             except TraceError as exc:
                 raise renamed(exc, path) from None
-        table.path = path
-        return table
+        raw.path = path
+        return raw
     fh, size = open_checked(path)
     fh.close()
     header = read_header(path)
