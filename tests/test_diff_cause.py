@@ -469,3 +469,31 @@ def test_an_oversized_attributes_cell_affects_only_its_own_op(tmp_path, where):
             "those ops get no attribute cause (the others do)") in table
     assert run_json(real_dir() / WH, real_dir() / WH)["attributes_too_large"] == {
         "baseline": 0, "candidate": 0}
+
+
+def test_a_piped_candidate_keeps_its_attribute_causes(tmp_path, capsys):
+    """`diff A <(cmd)`: the pipe cannot be read a second time for its ATTRIBUTES (as a file's
+    are, after the analysis read): they are kept from the one read, so the cause is named."""
+    import os
+    import threading
+
+    from ttdash.cli import main
+
+    b = edited(tmp_path, "k_block", smaller_k_block)
+    r, w = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(w, "wb") as fh:
+            fh.write(b.read_bytes())
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    try:
+        assert main(["diff", str(real_dir() / WH), f"/dev/fd/{r}", "-f", "json"]) == 0
+    finally:
+        os.close(r)
+    t.join(10)
+    doc = json.loads(capsys.readouterr().out)
+    assert "attributes" in doc["compared"]
+    assert {o["cause"] for o in doc["ops"] if o["op_code"] == "MinimalMatmulOp"} == {
+        "config.K_block_size 8 -> 4"}

@@ -155,8 +155,8 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     path = Path(path)
     if is_pipe(path):  # `<(cmd)`, /dev/stdin: read once, then as a file (not cached)
         with pipe_copy(path) as copy:
-            try:
-                raw = read_ops_csv(copy, columns, tolerate_partial)
+            try:  # every column: nothing can be read again later (a diff's ATTRIBUTES)
+                raw = read_ops_csv(copy, "all", tolerate_partial)
             except TraceError as exc:
                 raise renamed(exc, path) from None
         raw.path = path
