@@ -280,13 +280,21 @@ async def test_ranks_of_different_archs_are_a_warning_in_the_status_and_the_repo
     assert f"Warning: {mixed[0]['message']}" in table
     one = json.loads(run_ttdash("report", str(top / "rank1"), "-f", "json").stdout)
     assert not [w for w in one["warnings"] if w["kind"] == "ranks_mixed_arch"]
-    app = watch_app(top, refresh=0.1)
-    async with app.run_test(size=(160, 30)) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: screen.mode == "report")
-        status = screen.query_one("#status")
-        assert screen.watch_status[0] == "warning" and status.has_class("-warning")
-        assert mixed[0]["message"] in " ".join(str(status.render()).split())
+    live = tmp_path / "live"  # the same ranks' device rows, no report yet
+    for r, arch in enumerate(("wormhole_b0", "blackhole")):
+        log = live / f"rank{r}" / ".logs" / "cpp_device_perf_report.csv"
+        log.parent.mkdir(parents=True)
+        write_cpp_device_csv(cpp_device_rows(generate_ops(40, seed=1, arch=arch)), log)
+    for root, mode in ((top, "report"), (live, "live")):
+        app = watch_app(root, refresh=0.1)
+        async with app.run_test(size=(160, 30)) as pilot:
+            screen = app.screen
+            status = screen.query_one("#status")
+            await wait_until(pilot, lambda m=mode, s=screen: s.mode == m and (
+                m == "report" or s.live.total_rows == 80))
+            await pilot.pause()
+            assert status.has_class("-warning"), mode
+            assert mixed[0]["message"] in " ".join(str(status.render()).split()), mode
 
 
 def test_watch_once_of_a_directory_it_cannot_read_exits_2(tmp_path, monkeypatch, capsys):

@@ -16,7 +16,7 @@ RANK = "_rank"
 MIXED_ARCH = "ranks_mixed_arch"
 
 
-def _arch_of(rows: pd.DataFrame, clock_of: Callable[[pd.DataFrame], float | None]
+def arch_of(rows: pd.DataFrame, clock_of: Callable[[pd.DataFrame], float | None]
              ) -> ArchSpec | None:
     """A rank's arch: its DEVICE ARCH cells, else its clock; None when neither tells."""
     if "DEVICE ARCH" in rows.columns:
@@ -38,16 +38,19 @@ def rank_archs(ordered: pd.DataFrame, clock_of: Callable[[pd.DataFrame], float |
     ranks = ordered[RANK].to_numpy(dtype="float64")
     out = {}
     for r in np.unique(ranks[~np.isnan(ranks)]):
-        spec = _arch_of(ordered.loc[ranks == r], clock_of)
+        spec = arch_of(ordered.loc[ranks == r], clock_of)
         if spec is not None:
             out[int(r)] = spec
     return out
 
 
-def mixed_arch_warning(ordered: pd.DataFrame, clock_of: Callable[[pd.DataFrame], float | None]
-                       ) -> DataWarning | None:
-    """A warning when the ranks merged ran on different arch families; None otherwise."""
-    archs = rank_archs(ordered, clock_of)
+def mixed_arch_warning(ordered: pd.DataFrame | None,
+                       clock_of: Callable[[pd.DataFrame], float | None],
+                       archs: dict[int, ArchSpec] | None = None) -> DataWarning | None:
+    """A warning when the ranks merged ran on different arch families; None otherwise.
+    `archs`: each rank's, when known already (else found in `ordered`)."""
+    if archs is None:
+        archs = rank_archs(ordered if ordered is not None else pd.DataFrame(), clock_of)
     if len({a.family for a in archs.values()}) < 2:
         return None
     named = ", ".join(f"rank {r} {a.name}" for r, a in sorted(archs.items()))

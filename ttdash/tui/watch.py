@@ -310,6 +310,11 @@ class WatchScreen(TraceScreen):
                         else "1 rank's report (L live)")
         if self.mode == "live" and not len(self.view.ops):
             bits.append(NO_ROWS_HINT)
+        mixed = [w.message for w in (self.view.data_warnings or []) if w.kind == MIXED_ARCH] \
+            if self.mode == "live" else []
+        if mixed:  # the live rows of ranks of different archs: summed, so say it here
+            bits.append(mixed[0])
+            level = "warning" if level == "info" else level
         note = self.sources.note()
         if note:
             bits.append(note)
