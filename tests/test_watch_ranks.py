@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from conftest import run_ttdash, wait_until
 
 from ttdash.cli import main
+from ttdash.commands.lines import follow_lines
 from ttdash.live.feed import LiveFeed, RanksChanged
 from ttdash.live.watcher import Status
 from ttdash.model import Trace, Window
@@ -263,6 +265,35 @@ async def test_a_rank_that_appears_after_the_start_is_merged_when_every_rank_has
         assert "merged report of ranks 0, 1 (" in text and "2 ranks' reports merged" in text
         assert not screen.view.warnings() or all(w.kind != "ranks_mixed_arch"
                                                  for w in screen.view.warnings())
+
+
+def test_watch_as_lines_says_when_the_ranks_reports_merge(tmp_path):
+    """`watch ROOT | cat`: each rank's report was a line, and the merge never one."""
+    top = tmp_path / "ttrun"
+    write_rank(top / "rank0", 0, 0, 900)
+    report = write_report(top / "rank0", 0, "2026_01_01_00_00_00")
+    old = time.time() - 3600  # rank 0's run ended an hour before the watch
+    os.utime(top / "rank0" / ".logs" / "cpp_device_perf_report.csv", (old - 1, old - 1))
+    os.utime(report, (old, old))
+    out, stop = io.StringIO(), threading.Event()
+    launched: list[bool] = []
+
+    def until(_printer) -> bool:
+        if not launched:  # rank 1 launched once the watch is on
+            launched.append(True)
+            write_rank(top / "rank1", 1, 0, 900)
+            write_report(top / "rank1", 1, "2026_01_01_00_00_01")
+        return "merged report of ranks 0, 1" in out.getvalue()
+
+    deadline = threading.Timer(30, stop.set)  # a failure ends the watch instead of hanging
+    deadline.start()
+    try:
+        assert follow_lines(top, refresh=0.05, until=until, out=out, stop=stop) == 0
+    finally:
+        deadline.cancel()
+    lines = out.getvalue().splitlines()
+    assert "merged report of ranks 0, 1" in out.getvalue(), lines
+    assert lines[-1] == f"merged report of ranks 0, 1: `ttdash report {top}` merges them"
 
 
 async def test_ranks_of_different_archs_are_a_warning_in_the_status_and_the_report(tmp_path):

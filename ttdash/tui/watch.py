@@ -15,14 +15,12 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
-from ..live.feed import LiveFeed, RanksChanged, ranks_text
-from ..live.watcher import LIVE_LOG_NAME
+from ..live.feed import LiveFeed, RanksChanged, rank_reports, ranks_text
 from ..model import Trace, Window
 from ..model.discover import (
     find_reports,
     rank_of,
     report_is_complete,
-    resolve_trace_paths,
 )
 from ..model.errors import TraceError
 from ..model.live import LiveSources
@@ -407,44 +405,20 @@ class WatchScreen(TraceScreen):
 
     def _rank_report(self, path: Path) -> None:
         """A rank of a multi-host run finished its report: the ranks' newest reports merged
-        (as `report ROOT` merges them), once every rank followed has a current one: written
-        since the watch began, or not older than that rank's live log (its run ended before
-        the watch began); when the watch began after the whole run, the earlier ones."""
-        try:
-            paths = tuple(resolve_trace_paths(self.top))
-            fresh = [self._written_since_start(p) for p in paths]
-            current = [f or self._not_older_than_its_log(p) for p, f in zip(paths, fresh)]
-        except (TraceError, OSError):  # a rank without a report yet (or one being replaced)
-            paths, fresh = (), []
-            waiting = [r for r, d in self.ranks if not find_reports(d)]
-        else:
-            waiting = [rank_of(p) for p, c in zip(paths, current) if not c] if any(fresh) \
-                else []
-        if not paths or waiting:
-            who = f"{ranks_text([(r, None) for r in waiting])}'s report" if waiting \
-                else "the other ranks' reports"
-            self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
-                                 f"{who}")
+        (as `report ROOT` merges them), once every rank followed has a current one
+        (`live.feed.rank_reports`)."""
+        reports = rank_reports(self.top, self.ranks, self._started)
+        if not reports.ready:
+            self.watch_status = ("info", reports.waiting_line(rank_of(path)))
             return
-        if paths == self._merged:
+        if reports.paths == self._merged:
             return
-        self._merged = paths
+        self._merged = reports.paths
         switch = self.mode == "live" or not self.report_manual
-        self.open_report(self.top, switch=switch, paths=list(paths))
-        if all(fresh):
+        self.open_report(self.top, switch=switch, paths=list(reports.paths))
+        if reports.fresh:
             self._record(self.top, fresh=True)
 
-    def _not_older_than_its_log(self, report: Path) -> bool:
-        """`report` was written after its rank's live log last grew: the report of the run
-        that log holds, not one of an earlier run."""
-        log = report
-        while log.name != "reports" and log.parent != log:
-            log = log.parent
-        try:
-            return report.stat().st_mtime >= (log.parent / ".logs" / LIVE_LOG_NAME).stat(
-                ).st_mtime
-        except FileNotFoundError:
-            return True  # no live log: nothing says the report is older than its run
     def open_report(self, path: Path, switch: bool, paths: list[Path] | None = None) -> None:
         """Load a report in a worker thread and switch the view to it; a report not switched
         to is only announced (R lists the runs)."""
