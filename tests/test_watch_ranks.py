@@ -251,7 +251,7 @@ async def test_a_rank_that_appears_after_the_start_is_merged_when_every_rank_has
             await wait_until(pilot, lambda: shown(lambda: screen.mode == "report"))
             assert said[-1].startswith("merged report of rank 0 (900 ops"), said[-1]
         else:
-            await wait_until(pilot, lambda: shown(lambda: len(screen.live.view().ops) == 900))
+            await wait_until(pilot, lambda: shown(lambda: screen.live.total_rows == 900))
         write_rank(top / "rank1", 1, 0, 900)  # rank 1 launched: followed live
         await wait_until(pilot, lambda: shown(lambda: screen.live.total_rows == 1800))
         write_report(top / "rank1", 1, "2026_01_01_00_00_01")

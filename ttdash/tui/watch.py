@@ -478,8 +478,7 @@ class WatchScreen(TraceScreen):
         shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) \
             and path != self.root else str(path)
         if merged:
-            shown = (f"merged report of {self._ranks_of(merged)} "
-                     f"({len(view.op_rows):,} ops, as `report {path}`)")
+            shown = f"merged report of {self._ranks_of(merged)} ({len(view.op_rows):,} ops)"
         recorded = self._record_lines.get(path)  # --record finished first: keep saying so
         level = "info"
         mixed = [w.message for w in view.warnings() if w.kind == MIXED_ARCH]
