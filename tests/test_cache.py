@@ -3,6 +3,7 @@ written beside the trace, the size bound holds, `--no-cache` keeps nothing."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -17,6 +18,7 @@ from conftest import REPORT_FIXTURES, assert_frame_equal, each_real_file, real_d
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from ttdash.cli import main
 from ttdash.model import cache, loader
 from ttdash.model.errors import TraceError
 
@@ -464,3 +466,61 @@ def test_eviction_deletes_only_its_own_copies(tmp_path, monkeypatch):
     cache.evict(0)
     assert sorted(os.listdir(other)) == foreign
     assert (other / "notes.txt").read_text() == "keep me"
+
+
+def _feed(data: bytes) -> tuple[int, threading.Thread]:
+    """A pipe's read end and the thread writing `data` into it (closing it after)."""
+    r, w = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(w, "wb") as fh:
+            fh.write(data)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return r, t
+
+
+def test_a_pipe_is_read_once_without_the_cache(cached, real, capsys):
+    """`report <(cmd)` and `/dev/stdin` were refused ("not a regular file") since FIFOs were:
+    a pipe is read in full once and analysed as the file would be, and nothing is cached (a
+    pipe's content cannot be found again); a regular file still is."""
+    src = real / "tt-perf-report__bh20_oft.csv"
+    assert main(["report", str(src), "-f", "json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    copies = sorted(cached.glob("*"))
+    assert copies  # the regular file: its copy made
+    r, t = _feed(src.read_bytes())
+    try:
+        assert main(["report", f"/dev/fd/{r}", "-f", "json"]) == 0
+    finally:
+        os.close(r)
+    t.join(10)
+    got = json.loads(capsys.readouterr().out)
+    assert got["file"] == f"/dev/fd/{r}"
+    assert {**got, "file": None} == {**want, "file": None}  # the same analysis
+    assert sorted(cached.glob("*")) == copies  # nothing more cached
+
+
+def test_a_named_fifo_is_read_and_a_device_refused(tmp_path, real, capsys):
+    """A named FIFO with its writer's data waiting is read; one nobody writes to, and a
+    character device, are one line at once (never a wait)."""
+    src = real / "tt-perf-report__bh20_oft_integral_image_trace.csv"  # < 64 KiB: one buffer
+    assert main(["report", str(src), "-f", "csv"]) == 0
+    want = capsys.readouterr().out
+    fifo = tmp_path / "trace.csv"
+    os.mkfifo(fifo)
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the writer may open
+    try:
+        with open(fifo, "wb") as fh:
+            fh.write(src.read_bytes())  # waits in the pipe, the writer gone
+        assert main(["report", str(fifo), "-f", "csv"]) == 0
+    finally:
+        os.close(held)
+    assert capsys.readouterr().out == want
+    for path, says in ((Path("/dev/zero"), "a character device, not a CSV file or a pipe; "
+                        "refusing to read it"),
+                       (fifo, "a pipe that gave nothing (no writer, or it wrote nothing)")):
+        assert main(["report", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == f"ttdash: {path}: {says}\n"

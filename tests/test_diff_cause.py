@@ -442,3 +442,58 @@ def test_diff_format_tui_without_a_terminal_is_one_line_exit_2(capsys, monkeypat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "diff --format tui needs a terminal" in err, err
     assert started == []
+
+
+@pytest.mark.parametrize("where", ["LayerNormDeviceOperation", "MinimalMatmulOp"])
+def test_an_oversized_attributes_cell_affects_only_its_own_op(tmp_path, where):
+    """One 3 MB ATTRIBUTES cell anywhere in the candidate turned off every attribute cause
+    (the re-read of the column failed as a whole): 0 of the 384 matmuls named K_block_size.
+    Now only the op holding it has no attribute cause, and the diff says how many."""
+    def big_cell(df):
+        df = smaller_k_block(df)
+        at = df.index[ops_of(df, where)][3]
+        df.loc[at, "ATTRIBUTES"] = "{'x': '" + "a" * 3_000_000 + "'}"
+        return df
+
+    n_mm = int(ops_of(pd.read_csv(real_dir() / WH, dtype=str), "MinimalMatmulOp").sum())
+    b = edited(tmp_path, "big", big_cell)
+    doc = run_json(real_dir() / WH, b)
+    cause = "config.K_block_size 8 -> 4"
+    named = [o for o in doc["ops"] if o["cause"] == cause]
+    lost = 1 if where == "MinimalMatmulOp" else 0
+    assert len(named) == n_mm - lost
+    assert sum(o["cause"] is not None for o in doc["ops"]) == n_mm - lost
+    assert doc["attributes_too_large"] == {"baseline": 0, "candidate": 1}
+    table = run_ttdash("diff", str(real_dir() / WH), str(b), "--top", "1").stdout
+    assert ("Attributes: 1 op in the candidate: ATTRIBUTES cell over 1 MiB, too large to read; "
+            "those ops get no attribute cause (the others do)") in table
+    assert run_json(real_dir() / WH, real_dir() / WH)["attributes_too_large"] == {
+        "baseline": 0, "candidate": 0}
+
+
+def test_a_piped_candidate_keeps_its_attribute_causes(tmp_path, capsys):
+    """`diff A <(cmd)`: the pipe cannot be read a second time for its ATTRIBUTES (as a file's
+    are, after the analysis read): they are kept from the one read, so the cause is named."""
+    import os
+    import threading
+
+    from ttdash.cli import main
+
+    b = edited(tmp_path, "k_block", smaller_k_block)
+    r, w = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(w, "wb") as fh:
+            fh.write(b.read_bytes())
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    try:
+        assert main(["diff", str(real_dir() / WH), f"/dev/fd/{r}", "-f", "json"]) == 0
+    finally:
+        os.close(r)
+    t.join(10)
+    doc = json.loads(capsys.readouterr().out)
+    assert "attributes" in doc["compared"]
+    assert {o["cause"] for o in doc["ops"] if o["op_code"] == "MinimalMatmulOp"} == {
+        "config.K_block_size 8 -> 4"}

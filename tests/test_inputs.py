@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import run_ttdash
+from conftest import ROOT, run_ttdash
 from fake_host import Card, fake_host
 
 from ttdash.cli import main, parse
@@ -56,6 +56,28 @@ def test_hostile_snapshot_is_one_line(tmp_path, host, capsys, name, text, says):
     assert out == ""
     line = _one_line(err)
     assert line.startswith(f"ttdash: {p}: not a tt-smi snapshot") and says in line
+
+
+@pytest.mark.parametrize("kind", ["fifo", "chardev", "huge"])
+def test_snapshot_that_is_not_a_bounded_regular_file_is_one_line(tmp_path, host, kind):
+    """/dev/zero was read without bound (24 GB before the kernel killed it), a FIFO hung the
+    open waiting for a writer (the in-process call's timeout catches a hang), and 17 MiB of
+    zeros was parsed in full: each is refused by its kind or size, one line, exit 2."""
+    if kind == "fifo":
+        path = tmp_path / "snap.fifo"
+        os.mkfifo(path)
+        says = "a FIFO (pipe): a tt-smi snapshot is a JSON file (save one with `tt-smi -s`)"
+    elif kind == "chardev":
+        path = Path("/dev/zero")
+        says = "a character device: a tt-smi snapshot is a JSON file (save one with `tt-smi -s`)"
+    else:
+        path = tmp_path / "huge.json"
+        with open(path, "wb") as fh:
+            fh.truncate(17 << 20)  # sparse: nothing written to the disk
+        says = "larger than 16 MiB: not a tt-smi snapshot (a few KB per board)"
+    r = run_ttdash("doctor", "--smi-snapshot", str(path), "-f", "json", timeout=30)
+    assert r.returncode == 2 and r.stdout == ""
+    assert _one_line(r.stderr) == f"ttdash: {path}: {says}"
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
@@ -132,6 +154,27 @@ def test_output_name_not_utf8_still_writes(tmp_path, odd, capsys):
     out = os.fsdecode(bytes(tmp_path) + b"/out\xff.json")
     assert main(["report", good, "-f", "json", "-o", out]) == 0
     assert json.loads(Path(out).read_text())["ops"]
+
+
+GOOD = ROOT / "fixtures" / "generated" / "wh_small_report.csv"
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["report", str(GOOD), "-f", "json"], '"ops"'),
+    (["report", str(GOOD), "-f", "csv", "--force"], '"op_code"'),
+    (["diff", str(GOOD), str(GOOD), "-f", "json"], '"verdict"'),
+    (["diff", str(GOOD), str(GOOD)], "Verdict: "),  # as without -o: the table
+    (["doctor", "-f", "json"], '"checks"'),
+    (["history", "--store", "{tmp}/h", "list", "-f", "json"], "["),
+], ids=["report", "report-force", "diff", "diff-markdown", "doctor", "history-list"])
+def test_output_dash_is_stdout(tmp_path, host, argv, says):
+    """`-o -` wrote a file named `-` in the working directory (exit 0, nothing on stdout)."""
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    dash = run_ttdash(*argv, "-o", "-", cwd=tmp_path)
+    plain = run_ttdash(*argv, cwd=tmp_path)
+    assert not (tmp_path / "-").exists()
+    assert dash.returncode in (0, 1) and dash.stderr == plain.stderr
+    assert says in dash.stdout and dash.stdout == plain.stdout
 
 
 def test_workload_arguments_pass_through():

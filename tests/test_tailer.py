@@ -239,6 +239,33 @@ def test_truncation_to_zero_then_growth(tmp_path: Path) -> None:
     assert not r.reset and r.rows == [make_row(5)] and r.lines == [2]
 
 
+def test_copytruncate_then_rows_without_a_header_keeps_the_header(tmp_path: Path) -> None:
+    """logrotate's copytruncate: the log copied away and cut to 0 bytes (same inode), the
+    writer appending rows with no header. The first appended row was taken as the header and
+    every row after it was read under it (the live table dropped them all, without a word)."""
+    p = tmp_path / "a.csv"
+    p.write_bytes(to_csv([HEADER, *[make_row(i) for i in range(10)]]))
+    t = CsvTailer(p)
+    assert len(t.poll().rows) == 10
+    ino = p.stat().st_ino
+    (tmp_path / "a.csv.1").write_bytes(p.read_bytes())  # the copy
+    os.truncate(p, 0)
+    rows = [make_row(i) for i in range(100, 105)]
+    append(p, to_csv(rows))
+    assert p.stat().st_ino == ino
+    r = t.poll()
+    assert r.reset and r.reason == "truncated"
+    assert r.header == HEADER and r.rows == rows and r.lines == [1, 2, 3, 4, 5]
+    append(p, to_csv([make_row(105)]) + b"1,2,3\n")  # more rows, and one that cannot be read
+    r = t.poll()
+    assert r.rows == [make_row(105)] and r.bad_rows == 1 and r.bad_lines == [7]
+    # truncated between two polls and appended from its first line again: read as before
+    os.truncate(p, 0)
+    append(p, to_csv([HEADER, make_row(200)]))
+    r = t.poll()
+    assert r.reset and r.header == HEADER and r.rows == [make_row(200)] and r.lines == [2]
+
+
 def test_rewrite_in_place_to_larger_file(tmp_path: Path) -> None:
     p = tmp_path / "a.csv"
     p.write_bytes(to_csv([HEADER, make_row(0), make_row(1)]))

@@ -7,20 +7,31 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import wait_until
+from conftest import run_ttdash, wait_until
 
 from ttdash.cli import main
+from ttdash.commands.lines import follow_lines
 from ttdash.live.feed import LiveFeed, RanksChanged
 from ttdash.live.watcher import Status
+from ttdash.model import Trace, Window
+from ttdash.model.discover import resolve_trace_paths
 from ttdash.model.live_ranks import RankedLiveModel
-from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
+from ttdash.sim import (
+    cpp_device_rows,
+    generate_ops,
+    simulate_run,
+    write_cpp_device_csv,
+    write_report_csv,
+)
 from ttdash.tui.watch import watch_app
 
 ROWS = {r: cpp_device_rows(generate_ops(900, seed=10 + r)) for r in (0, 1, 2)}
@@ -191,6 +202,130 @@ async def test_watch_screen_follows_ranks_as_they_appear_and_go(tmp_path):
                f"following rank 0 of {top}" in text, text
         assert "1 rank live" in text and "rank 0 (" not in text
         assert screen.mode == "live" and len(table.rows) == 900
+
+
+REPORTS = {r: generate_ops(900, seed=10 + r) for r in (0, 1)}  # the reports of ROWS' runs
+
+
+def write_report(folder: Path, rank: int, stamp: str) -> Path:
+    """`rank`'s report of the run whose device rows are ROWS[rank] (written in one go)."""
+    path = folder / "reports" / stamp / f"ops_perf_results_{stamp}.csv"
+    path.parent.mkdir(parents=True)
+    return write_report_csv(REPORTS[rank], path)
+
+
+@pytest.mark.parametrize("before", ["rank0_done", "no_rank"])
+async def test_a_rank_that_appears_after_the_start_is_merged_when_every_rank_has_a_report(
+        tmp_path, before):
+    """rank0_done: rank 0's run (rows and report) ended before the watch began and rank 1 was
+    launched after; the merged report never came ("waiting for rank 0" for good: its report
+    was older than the watch). no_rank: the watch of a root with no rank yet: rank 0's report
+    shown alone said "." in the status. Either way: once every rank followed has its report,
+    the merged one (as `report ROOT` builds it: both ranks' ops) and a status line that always
+    says something."""
+    top = tmp_path / "ttrun"
+    top.mkdir()
+    if before == "rank0_done":
+        write_rank(top / "rank0", 0, 0, 900)
+        report = write_report(top / "rank0", 0, "2026_01_01_00_00_00")
+        old = time.time() - 3600  # an hour ago: the live log's last rows, then the report
+        os.utime(top / "rank0" / ".logs" / "cpp_device_perf_report.csv", (old - 1, old - 1))
+        os.utime(report, (old, old))
+    app = watch_app(top, refresh=0.1)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen = app.screen
+        status = screen.query_one("#status")
+        said: list[str] = []
+
+        def shown(want) -> bool:
+            text = str(status.render())
+            message = screen.watch_status[1].strip()
+            assert text and message not in ("", "."), (text, screen.watch_status)
+            said.append(message)
+            return want()
+
+        if before == "no_rank":
+            await wait_until(pilot, lambda: shown(lambda: f"watching {top} (" in said[-1]))
+            write_rank(top / "rank0", 0, 0, 900)
+            write_report(top / "rank0", 0, "2026_01_01_00_00_00")
+            await wait_until(pilot, lambda: shown(lambda: screen.mode == "report"))
+            assert said[-1].startswith("merged report of rank 0 (900 ops"), said[-1]
+        else:
+            await wait_until(pilot, lambda: shown(lambda: screen.live.total_rows == 900))
+        write_rank(top / "rank1", 1, 0, 900)  # rank 1 launched: followed live
+        await wait_until(pilot, lambda: shown(lambda: screen.live.total_rows == 1800))
+        write_report(top / "rank1", 1, "2026_01_01_00_00_01")
+        await wait_until(pilot, lambda: shown(lambda: screen.mode == "report"
+                                              and screen.view.trace.ranks == [0, 1]),
+                         state=lambda: said[-3:])
+        merged = Trace.load_many(resolve_trace_paths(top))  # what `report ROOT` reads
+        assert screen.view.trace.op_count == merged.op_count == 1800  # rank 0's + rank 1's
+        assert len(screen.view.op_rows) == len(merged.view(Window("all")).op_rows)
+        text = str(status.render())
+        assert "merged report of ranks 0, 1 (" in text and "2 ranks' reports merged" in text
+        assert not screen.view.warnings() or all(w.kind != "ranks_mixed_arch"
+                                                 for w in screen.view.warnings())
+
+
+def test_watch_as_lines_says_when_the_ranks_reports_merge(tmp_path):
+    """`watch ROOT | cat`: each rank's report was a line, and the merge never one."""
+    top = tmp_path / "ttrun"
+    write_rank(top / "rank0", 0, 0, 900)
+    report = write_report(top / "rank0", 0, "2026_01_01_00_00_00")
+    old = time.time() - 3600  # rank 0's run ended an hour before the watch
+    os.utime(top / "rank0" / ".logs" / "cpp_device_perf_report.csv", (old - 1, old - 1))
+    os.utime(report, (old, old))
+    out, stop = io.StringIO(), threading.Event()
+    launched: list[bool] = []
+
+    def until(_printer) -> bool:
+        if not launched:  # rank 1 launched once the watch is on
+            launched.append(True)
+            write_rank(top / "rank1", 1, 0, 900)
+            write_report(top / "rank1", 1, "2026_01_01_00_00_01")
+        return "merged report of ranks 0, 1" in out.getvalue()
+
+    deadline = threading.Timer(30, stop.set)  # a failure ends the watch instead of hanging
+    deadline.start()
+    try:
+        assert follow_lines(top, refresh=0.05, until=until, out=out, stop=stop) == 0
+    finally:
+        deadline.cancel()
+    lines = out.getvalue().splitlines()
+    assert "merged report of ranks 0, 1" in out.getvalue(), lines
+    assert lines[-1] == f"merged report of ranks 0, 1: `ttdash report {top}` merges them"
+
+
+async def test_ranks_of_different_archs_are_a_warning_in_the_status_and_the_report(tmp_path):
+    """A Wormhole rank merged with a Blackhole one: summed silently, no word anywhere."""
+    top = tmp_path / "ttrun"
+    for r, arch in enumerate(("wormhole_b0", "blackhole")):
+        simulate_run(top / f"rank{r}", n_ops=40, speed=0, seed=1, arch=arch,
+                     timestamp=f"2026_01_01_00_00_0{r}")
+    doc = json.loads(run_ttdash("report", str(top), "-f", "json").stdout)
+    mixed = [w for w in doc["warnings"] if w["kind"] == "ranks_mixed_arch"]
+    assert len(mixed) == 1 and mixed[0]["ranks"] == {"0": "wormhole_b0", "1": "blackhole_p150"}
+    assert mixed[0]["message"].startswith("ranks of different archs merged (rank 0 wormhole_b0, "
+                                          "rank 1 blackhole_p150)")
+    table = run_ttdash("report", str(top), "--top", "1").stdout
+    assert f"Warning: {mixed[0]['message']}" in table
+    one = json.loads(run_ttdash("report", str(top / "rank1"), "-f", "json").stdout)
+    assert not [w for w in one["warnings"] if w["kind"] == "ranks_mixed_arch"]
+    live = tmp_path / "live"  # the same ranks' device rows, no report yet
+    for r, arch in enumerate(("wormhole_b0", "blackhole")):
+        log = live / f"rank{r}" / ".logs" / "cpp_device_perf_report.csv"
+        log.parent.mkdir(parents=True)
+        write_cpp_device_csv(cpp_device_rows(generate_ops(40, seed=1, arch=arch)), log)
+    for root, mode in ((top, "report"), (live, "live")):
+        app = watch_app(root, refresh=0.1)
+        async with app.run_test(size=(160, 30)) as pilot:
+            screen = app.screen
+            status = screen.query_one("#status")
+            await wait_until(pilot, lambda m=mode, s=screen: s.mode == m and (
+                m == "report" or s.live.total_rows == 80))
+            await pilot.pause()
+            assert status.has_class("-warning"), mode
+            assert mixed[0]["message"] in " ".join(str(status.render()).split()), mode
 
 
 def test_watch_once_of_a_directory_it_cannot_read_exits_2(tmp_path, monkeypatch, capsys):

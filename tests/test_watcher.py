@@ -222,6 +222,28 @@ def test_live_log_and_report_flow(root: Path, mode: str) -> None:
     assert listing(root) == written
 
 
+def test_copytruncate_shows_the_rows_appended_after_it(root: Path, mode: str) -> None:
+    """The live log copied away and truncated (logrotate copytruncate), then appended without
+    a header: its rows reach the consumer under the header known before; what cannot be read
+    is said in a status line, never dropped silently."""
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir()
+    log.write_bytes(to_csv([HEADER, *[make_row(i) for i in range(5)]]))
+    rec = Recorder()
+    with make_watcher(root, rec, mode):
+        rec.wait_rows(log, 5)
+        os.truncate(log, 0)
+        append(log, to_csv([make_row(i) for i in range(50, 53)]))
+        rec.wait_for(lambda e: isinstance(e, SourceReset) and e.source == log)
+        rec.wait_rows(log, 3)
+        assert rec.rows(log) == ([make_row(i) for i in range(50, 53)], [1, 2, 3])
+        assert {tuple(e.header) for e in rec.of(RowsAppended)} == {tuple(HEADER)}
+        append(log, b"not,a,row\n")
+        said = rec.wait_for(lambda e: isinstance(e, Status) and "malformed" in e.message)
+        assert said.message == ("cpp_device_perf_report.csv: skipping malformed rows (wrong "  # type: ignore[union-attr]
+                                "field count), line 4")
+
+
 def test_a_report_written_in_chunks_is_not_ready_at_a_pause(root: Path, mode: str) -> None:
     """The profiler writes reports non-atomically: a pause at a line end (here 0.8 s, longer than
     the old 0.3 s settle) is not the end. Ready comes after the writer closes the file (inotify)

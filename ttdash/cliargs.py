@@ -150,7 +150,8 @@ def _window_args(p: argparse.ArgumentParser) -> None:
 
 def _output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of "
-                   "stdout; refuses to replace an existing file without --force", type=output_path)
+                   "stdout (`-o -`: stdout); refuses to replace an existing file without "
+                   "--force", type=output_path)
     p.add_argument("--force", action="store_true", help="with --output: replace FILE if it exists")
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import textwrap
 from typing import TextIO
 
@@ -51,15 +53,47 @@ def doctor(opts: DoctorOptions) -> int:
     return exit_code(checks)
 
 
+#: A tt-smi snapshot is a few KB per board: past this it is not one (/dev/zero streams forever).
+SNAPSHOT_MAX_BYTES = 16 << 20
+
+
+def _read_snapshot(path: str) -> str:
+    """The text of a snapshot file: a regular file only (a FIFO would wait for a writer, a
+    character device such as /dev/zero never ends), opened without blocking, at most
+    SNAPSHOT_MAX_BYTES; TraceError (one line naming it, exit 2) otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (pipe)"
+                    if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+                    else "not a regular file")
+            raise TraceError(path, f"{kind}: a tt-smi snapshot is a JSON file (save one with "
+                             "`tt-smi -s`)")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(SNAPSHOT_MAX_BYTES + 1)
+    except OSError as exc:
+        raise TraceError(path, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    if len(data) > SNAPSHOT_MAX_BYTES:
+        raise TraceError(path, f"larger than {SNAPSHOT_MAX_BYTES >> 20} MiB: not a tt-smi "
+                         "snapshot (a few KB per board)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, f"not UTF-8 text (byte {exc.start + 1})") from None
+
+
 def _load_snapshot(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = json.loads(_read_snapshot(path))
     except json.JSONDecodeError as exc:
         raise TraceError(path, f"not JSON: {exc.msg}", line=exc.lineno, column=exc.colno) \
             from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(path, getattr(exc, "strerror", None) or str(exc)) from None
     except RecursionError:
         raise TraceError(path, "not a tt-smi snapshot: JSON nested too deep") from None
     except ValueError as exc:  # an integer past Python's digit limit (4,300)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -29,9 +30,13 @@ def live_line(view) -> str:  # view: model.View
 class LinePrinter:
     """The feed's updates and notes as one line each."""
 
-    def __init__(self, out: TextIO, record: Callable[[Path], str] | None = None) -> None:
+    def __init__(self, out: TextIO, record: Callable[[Path], str] | None = None,
+                 feed=None) -> None:  # feed: live.feed.LiveFeed (a multi-host run's ranks)
         self.out = out
         self.record = record
+        self.feed = feed
+        self.started = time.time()
+        self.merged: tuple[Path, ...] = ()  # the rank reports last said to merge
         self.reports: list[Path] = []  # complete reports seen, in order
         self._announced: set[tuple[Path, bool]] = set()
         self._last_live = ""
@@ -56,6 +61,8 @@ class LinePrinter:
                     continue
                 self.reports.append(event.path)
                 self.line(f"report: {event.path}")
+                if self.feed is not None and self.feed.ranks:
+                    self._rank_report(event.path)
                 if self.record is not None:
                     try:
                         self.line(self.record(event.path))
@@ -77,6 +84,19 @@ class LinePrinter:
             if text != self._last_live:
                 self._last_live = text
                 self.line(text)
+
+
+    def _rank_report(self, path: Path) -> None:
+        """A rank's report: the line the watch view's status says (waiting, or merged)."""
+        from ..live.feed import rank_reports
+        from ..model.discover import rank_of
+
+        reports = rank_reports(self.feed.root, self.feed.ranks, self.started)
+        if not reports.ready:
+            self.line(reports.waiting_line(rank_of(path)))
+        elif reports.paths != self.merged:
+            self.merged = reports.paths
+            self.line(f"{reports.merged_line()}: `ttdash report {self.feed.root}` merges them")
 
 
 def follow_lines(root: Path, *, arch: str | None = None, poll: float | None = None,
@@ -102,8 +122,8 @@ def follow_lines(root: Path, *, arch: str | None = None, poll: float | None = No
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
             old[sig] = signal.signal(sig, on_signal)
-    printer = LinePrinter(out, record)
     feed = LiveFeed(root, arch=arch, refresh=refresh, poll=poll, follow_ranks=True)
+    printer = LinePrinter(out, record, feed)
     missing = no_terminal() or "the output"
     printer.line(f"{what}: following {root} as lines ({missing} is not a terminal); ctrl+c "
                  "stops")

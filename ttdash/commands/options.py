@@ -52,8 +52,14 @@ class WindowOptions:
 
 @dataclass(frozen=True)
 class OutputOptions:
+    """--output FILE (None: standard output) and --force."""
+
     output: str | None = None
     force: bool = False
+
+    def __post_init__(self) -> None:
+        if self.output == "-":  # `-o -`: standard output, as every CLI reads it (not a file)
+            object.__setattr__(self, "output", None)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model.discover import find_ranks
+from ..model.discover import find_ranks, find_reports, rank_of, resolve_trace_paths
+from ..model.errors import TraceError
 from ..model.live import LiveModel, LiveSources, is_live_header
 from ..model.live_ranks import RankedLiveModel
 from .tailer import CsvTailer
 from .watcher import (
+    LIVE_LOG_NAME,
     ROOT_DELETED,
     ProfilerWatcher,
     RowsAppended,
@@ -81,6 +83,55 @@ class RanksChanged:
     added: tuple[int, ...]
     removed: tuple[int, ...]
     message: str
+
+
+@dataclass(frozen=True)
+class RankReports:
+    """The newest report of every rank of a multi-host run, and whether they merge now."""
+
+    paths: tuple[Path, ...]  # every rank's newest report, by rank; () while one has none
+    waiting: tuple[int, ...]  # ranks whose report is not their current run's yet
+    fresh: bool  # every one written since the watch began
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.paths) and not self.waiting
+
+    def waiting_line(self, rank: int | None) -> str:
+        who = f"{ranks_text([(r, None) for r in self.waiting])}'s report" if self.waiting \
+            else "the other ranks' reports"
+        return f"report of rank {rank} ready: waiting for {who}"
+
+    def merged_line(self) -> str:
+        return f"merged report of {ranks_text([(rank_of(p), None) for p in self.paths])}"
+
+
+def rank_reports(top: Path, ranks: list[tuple[int, Path]], started: float) -> RankReports:
+    """Every rank's newest report (as `report ROOT` merges them) and which ranks are still
+    waited for: a report counts once written since `started` (the watch's start), or when it
+    is not older than its rank's live log (that rank's run ended before the watch began);
+    when none was written since the start (a watch begun after the run), all of them do."""
+    try:
+        paths = tuple(resolve_trace_paths(top))
+        fresh = [p.stat().st_mtime >= started - 1.0 for p in paths]
+        current = [f or _not_older_than_its_log(p) for p, f in zip(paths, fresh)]
+    except (TraceError, OSError):  # a rank without a report yet (or one being replaced)
+        return RankReports((), tuple(r for r, d in ranks if not find_reports(d)), False)
+    waiting = tuple(r for p, c in zip(paths, current) if not c and (r := rank_of(p)) is not None)
+    return RankReports(paths, waiting if any(fresh) else (), all(fresh))
+
+
+def _not_older_than_its_log(report: Path) -> bool:
+    """`report` was written after its rank's live log last grew: the report of the run that
+    log holds, not one of an earlier run."""
+    folder = report
+    while folder.name != "reports" and folder.parent != folder:
+        folder = folder.parent
+    try:
+        return report.stat().st_mtime >= (folder.parent / ".logs" / LIVE_LOG_NAME).stat(
+            ).st_mtime
+    except FileNotFoundError:
+        return True  # no live log: nothing says the report is older than its run
 
 
 def ranks_text(ranks) -> str:

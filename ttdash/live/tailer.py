@@ -3,7 +3,9 @@
 The tailer keeps the file descriptor open between polls. Holding it pins the inode, so a file that
 is deleted and re-created (even instantly, even if the file system would reuse the inode number) is
 always seen as a different file. Truncation, replacement and in-place rewrites are reported as a
-``reset``; the tailer then starts again from byte 0 of the current file.
+``reset``; the tailer then starts again from byte 0 of the current file. After a truncation with
+the same inode (logrotate's ``copytruncate``), rows appended without a header of their own are
+read with the header known before (a first line with no number in it is a new header).
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _looks_like_header(rec: list[str]) -> bool:
+    """No cell is a number: column names, not a row of device numbers."""
+    for cell in rec:
+        try:
+            float(cell)
+        except ValueError:
+            continue
+        return False
+    return True
+
+
 MAX_LINE_BYTES = 16 << 20  # no profiler row is this long
 # The csv module refuses fields over 128 KiB by default; the one-shot loader (pyarrow) keeps
 # them, so the tailer must too (a long ATTRIBUTES cell is not a malformed row).
@@ -89,6 +102,9 @@ class CsvTailer:
         self._head_sig = b""  # first bytes of the file as read
         self._tail_sig = b""  # last bytes read before self._offset
         self._last_stat: tuple[int, int] | None = None  # (size, mtime_ns) of the last poll
+        #: the header before a truncation (logrotate's copytruncate): rows appended after it
+        #: without a header of their own are read with it
+        self._known_header: list[str] | None = None
 
     def _close_fd(self) -> None:
         if self._fd is not None:
@@ -191,7 +207,9 @@ class CsvTailer:
 
         size = st.st_size
         if self._offset and size < self._offset:
+            known = self._header
             self._reset_state()
+            self._known_header = known
             res.reset, res.reason = True, "truncated"
         elif self._offset and (size, st.st_mtime_ns) != self._last_stat and not self._same_prefix():
             self._reset_state()
@@ -359,8 +377,12 @@ class CsvTailer:
                 k += 1
             if k == len(recs):
                 return
-            self._header = recs[k]
-            k += 1
+            known, self._known_header = self._known_header, None
+            if known is not None and recs[k] != known and not _looks_like_header(recs[k]):
+                self._header = known  # appended after a truncation without a header: rows
+            else:
+                self._header = recs[k]
+                k += 1
         body = recs[k:] if k else recs
         if not body:
             return

@@ -23,7 +23,9 @@ and ``(x=8;y=8)`` as ``8x8``. A cell that does not parse (unbalanced brackets) i
 Reading: a diff's traces are loaded with the analysis columns, which leave ``ATTRIBUTES`` and
 ``PROGRAM CACHE HIT`` out; :func:`extra_columns` takes them from the trace when it holds them,
 else reads just those columns of the CSV again (pyarrow, dictionary-encoded: a few distinct
-cells), or gives up (None) when the file is not the one loaded (rows differ, several files, gone).
+cells; the loader's block size, so a row the loader read is read again), or gives up (None) when
+the file is not the one loaded (rows differ, several files, gone). A cell over
+``ATTRIBUTES_MAX_CHARS`` is left unread: only its own op loses its attribute cause, counted.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ from .trace import View
 
 ATTRIBUTES = "ATTRIBUTES"
 CACHE_HIT = "PROGRAM CACHE HIT"
+#: An ATTRIBUTES cell past this many characters is not read (a real one is a few KB): its op
+#: gets no attribute cause, the others keep theirs, and the diff counts it.
+ATTRIBUTES_MAX_CHARS = 1 << 20
+_MAX = {ATTRIBUTES: ATTRIBUTES_MAX_CHARS}
 
 _SFPU_RE = re.compile(r"'is_sfpu':\s*'(?:true|false)'")
 _STRUCT_RE = re.compile(r"^([A-Za-z_][\w:<>, ]*)?\((.*)\)$", re.S)
@@ -147,14 +153,21 @@ class Coded:
 
     codes: np.ndarray  # int64
     values: np.ndarray  # objects
+    #: per op, a cell too large to read (code -1 there too); None: none was
+    unread: np.ndarray | None = None
+
+    @property
+    def unread_count(self) -> int:
+        return int(self.unread.sum()) if self.unread is not None else 0
 
     def texts(self) -> np.ndarray:
         """The value per op (None: none)."""
         return np.append(self.values, None).astype(object)[self.codes]
 
 
-def coded(col: pd.Series, pos: np.ndarray) -> Coded:
-    """`col` at rows `pos` (-1: none), blank cells as none."""
+def coded(col: pd.Series, pos: np.ndarray, max_len: int | None = None) -> Coded:
+    """`col` at rows `pos` (-1: none), blank cells as none; cells longer than `max_len`
+    characters as none too, marked unread (only their own ops)."""
     if isinstance(col.dtype, pd.CategoricalDtype):  # the loader's text columns
         codes = col.cat.codes.to_numpy().astype(np.int64)
         values = col.cat.categories.to_numpy(dtype=object)
@@ -166,7 +179,13 @@ def coded(col: pd.Series, pos: np.ndarray) -> Coded:
     if blank.any():
         codes = np.where((codes >= 0) & blank[np.maximum(codes, 0)], -1, codes)
     got = np.where(pos >= 0, codes[np.maximum(pos, 0)] if len(codes) else -1, -1)
-    return Coded(got.astype(np.int64), values)
+    unread = None
+    if max_len is not None:
+        big = np.array([isinstance(v, str) and len(v) > max_len for v in values], dtype=bool)
+        if big.any():
+            unread = (got >= 0) & big[np.maximum(got, 0)]
+            got = np.where(unread, -1, got)
+    return Coded(got.astype(np.int64), values, unread)
 
 
 def joint(a: Coded, b: Coded, show: Callable[[Any], Any] | None = None
@@ -196,7 +215,7 @@ def extra_columns(view: View, ops: pd.DataFrame, names: tuple[str, ...] = (ATTRI
     missing = []
     for name in names:
         if name in ordered.columns:
-            out[name] = coded(ordered[name], pos)
+            out[name] = coded(ordered[name], pos, _MAX.get(name))
         elif name in view.trace.header:
             missing.append(name)
     if missing:
@@ -204,7 +223,8 @@ def extra_columns(view: View, ops: pd.DataFrame, names: tuple[str, ...] = (ATTRI
         if read is not None:
             row = ordered["ID"].to_numpy(dtype=np.int64) - 2  # the ID is the CSV line
             for name, col in read.items():
-                out[name] = coded(col, np.where(pos >= 0, row[np.maximum(pos, 0)], -1))
+                out[name] = coded(col, np.where(pos >= 0, row[np.maximum(pos, 0)], -1),
+                                  _MAX.get(name))
     return out
 
 
@@ -215,7 +235,7 @@ def _read_csv_columns(path: Path, header: list[str], names: list[str], rows: int
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from .loader import dedupe_header
+    from .loader import BLOCK, dedupe_header
 
     try:
         if not Path(path).is_file():
@@ -225,7 +245,9 @@ def _read_csv_columns(path: Path, header: list[str], names: list[str], rows: int
         text = pa.dictionary(pa.int32(), pa.string())
         table = pacsv.read_csv(
             str(path),
-            read_options=pacsv.ReadOptions(column_names=cols, skip_rows=1, use_threads=True),
+            # the loader's block: a row it read (up to two blocks long) is read here too
+            read_options=pacsv.ReadOptions(column_names=cols, skip_rows=1, use_threads=True,
+                                           block_size=BLOCK),
             parse_options=pacsv.ParseOptions(newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
                 include_columns=wanted, column_types={c: text for c in wanted},

@@ -178,6 +178,8 @@ class Slot:
             except OSError:
                 return None
         real = os.path.realpath(source)
+        if real.startswith("/memfd:"):
+            return None  # a pipe's copy (model.csvfile): read once, nothing to find again
         racy = max(st.st_mtime_ns, st.st_ctime_ns) >= start - RACY_NS
         key = hashlib.sha256(json.dumps([real, *_stamp(st), look, _fingerprint()]).encode())
         return cls(Path(source), real, _stamp(st), look, racy,

@@ -129,6 +129,16 @@ class Compared:
     attributes: _Field | None = None  # values: the raw cells
     #: the change sets of a diff's pairs, by the ``change`` column's number
     sets: list[tuple[Change, ...]] = field(default_factory=list)
+    #: per op of each side, an ATTRIBUTES cell too large to read: those ops get no attribute
+    #: cause (the others keep theirs); None: none was
+    unread_a: np.ndarray | None = None
+    unread_b: np.ndarray | None = None
+
+    @property
+    def attributes_unread(self) -> dict[str, int]:
+        """Ops whose ATTRIBUTES cell was too large to read, per side."""
+        return {side: int(u.sum()) if u is not None else 0
+                for side, u in (("baseline", self.unread_a), ("candidate", self.unread_b))}
 
     @property
     def compared(self) -> list[str]:
@@ -169,6 +179,7 @@ class Compared:
         if ATTRIBUTES in a_extra and ATTRIBUTES in b_extra:
             ca, cb, values = joint(a_extra[ATTRIBUTES], b_extra[ATTRIBUTES], _cell)
             out.attributes = _Field("attributes", "attributes", "attributes", ca, cb, values)
+            out.unread_a, out.unread_b = a_extra[ATTRIBUTES].unread, b_extra[ATTRIBUTES].unread
         out.fields.sort(key=lambda f: _ORDER[f.kind])
         return out
 
@@ -202,6 +213,8 @@ class Compared:
         for f in self.fields + ([self.attributes] if self.attributes else []):
             ca, cb = f.a[pa], f.b[pb]
             ch = ca != cb
+            if f is self.attributes:
+                ch &= ~self._unread(pa, pb)  # a cell not read is no change
             if ch.any():
                 any_change |= ch
                 cols += [np.where(ch, ca, -2), np.where(ch, cb, -2)]
@@ -218,6 +231,14 @@ class Compared:
         out[rows] = number[np.searchsorted(uniq, ids)]
         return out
 
+    def _unread(self, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+        """Per pair, either op's ATTRIBUTES cell too large to read."""
+        out = np.zeros(len(pa), dtype=bool)
+        for u, p in ((self.unread_a, pa), (self.unread_b, pb)):
+            if u is not None:
+                out |= u[p]
+        return out
+
     def changes(self, ia: int, ib: int) -> tuple[Change, ...]:
         """What differs between op `ia` of the baseline and op `ib` of the candidate."""
         out: list[Change] = []
@@ -227,7 +248,8 @@ class Compared:
                 out.append(Change(f.key, f.label, _value(f, ca), _value(f, cb), f.kind))
         fidelity_said = any(c.key == "fidelity" for c in out)
         fidelity_known = any(f.key == "fidelity" for f in self.fields)
-        if self.attributes is not None:
+        if self.attributes is not None and not self._unread(np.array([ia]),
+                                                            np.array([ib]))[0]:
             f = self.attributes
             ca, cb = int(f.a[ia]), int(f.b[ib])
             if ca != cb:

@@ -8,11 +8,33 @@ from pathlib import Path
 
 import numpy as np
 
+from .arch import ArchSpec
 from .live import LiveModel
+from .rankarch import RANK, arch_of, mixed_arch_warning
+from .trace import View, infer_clock
 
 
 class RankedLiveModel(LiveModel):
-    """`LiveModel` whose rows can be dropped one rank at a time (`drop_rank`)."""
+    """`LiveModel` whose rows can be dropped one rank at a time (`drop_rank`); ranks of
+    different archs are a warning of its view (`ranks_mixed_arch`), as in the merged report."""
+
+    def view(self) -> View:
+        view = super().view()
+        if len(self.ranks) > 1:
+            known = self.__dict__.setdefault("_rank_arch", {})  # rank -> its arch, once known
+            raw = view.trace.ordered
+            if RANK in raw.columns and any(r not in known for r in self.ranks.values()):
+                ranks = raw[RANK].to_numpy(dtype="float64")
+                for r in set(self.ranks.values()) - set(known):
+                    rows = ranks == float(r)
+                    spec: ArchSpec | None = arch_of(raw.loc[rows], infer_clock) \
+                        if rows.any() else None
+                    if spec is not None:
+                        known[r] = spec
+            warning = mixed_arch_warning(None, infer_clock, known)
+            if warning is not None:
+                view.data_warnings = [warning]
+        return view
 
     def rank_of_source(self, source: Path) -> int | None:
         """The rank of a live source (`<rank dir>/.logs/<file>.csv`); None outside a rank."""
@@ -42,5 +64,6 @@ class RankedLiveModel(LiveModel):
                     self.total_rows = len(kept)
                     self._analyse_pending()
         self.sources = {s for s in self.sources if self.rank_of_source(s) != rank}
+        self.__dict__.get("_rank_arch", {}).pop(rank, None)
         self._cache = None
         return dropped

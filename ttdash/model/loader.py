@@ -6,15 +6,12 @@ of a broken file is broken) run only when parsing has already failed.
 
 from __future__ import annotations
 
-import csv
-import os
 import re
-import stat
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .badcsv import binary_error, compressed, locate_bad_line, locate_binary, numeric_error
+from .badcsv import locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
 from .callcount import op_names
 from .cells import (
@@ -35,6 +32,7 @@ from .cells import (
     logical_dim_value,
 )
 from .counters import counter_columns, is_counter
+from .csvfile import decode, is_pipe, open_checked, pipe_copy, read_header, renamed
 from .discover import is_live_header, rank_of
 from .errors import TraceError
 from .progress import offer_preview, step, wants_preview
@@ -57,7 +55,6 @@ ANALYSIS_EXTRA = (
     "DISPATCH TOTAL CQ CMD OP TIME [ns]", "DISPATCH GO SEND WAIT TIME [ns]",
     "PROGRAM HASH", "PROGRAM CACHE HIT",
 )
-MAX_HEADER_BYTES = 4 << 20
 #: pyarrow's parse block (a row across more than two is refused; badcsv names its line). 4 MiB,
 #: not 1: a quarter of the batches, each attribute text's facts made once per batch (a 93,600-row
 #: read 0.51 -> 0.41 s; a million rows' peak no higher).
@@ -72,54 +69,6 @@ class RawTable:
     df: pd.DataFrame  # one row per CSV data row, in file order; "ID" = tt-perf-report's ID
     truncated_tail: bool = False  # a cut last line was dropped (only with tolerate_partial)
     wide: WideRows | None = None  # the columns left out of `df`, a row at a time (lazy reads)
-
-
-def _open_checked(path: Path) -> tuple[BinaryIO, int]:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise TraceError(path, "no such file") from None
-    except PermissionError:
-        raise TraceError(path, "permission denied") from None
-    except OSError as exc:
-        raise TraceError(path, exc.strerror or str(exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise TraceError(path, "is a directory, not a CSV file")
-    if not stat.S_ISREG(st.st_mode):
-        raise TraceError(path, "not a regular file (FIFO, socket or device); refusing to read it")
-    if st.st_size == 0:
-        raise TraceError(path, "file is empty")
-    try:
-        return open(path, "rb"), st.st_size
-    except PermissionError:
-        raise TraceError(path, "permission denied") from None
-    except OSError as exc:
-        raise TraceError(path, exc.strerror or str(exc)) from None
-
-
-def _decode(path: Path, data: bytes, what: str) -> str:
-    if b"\x00" in data or compressed(data):
-        raise binary_error(path, data, what)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
-
-
-def read_header(path: Path) -> list[str]:
-    """The header row's column names (the file's first line)."""
-    fh, _ = _open_checked(path)
-    with fh:
-        first = fh.readline(MAX_HEADER_BYTES)
-    text = _decode(path, first, "header").lstrip("\ufeff")
-    text = re.split(r"\r\n|\r|\n", text, maxsplit=1)[0]  # LF, CRLF and old-Mac CR files
-    if not text.strip():
-        raise TraceError(path, "no header row (first line is blank)", line=1)
-    try:
-        header = next(csv.reader([text]))
-    except csv.Error as exc:
-        raise TraceError(path, f"malformed header: {exc}", line=1) from None
-    return [h.strip() for h in header]
 
 
 def wanted_columns(header: list[str]) -> list[str]:
@@ -205,7 +154,15 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     tolerate_partial: drop a cut last line (a report still being written) instead of failing.
     """
     path = Path(path)
-    fh, size = _open_checked(path)
+    if is_pipe(path):  # `<(cmd)`, /dev/stdin: read once, then as a file (not cached)
+        with pipe_copy(path) as copy:
+            try:  # every column: nothing can be read again later (a diff's ATTRIBUTES)
+                raw = read_ops_csv(copy, "all", tolerate_partial)
+            except TraceError as exc:
+                raise renamed(exc, path) from None
+        raw.path = path
+        return raw
+    fh, size = open_checked(path)
     fh.close()
     header = read_header(path)
     device_log = is_device_log(header)
@@ -218,7 +175,7 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     analysis = [n for n, h in zip(names, header) if h in wanted]
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
-    _decode(path, head, "first 64 KiB")
+    decode(path, head, "first 64 KiB")
     data: bytes | None = None
     truncated = False
     if tolerate_partial:

@@ -29,6 +29,7 @@ from .metrics import (
     whole,
 )
 from .progress import step
+from .rankarch import mixed_arch_warning
 from .text import clean_series
 from .trust import DataWarning, corrupt_warning, trace_warnings
 
@@ -328,6 +329,7 @@ class Trace:
         found = self.__dict__.get("_warnings")
         if found is None:
             found = trace_warnings(self.ordered, self.arch, self.arch_source, self.clock_mhz)
+            found += [w for w in [mixed_arch_warning(self.ordered, infer_clock)] if w]
             self.__dict__["_warnings"] = found
         return list(found)
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..format import fmt_int, fmt_us, is_missing, signed_pct
+from ..model.attributes import ATTRIBUTES_MAX_CHARS
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from ..model.gate import MAX_UNCOMPARED_SHARE, Outcome
@@ -96,6 +97,12 @@ def summary_lines(result: DiffResult, metric: str, gate: Outcome | None = None
         lines.append(("Changed", f"{c['changed']} matched ops differ from their pair (the "
                       "Cause column names what; compared: "
                       + ", ".join(_compared_names(result)) + ")"))
+    unread = {k: n for k, n in result.compared.attributes_unread.items() if n}
+    if unread:
+        lines.append(("Attributes", ", ".join(f"{n} op{'s' if n > 1 else ''} in the {side}"
+                                              for side, n in unread.items())
+                      + f": ATTRIBUTES cell over {ATTRIBUTES_MAX_CHARS >> 20} MiB, too large "
+                      "to read; those ops get no attribute cause (the others do)"))
     around = result.context_changes()
     if around:
         lines.append(("Around the run", "; ".join(d.text() for d in around)))
@@ -244,6 +251,7 @@ def to_json(result: DiffResult, out: TextIO, metric: str = DEFAULT_METRIC, top: 
         "telemetry": result.telemetry or None,
         "context": _context_json(result, metric),
         "compared": result.compared.compared,
+        "attributes_too_large": result.compared.attributes_unread,
         "median_pct": _clean(result.median_pct(metric)),
         "gate": ({**(limits or {}), **gate.as_dict()} if gate is not None else None),
     }

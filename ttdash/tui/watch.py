@@ -15,16 +15,16 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
-from ..live.feed import LiveFeed, RanksChanged
+from ..live.feed import LiveFeed, RanksChanged, rank_reports, ranks_text
 from ..model import Trace, Window
 from ..model.discover import (
     find_reports,
     rank_of,
     report_is_complete,
-    resolve_trace_paths,
 )
 from ..model.errors import TraceError
 from ..model.live import LiveSources
+from ..model.rankarch import MIXED_ARCH
 from ..model.text import clean_text
 from .app import TraceScreen, TTDashApp, summary_text
 from .telemetry import TelemetryStrip
@@ -162,7 +162,7 @@ class WatchScreen(TraceScreen):
         self.paused = False
         self.pending_new = 0
         self.watch_status: tuple[str, str] = ("info", f"watching {root}")  # (level, message)
-        self._loading: Path | None = None
+        self._loading: tuple[Path, tuple[Path, ...]] | None = None  # (shown as, merged)
         self.report_manual = False  # the user picked the shown report (no auto-switch)
         self._auto_ts: float | None = None
         self.baseline: Path | None = None
@@ -303,9 +303,16 @@ class WatchScreen(TraceScreen):
             bits.append(f"{len(self.ranks)} rank{'s' if len(self.ranks) > 1 else ''} live; "
                         "their reports merged once every rank has one")
         elif self.ranks and self.report_path == self.top:
-            bits.append(f"{len(self._merged)} ranks' reports merged")
+            n = len(self._merged)
+            bits.append(f"{n} ranks' reports merged (L live)" if n > 1
+                        else "1 rank's report (L live)")
         if self.mode == "live" and not len(self.view.ops):
             bits.append(NO_ROWS_HINT)
+        mixed = [w.message for w in (self.view.data_warnings or []) if w.kind == MIXED_ARCH] \
+            if self.mode == "live" else []
+        if mixed:  # the live rows of ranks of different archs: summed, so say it here
+            bits.append(mixed[0])
+            level = "warning" if level == "info" else level
         note = self.sources.note()
         if note:
             bits.append(note)
@@ -397,27 +404,19 @@ class WatchScreen(TraceScreen):
         return path.stat().st_mtime >= self._started - 1.0
 
     def _rank_report(self, path: Path) -> None:
-        """A rank of a multi-host run finished its report: the ranks' newest reports merged,
-        once every rank has one written since the watch began (or, when the watch began after
-        the run, all of the earlier ones)."""
-        try:
-            paths = tuple(resolve_trace_paths(self.top))
-            fresh = [self._written_since_start(p) for p in paths]
-        except (TraceError, OSError):  # a rank without a report yet (or one being replaced)
-            paths, fresh = (), []
-            waiting = [r for r, d in self.ranks if not find_reports(d)]
-        else:
-            waiting = [rank_of(p) for p, f in zip(paths, fresh) if not f] if any(fresh) else []
-        if not paths or waiting:
-            self.watch_status = ("info", f"report of rank {rank_of(path)} ready: waiting for "
-                                 f"rank {', '.join(map(str, waiting)) or 'reports'}")
+        """A rank of a multi-host run finished its report: the ranks' newest reports merged
+        (as `report ROOT` merges them), once every rank followed has a current one
+        (`live.feed.rank_reports`)."""
+        reports = rank_reports(self.top, self.ranks, self._started)
+        if not reports.ready:
+            self.watch_status = ("info", reports.waiting_line(rank_of(path)))
             return
-        if paths == self._merged:
+        if reports.paths == self._merged:
             return
-        self._merged = paths
+        self._merged = reports.paths
         switch = self.mode == "live" or not self.report_manual
-        self.open_report(self.top, switch=switch, paths=list(paths))
-        if all(fresh):
+        self.open_report(self.top, switch=switch, paths=list(reports.paths))
+        if reports.fresh:
             self._record(self.top, fresh=True)
 
     def open_report(self, path: Path, switch: bool, paths: list[Path] | None = None) -> None:
@@ -427,10 +426,12 @@ class WatchScreen(TraceScreen):
             self.watch_status = ("info", f"new report {path.name} (R lists runs)")
             self.notify(str(clean_text(f"New report: {path}")), markup=False)
             return
-        if self._loading == path:
+        key = (path, tuple(paths or ()))  # a merge of other ranks' reports is another load
+        if self._loading == key:
             return
-        self._loading = path
-        self.watch_status = ("info", f"loading report {path.name}…")
+        self._loading = key
+        self.watch_status = ("info", f"merging the reports of {self._ranks_of(paths)}…"
+                             if paths else f"loading report {path.name}…")
 
         def load() -> None:
             try:
@@ -438,23 +439,28 @@ class WatchScreen(TraceScreen):
                     Trace.load(path, arch=self.arch, columns="all")
                 view = trace.view(Window("all"))
             except TraceError as exc:
-                self.app.call_from_thread(self._report_failed, path, exc.oneline())
+                self.app.call_from_thread(self._report_failed, key, exc.oneline())
                 return
-            self.app.call_from_thread(self._report_loaded, path, view)
+            self.app.call_from_thread(self._report_loaded, key, view)
 
         self.run_worker(load, thread=True, group="report")
 
-    def _report_failed(self, path: Path, message: str) -> None:
-        if path != self._loading:
+    @staticmethod
+    def _ranks_of(paths) -> str:
+        return ranks_text([(rank_of(p), None) for p in paths or ()])
+
+    def _report_failed(self, key: tuple[Path, tuple[Path, ...]], message: str) -> None:
+        if key != self._loading:
             return  # superseded by a newer load
         self._loading = None
         self.watch_status = ("error", message)
         self.update_status()
 
-    def _report_loaded(self, path: Path, view) -> None:
-        if path != self._loading:
+    def _report_loaded(self, key: tuple[Path, tuple[Path, ...]], view) -> None:
+        if key != self._loading:
             return  # superseded by a newer load
         self._loading = None
+        path, merged = key
         current = self.query_one("OpTable").current_row()
         gcc = current.get("global_call_count") if current else None
         self.mode, self.report_path = "report", path
@@ -469,9 +475,16 @@ class WatchScreen(TraceScreen):
                 table = self.table
                 table.cursor = int(np.searchsorted(table.rows, hit[0]))
                 table.scroll_to(y=max(0, table.cursor - table.body_height // 2), animate=False)
-        shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+        shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) \
+            and path != self.root else str(path)
+        if merged:
+            shown = f"merged report of {self._ranks_of(merged)} ({len(view.op_rows):,} ops)"
         recorded = self._record_lines.get(path)  # --record finished first: keep saying so
-        self.watch_status = ("info", f"{shown} · {recorded}" if recorded else shown)
+        level = "info"
+        mixed = [w.message for w in view.warnings() if w.kind == MIXED_ARCH]
+        if mixed:  # ranks of different archs: say so where the eye is, not only in the header
+            level, shown = "warning", f"{shown} · {mixed[0]}"
+        self.watch_status = (level, f"{shown} · {recorded}" if recorded else shown)
         self.notify(str(clean_text(f"Report ready: switched to {path.name}")), markup=False)
         self.update_status()
 
