@@ -89,7 +89,7 @@ def test_the_why_view_at_80x24_in_a_real_terminal():
         assert lines[head + 1].split()[-1] == top and lines[head + 2].split()[-1] == second
         assert fmt_us(rec.iloc[0]) in lines[head + 1]
         assert any(f"unmodelled ({unmodelled:,} ops" in ln and "no model" in ln for ln in lines)
-        assert "If every modelled op reached 70% of its model" in text
+        assert "If every modelled op under 70% of its model reached it" in text
         t.send("Enter")
         screen = t.wait_for(lambda s: f"{top}: " in s and "Eff%" in s)
         rows = [ln.split() for ln in screen.splitlines() if ln.split()[:1]
