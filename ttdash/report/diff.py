@@ -13,6 +13,7 @@ from ..format import fmt_int, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from ..model.gate import Outcome
+from ..model.pairs import MATCH_SIGNATURE
 from ..schemas import SCHEMA_VERSION
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
@@ -79,8 +80,12 @@ def summary_lines(result: DiffResult, metric: str, gate: Outcome | None = None
                   f"{b.pauses} in the baseline ({fmt_us(b.pauses_us)}), {c_.pauses} in the "
                   f"candidate ({fmt_us(c_.pauses_us)}); steady state leaves them out"))
     c = result.counts
-    lines.append(("Ops", f"{c['matched']} matched ({c.get('by_attributes', 0)} by attributes, "
-                  f"{c['op_code_only']} by op code only, {c['moved']} moved), {c['added']} "
+    match = result.pairs["match"] if "match" in result.pairs.columns else None
+    exact = int((match == MATCH_SIGNATURE).sum()) if match is not None else \
+        c["matched"] - c.get("by_attributes", 0) - c["op_code_only"]
+    lines.append(("Ops", f"{c['matched']} matched: {exact} exactly, {c.get('by_attributes', 0)} "
+                  f"by attributes, {c['op_code_only']} by op code only ({c['moved']} "
+                  f"moved); {c['added']} "
                   f"added, {c['removed']} removed; match rate {result.match_rate:.1%}"
                   + ("; aligned per device" if result.per_device else "")))
     if c.get("changed"):
