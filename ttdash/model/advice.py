@@ -242,10 +242,13 @@ class Saving:
                 f"{self.ops:,} ops waited over {GAP_LIMIT_US:g} us for the host")
         if not self.pause_ops:
             return head
-        return (f"{head}; {fmt_us(self.pauses_us)} of it {'is' if self.pause_ops == 1 else 'are'}"
-                f" {self.pause_ops:,} host pause{'' if self.pause_ops == 1 else 's'} over "
-                f"{fmt_us(self.pause_above_us)} (compile, warm-up, Python), which tracing does "
-                f"not remove; the dispatch gaps it can remove are {fmt_us(self.dispatch_us)} "
+        pauses = (f"{head}; {fmt_us(self.pauses_us)} of it "
+                  f"{'is' if self.pause_ops == 1 else 'are'} {self.pause_ops:,} host "
+                  f"pause{'' if self.pause_ops == 1 else 's'} over {fmt_us(self.pause_above_us)} "
+                  "(compile, warm-up, Python), which tracing does not remove")
+        if self.dispatch_us < 0.005:  # never "0.00 us" to remove: say there is nothing
+            return f"{pauses}; no dispatch gap is left for it to remove"
+        return (f"{pauses}; the dispatch gaps it can remove are {fmt_us(self.dispatch_us)} "
                 f"({self.steady_pct:.1f}% of the steady state)")
 
 
