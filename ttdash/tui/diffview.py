@@ -53,7 +53,7 @@ DIFF_COLUMNS = (
     Col("bounds", "Bound A→B", 11, 5, "text", "left"),
     # what changed between A's op and B's (model.changes' cause text: "fidelity HiFi2 ->
     # HiFi4"); after the times at 80 columns, cut with "…" (enter shows it whole)
-    Col("cause", "Cause", 15, 1, "text", "left", pref=36),
+    Col("cause", "Cause", 15, 1, "text", "left", pref=48),
     Col("baseline_gap_us", "A gap", 9, 6, "us"),
     Col("candidate_gap_us", "B gap", 9, 6, "us"),
     Col("region_label", "Region", 16, 7, "text", "left", pref=24),
