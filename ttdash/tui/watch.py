@@ -300,12 +300,14 @@ class WatchScreen(TraceScreen):
             bits.append("PAUSED (p resumes)")
         if self.pending_new:
             bits.append(f"{self.pending_new:,} new ops")
+        if self.ranks and self.mode != "live" and self.report_path == self.top:
+            # before the message (the report's path, often the longest part): a narrow
+            # status line cuts the path, not what was merged
+            bits.append(f"{len(self._merged)} ranks' reports merged")
         bits.append(message)
         if self.ranks and self.mode == "live":
             bits.append(f"{len(self.ranks)} rank{'s' if len(self.ranks) > 1 else ''} live; "
                         "their reports merged once every rank has one")
-        elif self.ranks and self.report_path == self.top:
-            bits.append(f"{len(self._merged)} ranks' reports merged")
         if self.mode == "live" and not len(self.view.ops):
             bits.append(NO_ROWS_HINT)
         note = self.sources.note()
