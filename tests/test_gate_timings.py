@@ -179,8 +179,8 @@ def test_a_few_uncompared_pairs_are_left_out_and_said(work) -> None:
     cand = write(work, "one_blank", cand_df)
     r = run_ttdash("diff", str(real_dir() / WH), str(cand), "-f", "table", "--fail-above", "2")
     assert r.returncode == 1, r.stderr
-    assert "Ops: 1872 matched (0 by attributes, 0 by op code only, 0 moved), 1871 of them " \
-        "compared (1 timed on one side only)" in r.stdout
+    assert "Ops: 1872 matched: 1872 exactly, 0 by attributes, 0 by op code only (0 moved), " \
+        "1871 of them compared (1 timed on one side only)" in r.stdout
     assert "Uncompared: the candidate lacks a valid device time" in r.stdout
     assert "on 1 of the 1,872 matched ops" in r.stdout
     doc = json.loads(run_ttdash("diff", str(real_dir() / WH), str(cand), "-f", "json").stdout)

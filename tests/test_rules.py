@@ -145,9 +145,23 @@ def test_a_dram_bound_matmul_gets_the_dram_sharded_and_fidelity_advice(tmp_path)
 
     row = scaled_to(tmp_path, 80.0, 32, 4096, 4096, "dram_pct")
     assert row["bound"] == "DRAM" and row["flops_pct"] < 40
-    assert [a.kind for a in op_advice(row)] == ["matmul_dram_sharded", "matmul_fidelity"]
+    # the fidelity bullet asks for HiFi4 (slower): labelled accuracy, not a speed rule
+    assert [a.kind for a in op_advice(row)] == ["matmul_dram_sharded", "matmul_accuracy"]
+    assert op_advice(row)[1].message.startswith("accuracy, not speed: fidelity: unless "
+                                                "FLOP-bound, use HiFi4")
     ref = perf_report_printed(tmp_path / "ops_perf_results.csv", "wormhole", tracing=False)
     assert ref["matmul"] == {int(row["id"]): 2}
+
+
+def test_a_fidelity_bullet_for_a_lower_fidelity_stays_a_speed_rule(tmp_path) -> None:
+    """The same DRAM-bound matmul at HiFi4 with BFP8 inputs: "HiFi2 suffices (2x faster)" is
+    speed advice (matmul_fidelity), not accuracy."""
+    row = scaled_to(tmp_path, 80.0, 32, 4096, 4096, "dram_pct")
+    row.update(math_fidelity="HiFi4", in0_dtype="BFLOAT8_B", in1_dtype="BFLOAT8_B")
+    kinds = {a.kind: a.message for a in op_advice(row)}
+    assert "matmul_accuracy" not in kinds
+    assert kinds["matmul_fidelity"] == "fidelity: HiFi2 suffices for BFP8 weights (2x faster " \
+                                       "than HiFi4)"
 
 
 def test_json_total_pct_keeps_a_tiny_share(tmp_path) -> None:

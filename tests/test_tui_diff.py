@@ -158,3 +158,55 @@ async def test_diff_export_markdown_and_csv(tmp_path):
         lines = (tmp_path / "d.csv").read_text().splitlines()
         assert lines[0].startswith('"baseline_id","candidate_id","op_code"')
         assert len(lines) == 1 + 1872  # every pair: 660 matched + 1212 removed
+
+
+def hifi2_baseline(tmp_path):
+    """wh_clip_encoder_2 with its matmuls at HiFi2 (column and ATTRIBUTES) and 40% faster: the
+    real file is then a candidate that moved them to HiFi4 (cause "fidelity HiFi2 -> HiFi4")."""
+    df = pd.read_csv(real_dir() / WH, dtype=str, keep_default_na=False)
+    mm = df["OP CODE"] == "MinimalMatmulOp"
+    df.loc[mm, "MATH FIDELITY"] = "HiFi2"
+    df.loc[mm, "ATTRIBUTES"] = df.loc[mm, "ATTRIBUTES"].str.replace(
+        "math_fidelity=HiFi4", "math_fidelity=HiFi2", regex=False)
+    col = "DEVICE KERNEL DURATION [ns]"
+    df.loc[mm, col] = (df.loc[mm, col].astype(float) * 0.6).round().astype(int).astype(str)
+    out = tmp_path / "hifi2.csv"
+    df.to_csv(out, index=False)
+    return Trace.load(out, columns="all").view(Window("all"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_cause_column_at_80_and_200_columns(tmp_path, size):
+    """The Cause column (as `diff -f table` prints on every changed row) is on screen at 80 and
+    200 columns: the cursor's row (the largest regression, a HiFi2 -> HiFi4 matmul) shows its
+    cause, cut with "…" when narrow; a row whose pair did not change shows none."""
+    result = diff_traces(hifi2_baseline(tmp_path), load(WH))
+    causes = result.pairs["cause"].reset_index(drop=True)
+    app = diff_app(result)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        t = app.screen.query_one(DiffTable)
+        cols = [c.key for c in t.visible_columns()]
+        assert "cause" in cols
+        header = "".join(seg.text for seg in t.render_line(0))
+        assert "Cause" in header
+        x = sum(w + 1 for c, w in t._layout()[:cols.index("cause")])
+        w = dict((c.key, w) for c, w in t._layout())["cause"]
+        seen = 0
+        for y in range(1, t.size.height):
+            pos = int(t.scroll_offset.y) + y - 1
+            if pos >= len(t.rows):
+                break
+            line = "".join(seg.text for seg in t.render_line(y))
+            cell = line[x:x + w].rstrip()
+            want = causes.iloc[int(t.rows[pos])]
+            if not isinstance(want, str):
+                assert cell == ""
+                continue
+            assert want == cell or (cell.endswith("…") and want.startswith(cell[:-1])), \
+                (cell, want)
+            seen += "fidelity HiFi2 -> HiFi4".startswith(cell.rstrip("…")) or \
+                cell.startswith("fidelity HiFi2 -> HiFi4")
+        assert seen >= 5
+        if size[0] >= 200:  # wide: the whole cause
+            assert "fidelity HiFi2 -> HiFi4" in "".join(seg.text for seg in t.render_line(1))

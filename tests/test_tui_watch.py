@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from conftest import run_ttdash, wait_until
 
 from ttdash.sim import cpp_device_rows, generate_ops, simulate_run, write_cpp_device_csv
@@ -245,3 +246,52 @@ async def test_live_timeline_and_roofline_grow_with_the_rows(tmp_path):
         await pilot.pause()
         rv = screen.query_one(RooflineView)
         assert rv.pts is not None and rv.pts.device_ops == 400
+
+
+async def test_switch_to_report_follows_the_same_op_not_its_capture_row(tmp_path):
+    """A metal trace's report holds the op twice under one GLOBAL CALL COUNT: its capture (no
+    device data) and its replay (device data, a replay session). After the switch from the
+    live rows, the cursor is on the replayed op, the live row's own run (same device time), not
+    on the capture row the call count finds first."""
+    import numpy as np
+    import pandas as pd
+
+    from ttdash.sim import generate_ops
+    from ttdash.sim.run import report_path_for
+    from ttdash.sim.writers import write_report_csv
+
+    root = tmp_path / "profiler"
+    root.mkdir()
+    ops = generate_ops(n_ops=40, seed=3, signposts=False)
+    live_log(root, ops)
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        await wait_until(pilot, lambda: len(table.rows) == 40)
+        table.cursor = 20  # the user stops following, on an op mid-table
+        await pilot.pause()
+        live = table.current_row()
+        gcc, live_us = int(live["global_call_count"]), float(live["device_time_us"])
+        i = int(np.flatnonzero(ops["GLOBAL CALL COUNT"].to_numpy() == gcc)[0])
+        capture = ops.iloc[[i]].copy()
+        for col in ops.columns:
+            if col.startswith("DEVICE ") and col not in ("DEVICE ID", "DEVICE ARCH"):
+                capture[col] = pd.NA  # the host recorded it; the device ran the replay
+        capture["METAL TRACE ID"] = 0
+        report = ops.copy()
+        report["METAL TRACE ID"] = report["METAL TRACE ID"].astype("Int64")
+        report.loc[report.index[i], "METAL TRACE ID"] = 0
+        report.loc[report.index[i], "METAL TRACE REPLAY SESSION ID"] = 1
+        report = pd.concat([report.iloc[:i], capture, report.iloc[i:]], ignore_index=True)
+        out = report_path_for(root, "2026_01_01_00_00_00")
+        out.parent.mkdir(parents=True)
+        write_report_csv(report, out)
+        await wait_until(pilot, lambda: screen.mode == "report", timeout=30)
+        await pilot.pause()
+        view_ops = screen.view.ops
+        same = view_ops[view_ops["global_call_count"] == gcc]
+        assert len(same) == 2 and same["device_time_us"].isna().sum() == 1  # capture + replay
+        row = table.current_row()
+        assert row["global_call_count"] == gcc
+        assert row["device_time_us"] == pytest.approx(live_us)

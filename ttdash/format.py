@@ -95,6 +95,12 @@ def fmt_num(v: object, digits: int = 0) -> str:
     return str(v) if x is None else f"{x:,.{digits}f}"
 
 
+def fmt_mhz(mhz: float) -> str:
+    """A clock as every front end says it: whole MHz ("1350 MHz"; the clock inferred from
+    cycles and durations is a median, 1350.1, whose tenth says nothing)."""
+    return f"{mhz:.0f} MHz"
+
+
 def fmt_int(v: object) -> str:
     if is_missing(v):
         return ""

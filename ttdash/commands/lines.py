@@ -18,10 +18,10 @@ QUIET_WAKE_S = 0.5
 
 
 def live_line(view) -> str:  # view: model.View
-    from ..format import fmt_us
+    from ..format import fmt_mhz, fmt_us
 
     tot = view.totals()
-    arch = (f"; {view.trace.arch.name} {view.trace.clock_mhz:g} MHz"
+    arch = (f"; {view.trace.arch.name} {fmt_mhz(view.trace.clock_mhz)}"
             if view.trace.arch_detected and view.trace.clock_mhz else "")
     return (f"live: {tot['ops']:,} ops, device time {fmt_us(tot['device_time_us'])}, gaps "
             f"{fmt_us(tot['op_to_op_us'])}{arch}")

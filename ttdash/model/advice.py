@@ -9,7 +9,11 @@ ttdash's own words:
   (each listed gap less 6 us, as tt-perf-report counts it), in us and % of device + gap time,
   and how much of it is host pauses, which tracing does not remove (ttdash's split);
 * ``matmul_*``: one entry per bullet of "Matmul Optimization" (every op whose code contains
-  "Matmul"; ``matmul_ok`` where it prints "Optimized").
+  "Matmul"; ``matmul_ok`` where it prints "Optimized"). Its fidelity bullets that ask for a
+  *higher* fidelity (the verdict "too_low": "use HiFi4 ... for full accuracy") are
+  ``matmul_accuracy``: following them makes the op slower, so they are accuracy advice, never
+  a saving (ACCURACY_KINDS); the other fidelity bullets (a lower fidelity would do, and is
+  faster) stay ``matmul_fidelity``.
 
 `advice(ops)` lists them for a table of ops (report order); `op_advice(op)` is one op's (the
 details pane), from the same rules.
@@ -28,12 +32,17 @@ import pandas as pd
 from ..format import fmt_us
 from .columns import GAP_LIMIT_US, PAUSE_ABOVE_US
 
-__all__ = ["GAP_LIMIT_US", "Advice", "advice", "fidelity_verdict", "gap_saving", "op_advice"]
+__all__ = ["ACCURACY_KINDS", "GAP_LIMIT_US", "Advice", "advice", "fidelity_verdict", "gap_saving",
+           "op_advice"]
 
 #: tt-perf-report subtracts 6 us (not the 6.5 us limit) from each listed gap for the saving.
 GAP_FLOOR_US = 6.0
 MANTISSA = {"FLOAT32": 23, "BFLOAT16": 8, "BFLOAT8_B": 7, "BFLOAT4_B": 3}
 INTEGER_TYPES = {"UINT8", "UINT16", "INT32", "UINT32"}
+#: Advice kinds about accuracy, not speed: following them costs time (never ranked as a saving).
+ACCURACY_KINDS = ("matmul_accuracy",)
+#: The label an accuracy bullet's message starts with.
+ACCURACY_LABEL = "accuracy, not speed"
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,10 @@ def matmul_advice(op: dict[str, Any]) -> list[tuple[str, str]]:
     verdict, fid = fidelity_verdict(_text(op.get("in0_dtype")), _text(op.get("in1_dtype")),
                                     _text(op.get("out_dtype")), fidelity)
     bound, sharded = op.get("bound"), bool(op.get("dram_sharded"))
+    # a higher fidelity is slower: that bullet is about accuracy, and says so
+    fid_bullet = (("matmul_accuracy", f"{ACCURACY_LABEL}: fidelity: {fid} (a higher fidelity "
+                   "is slower)") if verdict == "too_low" else ("matmul_fidelity",
+                                                               f"fidelity: {fid}"))
     out: list[tuple[str, str]] = []
     if bound in ("DRAM", "BOTH"):
         if not sharded and "SparseMatmul" not in str(op.get("op_code")):
@@ -137,16 +150,16 @@ def matmul_advice(op: dict[str, Any]) -> list[tuple[str, str]]:
                         "(MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig)"))
         flops_pct = _number(op.get("flops_pct"))
         if verdict == "too_low" and flops_pct is not None and flops_pct < 40:
-            out.append(("matmul_fidelity", f"fidelity: {fid}"))
+            out.append(fid_bullet)
         if verdict == "too_high":
-            out.append(("matmul_fidelity", f"fidelity: {fid}"))
+            out.append(fid_bullet)
     elif bound == "FLOP":
         cores, avail = _number(op.get("cores")), _number(op.get("available_cores"))
         if not sharded and cores is not None and avail is not None and cores < avail:
             out.append(("matmul_grid", f"FLOP-bound on {cores:g} of {avail:g} cores: use a "
                         "bigger grid"))
         if verdict == "too_high":
-            out.append(("matmul_fidelity", f"fidelity: {fid}"))
+            out.append(fid_bullet)
     elif bound == "SLOW":
         mem = _text(op.get("in0_memory"))
         if mem and "L1" not in mem:
@@ -179,7 +192,7 @@ def matmul_advice(op: dict[str, Any]) -> list[tuple[str, str]]:
                         f"in0_block_w={block:g} and output subblock {sub_h:g}x{sub_w:g}")
                 out.append(("matmul_config_ok", f"{what} look reasonable; no rule applies"))
             if fid:
-                out.append(("matmul_fidelity", f"fidelity: {fid}"))
+                out.append(fid_bullet)
     return out or [("matmul_ok", "optimised: no rule applies")]
 
 
@@ -229,10 +242,13 @@ class Saving:
                 f"{self.ops:,} ops waited over {GAP_LIMIT_US:g} us for the host")
         if not self.pause_ops:
             return head
-        return (f"{head}; {fmt_us(self.pauses_us)} of it {'is' if self.pause_ops == 1 else 'are'}"
-                f" {self.pause_ops:,} host pause{'' if self.pause_ops == 1 else 's'} over "
-                f"{fmt_us(self.pause_above_us)} (compile, warm-up, Python), which tracing does "
-                f"not remove; the dispatch gaps it can remove are {fmt_us(self.dispatch_us)} "
+        pauses = (f"{head}; {fmt_us(self.pauses_us)} of it "
+                  f"{'is' if self.pause_ops == 1 else 'are'} {self.pause_ops:,} host "
+                  f"pause{'' if self.pause_ops == 1 else 's'} over {fmt_us(self.pause_above_us)} "
+                  "(compile, warm-up, Python), which tracing does not remove")
+        if self.dispatch_us < 0.005:  # never "0.00 us" to remove: say there is nothing
+            return f"{pauses}; no dispatch gap is left for it to remove"
+        return (f"{pauses}; the dispatch gaps it can remove are {fmt_us(self.dispatch_us)} "
                 f"({self.steady_pct:.1f}% of the steady state)")
 
 

@@ -4,7 +4,10 @@ model.advice lists tt-perf-report's advice one entry per op and bullet (bh20_oft
 of them gaps). This groups the same entries so they fit a screen: host fallbacks counted per op
 code, the largest op-to-op gaps with a count and total of the rest, the tracing saving split into
 host pauses (which tracing does not remove) and dispatch gaps (which it can), and the matmul rules
-grouped by rule with their ops and the device time at stake. The flat list stays in JSON and one
+grouped by rule with their ops and the device time at stake. tt-perf-report's matmul rules give no
+estimate of a saving: the speed rules are ranked by their ops' device time; the accuracy rules
+(model.advice.ACCURACY_KINDS: a higher fidelity, which makes the ops slower) are kept apart
+(`accuracy`) and never ranked with them. The flat list stays in JSON and one
 flag or key away. Computed from arrays and group-bys, never one Python object per op.
 """
 
@@ -17,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .advice import GAP_LIMIT_US, Saving, gap_saving, matmul_rule_chunks
+from .advice import ACCURACY_KINDS, GAP_LIMIT_US, Saving, gap_saving, matmul_rule_chunks
 from .columns import PAUSE_ABOVE_US
 from .guides import GuideInput, GuideSummary, summarise_guides
 
@@ -64,8 +67,9 @@ class AdviceSummary:
     top_gaps: tuple[Gap, ...] = ()
     saving: Saving | None = None
     matmuls: int = 0
-    rules: tuple[Rule, ...] = ()  # rules that apply, most device time first
+    rules: tuple[Rule, ...] = ()  # speed rules that apply, most device time first
     ok: tuple[Rule, ...] = ()  # "no rule applies" groups
+    accuracy: tuple[Rule, ...] = ()  # accuracy rules (slower if followed): no time to save
     entries: int = 0  # lines of the flat list (model.advice.iter_advice)
     guides: GuideSummary = GuideSummary()  # the tuning guides' rules (model.guides)
 
@@ -92,7 +96,7 @@ class AdviceSummary:
                 "pause_ops": s.pause_ops, "pause_above_us": s.pause_above_us,
                 "dispatch_steady_pct": round(s.steady_pct, 6)},
             "matmul": {"ops": self.matmuls,
-                       "rules": [_rule_dict(r) for r in self.rules + self.ok]},
+                       "rules": [_rule_dict(r) for r in self.rules + self.accuracy + self.ok]},
             "guides": self.guides.as_dict(),
         }
 
@@ -124,11 +128,13 @@ def summarise(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US,
         high = np.flatnonzero(gap > GAP_LIMIT_US)
     top = high[np.argsort(-gap[high], kind="stable")[:TOP_GAPS]]
     rules, ok, matmuls, bullets = _matmul_rules(ops)
+    accuracy = tuple(r for r in rules if r.kind in ACCURACY_KINDS)
     return AdviceSummary(
         host_ops=int(host.sum()), host=tuple(groups), gap_ops=len(high),
         gap_us=float(gap[high].sum()), top_gaps=tuple(Gap(int(ids[i]), float(gap[i]))
                                                      for i in top),
-        saving=gap_saving(ops, pause_above_us), matmuls=matmuls, rules=rules, ok=ok,
+        saving=gap_saving(ops, pause_above_us), matmuls=matmuls,
+        rules=tuple(r for r in rules if r.kind not in ACCURACY_KINDS), ok=ok, accuracy=accuracy,
         entries=int(host.sum()) + len(high) + (1 if len(high) else 0) + bullets,
         guides=summarise_guides(guides) if guides is not None else GuideSummary())
 

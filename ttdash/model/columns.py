@@ -137,6 +137,11 @@ class Column:
     def fmt(self, v: object) -> str:
         return FORMATTERS[self.kind](v, self.digits)
 
+    @property
+    def coloured(self) -> bool:
+        """The column has a colour rule (SEVERITY): every front end draws it."""
+        return self.key in SEVERITY
+
     def severity(self, v: object, row: dict[str, object] | None = None) -> Severity | None:
         rule = SEVERITY.get(self.key)
         return rule(v) if rule else None
@@ -353,7 +358,7 @@ INT_FIELDS = frozenset(c.key for c in COLUMNS if c.kind in ("id", "int"))
 #: Columns of the human tables (report table and markdown), in order.
 TABLE_FIELDS = ("id", "total_pct", "bound", "op_code", "device", "device_time_us", "op_to_op_us",
                 "cores", "dram_gbps", "dram_pct", "flops", "flops_pct", "pm_eff_pct",
-                "fidelity_desc", "config", "overlap_us")
+                "core_skew", "fidelity_desc", "config", "overlap_us")
 #: `report --summary --group-by`: tt-perf-report's summary groupings (memory is its default).
 SUMMARY_GROUP_BY = ("memory", "op", "category")
 #: The fields `y` copies (tab-separated).
@@ -410,6 +415,10 @@ def legend() -> list[tuple[str, str]]:
              ("red gap", f"op-to-op gap above {GAP_LIMIT_US:g} us: the device waited for "
               "the host"),
              ("red cores", f"fewer than {LOW_CORES} cores"),
+             ("yellow Eff%", f"under {LOW_EFF_PCT:g}% of the op's performance model (report's "
+              "table; the op table when `a` adds the column)"),
+             ("yellow Skew", f"the op's slowest core ran {SKEW_FLAG:g}x its average core or "
+              "longer (report's table; the op table when `a` adds the column)"),
              ("dispatch / pauses", f"op-to-op gaps up to {PAUSE_ABOVE_US:g} us are dispatch "
               "(steady state); longer ones are host pauses (compile, warm-up, Python)"),
              ("! op / corrupt", "impossible profiler timing: shown, left out of totals"),

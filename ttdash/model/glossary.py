@@ -158,6 +158,8 @@ DIFF_ROWS = (
     ("Δ time, Δ%", "B's device time less A's, and as a share of A's"),
     ("◂fast│slow▸", "the Δ% as a bar: left faster in B, right slower"),
     ("Bound A→B", "the bound class on each side when it changed"),
+    ("Cause", "what changed between the two ops (fidelity, cores, tensors, ATTRIBUTES), as "
+              "`diff -f table` names it; cut with … when narrow, whole in enter's details"),
 )
 
 

@@ -255,7 +255,7 @@ class GuideRule:
 @dataclass(frozen=True)
 class GuideSummary:
     entries: int = 0
-    rules: tuple[GuideRule, ...] = ()  # kinds with entries, most time at stake first
+    rules: tuple[GuideRule, ...] = ()  # kinds with entries: the warm-up, then by saving (rank_key)
 
     def as_dict(self) -> dict[str, Any]:
         return {"entries": self.entries, "rules": [r.as_dict() for r in self.rules]}
@@ -299,9 +299,18 @@ def summarise_guides(g: GuideInput) -> GuideSummary:
             {f: float(s[f]) for f in figures if pd.notna(s[f])},
             tuple(int(i) for i in heavy),
             _message(frames, kind) if kind in DETAIL_KINDS else None))
-    # the warm-up first: it says what a measurement of the whole trace is worth
-    out.sort(key=lambda r: (r.kind.kind not in DETAIL_KINDS, -r.at_stake_us, r.kind.kind))
+    # the warm-up first: it says what a measurement of the whole trace is worth; then the
+    # rules by their estimated saving (what following them is worth), those without an
+    # estimate last, by time at stake
+    out.sort(key=rank_key)
     return GuideSummary(len(codes), tuple(out))
+
+
+def rank_key(r: GuideRule) -> tuple[bool, bool, float, float, str]:
+    """The summary's order: the warm-up (DETAIL_KINDS) first, then most saving first, then the
+    rules without an estimate (most time at stake first)."""
+    return (r.kind.kind not in DETAIL_KINDS, r.saving_us is None, -(r.saving_us or 0.0),
+            -r.at_stake_us, r.kind.kind)
 
 
 def _message(frames: list[pd.DataFrame], kind: str) -> str:

@@ -54,11 +54,14 @@ class ModelSummary:
     recoverable_us: float
     faster_than_model: int  # modelled ops above 100% (the model is pessimistic there)
     target_pct: float
-    target_saving_us: float  # if every modelled op under the target reached it
+    #: if every modelled op under the target reached it: each op's saving clamped at zero (an
+    #: op at or above the target saves nothing; it never counts against the others)
+    target_saving_us: float
+    at_target_ops: int = 0  # modelled ops already at or above the target (not in JSON)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (round(v, 6) if isinstance(v, float) else v)
-                for k, v in self.__dict__.items()}
+                for k, v in self.__dict__.items() if k != "at_target_ops"}
 
     @property
     def recoverable_share_pct(self) -> float:
@@ -74,13 +77,14 @@ def summarise(ops: pd.DataFrame, target_pct: float = TARGET_EFF_PCT) -> ModelSum
     with np.errstate(all="ignore"):  # absurd cells: inf x 0 is NaN, not a warning on stderr
         ideal = dur * eff / 100.0
         at_target = ideal / (target_pct / 100.0)
-        saving = np.where(m & (dur > at_target), dur - at_target, 0.0)
+        below = m & (dur > at_target)
+        saving = np.where(below, dur - at_target, 0.0)
     return ModelSummary(
         device_ops=int((~np.isnan(device)).sum()), modelled_ops=int(m.sum()),
         device_us=float(np.nansum(device)), modelled_us=float(np.nansum(dur[m])),
         ideal_us=float(np.nansum(ideal[m])), recoverable_us=float(np.nansum(rec)),
         faster_than_model=int((eff[m] > 100.0).sum()), target_pct=target_pct,
-        target_saving_us=float(saving.sum()))
+        target_saving_us=float(saving.sum()), at_target_ops=int((m & ~below).sum()))
 
 
 def ranking(ops: pd.DataFrame, by: str = "op") -> pd.DataFrame:

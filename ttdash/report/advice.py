@@ -17,6 +17,7 @@ from ..model.advice import GAP_LIMIT_US, Advice, iter_advice
 from ..model.advice_summary import (
     HOST_CODES,
     AdviceSummary,
+    Rule,
     rule_examples,
     summarise,
 )
@@ -24,6 +25,7 @@ from ..model.guides import (
     EXTRA_FIGURES,
     KINDS,
     GuideInput,
+    GuideRule,
     GuideSummary,
     guide_input,
     rule_frames,
@@ -226,12 +228,23 @@ def guide_summary_rows(view: View, g: GuideSummary
             continue
         names = ", ".join(f"ID {i} {labels.get(i, '')}".rstrip() for i in r.ids)
         more = f" and {r.ops - len(r.ids):,} more" if r.ops > len(r.ids) else ""
-        est = "" if r.saving_us is None else f"; estimate: {fmt_us(r.saving_us)} to save"
+        est = saving_text(r)
         rows.append((r.ids[0] if r.ids else None,
                      f"{r.ops:>6,} op{'' if r.ops == 1 else 's'}  {fmt_us(r.at_stake_us)} at "
                      f"stake ({r.share_pct:.1f}%): {r.kind.kind}: {r.kind.advice}",
                      [f"{names}{more}{est}; guide: {r.kind.guide.title}"]))
     return rows
+
+
+def saving_text(r: GuideRule) -> str:
+    """A guide rule's estimate as its summary line says it: the time to save; nothing when the
+    rule gives no estimate; when its estimate comes to nothing (under 0.01 us: its basis is
+    zero on these ops), why there is no figure (never "0.00 us to save")."""
+    if r.saving_us is None:
+        return ""
+    if r.saving_us < 0.005:
+        return "; no saving estimated (its basis, " + (r.kind.estimate or "") + ", is 0 here)"
+    return f"; estimate: {fmt_us(r.saving_us)} to save"
 
 
 def guide_section(view: View, s: AdviceSummary) -> list[tuple[str, list[AdviceEntry]]]:
@@ -240,7 +253,8 @@ def guide_section(view: View, s: AdviceSummary) -> list[tuple[str, list[AdviceEn
         return []
     return [(f"Tuning guides: {g.entries:,} entr{'y' if g.entries == 1 else 'ies'} in "
              f"{len(g.rules)} rule{'' if len(g.rules) == 1 else 's'}; each with its ops "
-             "and the time at stake (device time + dispatch gaps, % of the steady state)",
+             "and the time at stake (device time + dispatch gaps, % of the steady state); "
+             "ranked by the estimated saving, rules without an estimate last",
              guide_summary_rows(view, g))]
 
 
@@ -264,7 +278,7 @@ def rule_sections(view: View, s: AdviceSummary
     rest counted, the tracing saving and its split, matmul rules with their ops and the device
     time at stake."""
     ops = view.op_rows
-    wanted = {g.id for g in s.top_gaps} | set(rule_examples(s.rules + s.ok))
+    wanted = {g.id for g in s.top_gaps} | set(rule_examples(s.rules + s.ok + s.accuracy))
     sub = ops[np.isin(ops["id"].to_numpy(), np.fromiter(wanted, dtype=np.int64,
                                                          count=len(wanted)))]
     labels = dict(zip(sub["id"].tolist(), op_labels(sub, limit=48)))
@@ -290,16 +304,23 @@ def rule_sections(view: View, s: AdviceSummary
             rows.append((None, s.saving.message()[:1].upper() + s.saving.message()[1:], []))
         out.append((f"Op-to-op gaps over {GAP_LIMIT_US:g} us: {s.gap_ops:,} ops waited for "
                     f"the host, {fmt_us(s.gap_us)} in all; the largest", rows))
-    if s.matmuls:
-        rows = []
-        for r in s.rules + s.ok:
-            names = ", ".join(f"ID {i} {labels.get(i, '')}".rstrip() for i in r.ids)
-            more = f" and {r.count - len(r.ids):,} more" if r.count > len(r.ids) else ""
-            rows.append((r.ids[0] if r.ids else None,
-                         f"{r.count:>6,} ops  {fmt_us(r.device_us)} ({r.share_pct:.1f}% of "
-                         f"device time): {r.message}", [f"{names}{more}"]))
-        out.append((f"Matmuls: {s.matmuls:,} ops; each rule with its ops and their device time",
-                    rows))
+    def names(r: Rule) -> list[str]:
+        more = f" and {r.count - len(r.ids):,} more" if r.count > len(r.ids) else ""
+        return [", ".join(f"ID {i} {labels.get(i, '')}".rstrip() for i in r.ids) + more]
+
+    if s.rules or s.ok:
+        rows = [(r.ids[0] if r.ids else None,
+                 f"{r.count:>6,} ops  {fmt_us(r.device_us)} ({r.share_pct:.1f}% of "
+                 f"device time): {r.message}", names(r)) for r in s.rules + s.ok]
+        out.append((f"Matmuls: {s.matmuls:,} ops; each rule with its ops and their device time "
+                    "(no estimate of a saving: most device time first)", rows))
+    if s.accuracy:
+        out.append((f"Matmul accuracy, not speed: {sum(r.count for r in s.accuracy):,} ops at a "
+                    "fidelity tt-perf-report calls too low; a higher fidelity makes them slower, "
+                    "so nothing is saved",
+                    [(r.ids[0] if r.ids else None,
+                      f"{r.count:>6,} ops  ({fmt_us(r.device_us)} of device time): {r.message}",
+                      names(r)) for r in s.accuracy]))
     return out
 
 

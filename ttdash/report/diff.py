@@ -14,6 +14,7 @@ from ..model.attributes import ATTRIBUTES_MAX_CHARS
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from ..model.gate import MAX_UNCOMPARED_SHARE, Outcome
+from ..model.pairs import MATCH_SIGNATURE
 from ..schemas import SCHEMA_VERSION
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
@@ -82,11 +83,14 @@ def summary_lines(result: DiffResult, metric: str, gate: Outcome | None = None
     c = result.counts
     basis = result.basis
     timed = basis.comparable.get(metric, basis.matched) if basis is not None else c["matched"]
-    lines.append(("Ops", f"{c['matched']} matched ({c.get('by_attributes', 0)} by attributes, "
-                  f"{c['op_code_only']} by op code only, {c['moved']} moved)"
+    match = result.pairs["match"] if "match" in result.pairs.columns else None
+    exact = int((match == MATCH_SIGNATURE).sum()) if match is not None else \
+        c["matched"] - c.get("by_attributes", 0) - c["op_code_only"]
+    lines.append(("Ops", f"{c['matched']} matched: {exact} exactly, {c.get('by_attributes', 0)} "
+                  f"by attributes, {c['op_code_only']} by op code only ({c['moved']} moved)"
                   + (f", {timed} of them compared ({c['matched'] - timed} timed on one side "
                      "only)" if timed < c["matched"] else "")
-                  + f", {c['added']} added, {c['removed']} removed; match rate "
+                  + f"; {c['added']} added, {c['removed']} removed; match rate "
                   f"{result.match_rate:.1%}" + ("; aligned per device" if result.per_device
                                                 else "")))
     uncompared = basis.uncompared_text(metric) if basis is not None else None

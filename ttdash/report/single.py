@@ -11,7 +11,7 @@ from typing import TextIO, TypeVar
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_texts, fmt_us
+from ..format import fmt_mhz, fmt_texts, fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
 from ..model.advice import advice_frames
@@ -239,7 +239,7 @@ def iter_summary_lines(view: View, all_signposts: bool = False,
         return f.key.startswith("bound:")
 
     dev = f"{len(sm.devices)} ({', '.join(str(d) for d in sm.devices)})" if sm.devices else "none"
-    clock = f"{sm.clock_mhz:g} MHz" if sm.clock_mhz else "unknown clock"
+    clock = fmt_mhz(sm.clock_mhz) if sm.clock_mhz else "unknown clock"
     arch = sm.arch or f"not detected, Wormhole peaks assumed: {view.trace.arch.name}"
     lines = [
         f"Arch: {arch} ({sm.arch_source}), {clock}; devices: {dev}"
@@ -382,7 +382,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     """A plain-text table streamed row by row (no layout pass over the whole table): columns
     sized from their formatted cells, never wrapped; on a terminal (`width`), columns that do not
     fit are dropped, least useful first. Corrupt rows are marked as in the TUI; a totals line ends
-    it. `color`: bound, gap and core-count colours (ANSI)."""
+    it. `color`: every colour rule of the registry (model.columns.SEVERITY), in ANSI."""
     for k, line in enumerate(iter_head_lines(view, shown)):
         out.write("\n".join(wrap(line, width)) + "\n")
         if not k:  # the first line at once (a pipe's reader sees it while the rest is made)
@@ -412,7 +412,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
         fit_columns(fields, widths, width, titles)
-    severity = {f: BY_KEY[f].severity for f in fields if f in ("bound", "op_to_op_us", "cores")}
+    severity = {f: BY_KEY[f].severity for f in fields if BY_KEY[f].coloured}
     raw = {f: ops[f].to_numpy() for f in severity}
     host = ops["is_host"].to_numpy(dtype=bool) if "is_host" in ops else None
 

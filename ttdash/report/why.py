@@ -70,9 +70,13 @@ def footer(s: ModelSummary) -> str:
     """What reaching the target would save, and the ops with no model (the section's last
     line; the why view's footer)."""
     unmodelled, faster = s.device_ops - s.modelled_ops, s.faster_than_model
-    return (f"If every modelled op reached {s.target_pct:g}% of its model: "
-            f"-{fmt_us(s.target_saving_us)} ({s.target_saving_us / s.device_us * 100:.1f}% of "
-            f"device time). {plural(unmodelled, 'device op')} "
+    share = s.target_saving_us / s.device_us * 100 if s.device_us > 0 else 0.0
+    at = s.at_target_ops
+    return (f"If every modelled op under {s.target_pct:g}% of its model reached it: "
+            f"{fmt_us(s.target_saving_us)} less device time ({share:.1f}%; "
+            f"{plural(at, 'op')} already at or above {s.target_pct:g}% "
+            f"save{'s' if at == 1 else ''} nothing, never counted below zero). "
+            f"{plural(unmodelled, 'device op')} "
             f"{'has' if unmodelled == 1 else 'have'} no model (unmodelled: not known to be fine)"
             + ("; 1 runs faster than its model" if faster == 1 else
                f"; {faster:,} run faster than their model" if faster else ""))

@@ -21,7 +21,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, OptionList, Static
 
-from ..format import fmt_us, plural
+from ..format import fmt_mhz, fmt_us, plural
 from ..model import View, Window
 from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
@@ -65,7 +65,7 @@ def summary_text(view: View, extra: str = "", order: str = "") -> HeaderText:
     if view.trace.ranks:  # a multi-host run
         devices += f" / {plural(len(view.trace.ranks), 'rank')}"
     arch = sm.arch or "arch not detected"
-    clock = f" {sm.clock_mhz:g} MHz" if sm.clock_mhz else ""
+    clock = f" {fmt_mhz(sm.clock_mhz)}" if sm.clock_mhz else ""
     line1 = Text.assemble((f"{sm.ops:,} ops", "bold"), " · ")
     if sm.warnings:  # early in the line: it must survive the crop at 80 columns
         line1.append(f"! {len(sm.warnings)} warning{'s' if len(sm.warnings) > 1 else ''} (?)",

@@ -1,7 +1,7 @@
 """Optional op-table columns: the slowest RISC and the trace's per-RISC times and utilisation
 counters (as the file names them), then the performance model's efficiency and recoverable time
-(optable.MODEL_COLUMNS), picked on a small screen; chosen ones join the table after the device
-time and sort like the others (`risc:` filters on the slowest RISC)."""
+and the core skew (optable.PICKABLE_COLUMNS), picked on a small screen; chosen ones join the
+table after the device time and sort like the others (`risc:` filters on the slowest RISC)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from textual.widgets import OptionList, Static
 from ..model.columns import BY_KEY
 from ..model.counters import RISC_COLUMN, RISC_NAMES, RISC_ROLES
 from ..model.text import clean_text
-from .optable import MODEL_COLUMNS, Col, _col
+from .optable import PICKABLE_COLUMNS, Col, _col
 
 TITLE_WIDTH = 12
 
@@ -38,8 +38,8 @@ def counter_title(name: str) -> str:
 
 def optional_columns(counters: list[str], ops: pd.DataFrame | None = None) -> list[Col]:
     """The columns a view with these counter columns (View.counter_names) can add to the table,
-    the slowest RISC first; then the model's columns that have a value in `ops` (an op with a
-    performance model)."""
+    the slowest RISC first; then the model's columns and the core skew that have a value in
+    `ops` (an op with a performance model, per-core times)."""
     out = [_col("slowest_risc", 6, 1, "text", "left")] \
         if any(n in RISC_NAMES for n in counters) else []
     for name in counters:
@@ -47,7 +47,7 @@ def optional_columns(counters: list[str], ops: pd.DataFrame | None = None) -> li
         title = counter_title(name)
         out.append(Col(name, title, max(len(title), 7), 1, kind))
     if ops is not None:
-        out += [c for c in MODEL_COLUMNS if c.key in ops and ops[c.key].notna().any()]
+        out += [c for c in PICKABLE_COLUMNS if c.key in ops and ops[c.key].notna().any()]
     return out
 
 
@@ -95,7 +95,7 @@ class ColumnsScreen(ModalScreen[list[str]]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Table columns: per-RISC times, counters, model efficiency",
+            yield Static("Table columns: per-RISC times, counters, model efficiency, core skew",
                          markup=False)
             yield OptionList(*[self._prompt(c) for c in self.columns])
             yield Static("space/enter: show or hide · esc: done", classes="hint", markup=False)

@@ -51,6 +51,9 @@ DIFF_COLUMNS = (
     Col("delta_pct", "Δ%", 8, 0, "dpct"),
     Col("delta_bar", "◂fast│slow▸", 11, 3, "dbar", "left", pref=15),
     Col("bounds", "Bound A→B", 11, 5, "text", "left"),
+    # what changed between A's op and B's (model.changes' cause text: "fidelity HiFi2 ->
+    # HiFi4"); after the times at 80 columns, cut with "…" (enter shows it whole)
+    Col("cause", "Cause", 15, 1, "text", "left", pref=48),
     Col("baseline_gap_us", "A gap", 9, 6, "us"),
     Col("candidate_gap_us", "B gap", 9, 6, "us"),
     Col("region_label", "Region", 16, 7, "text", "left", pref=24),
@@ -98,6 +101,18 @@ class DiffTable(OpTable):
         else:
             text = " " * half + "│" + "▸" * cells + " " * (half - cells)
         return text, style
+
+
+def with_cause(result: DiffResult) -> pd.DataFrame:
+    """The diff's display frame with each pair's cause (the pairs' ``cause``, as the table
+    output prints it; "" for none), control characters made visible."""
+    frame = result.display_frame()
+    pairs = result.pairs.reset_index(drop=True)
+    cause = pairs["cause"] if "cause" in pairs.columns else pd.Series([None] * len(pairs))
+    texts = {c: str(clean_text(str(c))) for c in cause.dropna().unique()}
+    frame["cause"] = pd.Series([texts.get(c, "") if isinstance(c, str) else ""
+                                for c in cause.to_numpy(dtype=object)], dtype=object)
+    return frame
 
 
 def _summary(result: DiffResult) -> Text:
@@ -193,7 +208,7 @@ class DiffScreen(TableViewMixin, Screen):
     def __init__(self, result: DiffResult, *, can_go_back: bool = False) -> None:
         super().__init__()
         self.result = result
-        self.frame = result.display_frame()
+        self.frame = with_cause(result)
         self.state = self.new_state(self.frame)
         self.threshold = 5.0
         self.group_by = "op_code"

@@ -55,6 +55,9 @@ COLUMNS = tuple(_col(k) for k in SCREEN_FIELDS)
 #: they would push the DRAM/FLOP bars off), but sortable from the sort picker (`S e`, `S r`)
 #: and shown, like the counters, when picked with `a` (priority 1: after the device time).
 MODEL_COLUMNS = tuple(_col(k, priority=1) for k in ("pm_eff_pct", "recoverable_us"))
+#: Per-op figures picked with `a` and sorted by without being shown: the model's and the core
+#: skew (the slowest core / the average, files with per-core times; yellow from SKEW_FLAG).
+PICKABLE_COLUMNS = (*MODEL_COLUMNS, _col("core_skew", priority=1))
 SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
                   Severity.BAD: "optable--bad"}
 OP_MAX = 72
@@ -134,7 +137,7 @@ class OpTable(ScrollView, can_focus=True):
 
     COLUMNS: tuple[Col, ...] = COLUMNS
     #: Columns with data the table sorts by without showing them (until picked as an extra).
-    SORT_ONLY: tuple[Col, ...] = MODEL_COLUMNS
+    SORT_ONLY: tuple[Col, ...] = PICKABLE_COLUMNS
 
     BINDINGS = [
         Binding("down,j", "cursor(1)", "Down", show=False, id="ttdash.down"),
@@ -189,6 +192,7 @@ class OpTable(ScrollView, can_focus=True):
         self._hidden: frozenset[str] = frozenset()
         self._extra: tuple[Col, ...] = ()
         self._need: dict[str, int] = {}
+        self._signposts: tuple[tuple[int, int, int], int] = ((-1, -1, -1), 0)
 
     @property
     def all_columns(self) -> tuple[Col, ...]:
@@ -311,6 +315,16 @@ class OpTable(ScrollView, can_focus=True):
         if frozenset(empty) != self._empty:
             self._empty = frozenset(empty)
             self._columns = []  # re-layout
+
+    def signpost_rows(self) -> int:
+        """How many of the table's rows are signpost rows (not ops: the header counts ops);
+        counted once per set of rows."""
+        key = (self._generation, len(self.rows), id(self.rows))
+        if self._signposts[0] != key:
+            sp = self._data.get("is_signpost")
+            n = int(sp[self.rows].astype(bool).sum()) if sp is not None and len(self.rows) else 0
+            self._signposts = (key, n)
+        return self._signposts[1]
 
     def current_pos(self) -> int | None:
         """The cursor's row in the frame (None: no row under the cursor)."""
@@ -455,7 +469,8 @@ class OpTable(ScrollView, can_focus=True):
         return Strip(segs, width)
 
     def _severity(self, key: str, v: object) -> Style | None:
-        """The colour of a cell by its column's rule in model.columns (gap, cores, bound)."""
+        """The colour of a cell by its column's rule in model.columns.SEVERITY (gap, cores,
+        bound, model efficiency, core skew): every cell of a column with a rule gets it here."""
         spec = BY_KEY.get(key)
         sev = spec.severity(v) if spec is not None else None
         return self._style(SEVERITY_CLASS[sev]) if sev else None
@@ -471,18 +486,23 @@ class OpTable(ScrollView, can_focus=True):
             if "is_host" in d and d["is_host"][r]:
                 return text, self._style("optable--bad")
             return text, None
+        if c.kind == "bound":
+            s = "" if is_missing(v) else str(v)
+            return s, self._severity(c.key, s)
+        # the registry's colour rule of the column, if it has one (gap, cores, efficiency, skew)
+        style = self._severity(c.key, v) if c.kind != "bar" else None
         if c.kind == "us":
-            style = self._severity(c.key, v)  # the registry's gap rule
             if c.key == "device_time_us" and is_missing(v) and "corrupt" in d and d["corrupt"][r]:
                 return "corrupt", self._style("optable--warn")
             return fmt_us(v), style
         if c.kind == "pct":
-            return fmt_pct(v), None
+            return fmt_pct(v), style
         if c.kind == "ns":  # a per-RISC kernel time: in us like the device time
-            return ("" if is_missing(v) else fmt_us(float(v) / 1000)), None
-        if c.kind == "num":  # a hardware counter: whole numbers as such
-            whole = not is_missing(v) and float(v).is_integer()
-            return fmt_num(v, 0 if whole else 2), None
+            return ("" if is_missing(v) else fmt_us(float(v) / 1000)), style
+        if c.kind == "num":  # a hardware counter (whole numbers as such) or the core skew
+            spec = BY_KEY.get(c.key)
+            whole = not is_missing(v) and float(v).is_integer() and spec is None
+            return (spec.fmt(v) if spec is not None else fmt_num(v, 0 if whole else 2)), style
         if c.kind == "bar":
             if is_missing(v):
                 return "", None
@@ -491,9 +511,6 @@ class OpTable(ScrollView, can_focus=True):
             return f"{bar(v, BAR_CELLS)}{fmt_pct(v, 0).rjust(w - BAR_CELLS)}", \
                 self._style("optable--bar")
         if c.kind in ("int", "id"):
-            return fmt_int(v), self._severity(c.key, v)  # the registry's cores rule
-        if c.kind == "bound":
-            s = "" if is_missing(v) else str(v)
-            return s, self._severity(c.key, s)
+            return fmt_int(v), style
         return ("" if is_missing(v) else str(v)), (self._style("optable--dim")
-                                                    if c.key == "signpost" else None)
+                                                    if c.key == "signpost" else style)

@@ -238,10 +238,14 @@ class TableViewMixin:
         return f"sort: {title} {'↓' if self.state.sort_desc else '↑'}"
 
     def status_parts(self, order: bool = False) -> list[str]:
-        """"row i/n", the filter and (`order`: for a screen whose header does not say it) the
-        order second: the common part of every status line."""
+        """"row i/n" (and how many of the n are signposts: the header counts ops), the filter
+        and (`order`: for a screen whose header does not say it) the order second: the common
+        part of every status line."""
         table = self.table
         parts = [f"row {table.cursor + 1 if len(table.rows) else 0:,}/{len(table.rows):,}"]
+        sp = table.signpost_rows()
+        if sp:  # the rows are ops and signposts; the header counts the ops
+            parts[0] += f" ({sp:,} signpost{'' if sp == 1 else 's'})"
         if order:
             parts.append(self.sort_text())
         if self.state.filter.text:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -26,6 +27,7 @@ from ..model.errors import TraceError
 from ..model.live import LiveSources
 from ..model.rankarch import MIXED_ARCH
 from ..model.text import clean_text
+from ..model.trace import REPLAY_COLUMN
 from .app import TraceScreen, TTDashApp, summary_text
 from .telemetry import TelemetryStrip
 from .widgets import plain
@@ -298,14 +300,16 @@ class WatchScreen(TraceScreen):
             bits.append("PAUSED (p resumes)")
         if self.pending_new:
             bits.append(f"{self.pending_new:,} new ops")
+        if self.ranks and self.mode != "live" and self.report_path == self.top:
+            # before the message (the report's path, often the longest part): a narrow
+            # status line cuts the path, not what was merged
+            n = len(self._merged)
+            bits.append(f"{n} ranks' reports merged (L live)" if n > 1
+                        else "1 rank's report (L live)")
         bits.append(message)
         if self.ranks and self.mode == "live":
             bits.append(f"{len(self.ranks)} rank{'s' if len(self.ranks) > 1 else ''} live; "
                         "their reports merged once every rank has one")
-        elif self.ranks and self.report_path == self.top:
-            n = len(self._merged)
-            bits.append(f"{n} ranks' reports merged (L live)" if n > 1
-                        else "1 rank's report (L live)")
         if self.mode == "live" and not len(self.view.ops):
             bits.append(NO_ROWS_HINT)
         mixed = [w.message for w in (self.view.data_warnings or []) if w.kind == MIXED_ARCH] \
@@ -462,18 +466,18 @@ class WatchScreen(TraceScreen):
         self._loading = None
         path, merged = key
         current = self.query_one("OpTable").current_row()
-        gcc = current.get("global_call_count") if current else None
         self.mode, self.report_path = "report", path
         self.paused, self.pending_new = False, 0
         self.set_view(view, keep_state=False)
         self.table.hidden_columns = frozenset()
-        if gcc is not None and gcc == gcc:
-            # Keep the op under the cursor (following or not): live rows and the report share
-            # GLOBAL CALL COUNT, the "Call" column both show.
-            hit = np.flatnonzero(view.ops["global_call_count"].to_numpy() == gcc)
-            if len(hit):
-                table = self.table
-                table.cursor = int(np.searchsorted(table.rows, hit[0]))
+        # Keep the op under the cursor (following or not): live rows and the report share
+        # GLOBAL CALL COUNT, the "Call" column both show.
+        pos = same_op(view, current) if current else None
+        if pos is not None:
+            table = self.table
+            at = np.flatnonzero(table.rows == pos)
+            if len(at):
+                table.cursor = int(at[0])
                 table.scroll_to(y=max(0, table.cursor - table.body_height // 2), animate=False)
         shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) \
             and path != self.root else str(path)
@@ -498,6 +502,43 @@ class WatchScreen(TraceScreen):
             self.app.push_screen(diff_screen_for_paths(baseline, candidate, arch=self.arch))
         except TraceError as exc:
             self.notify(exc.oneline(), severity="error", markup=False)
+
+
+def same_op(view, live: dict) -> int | None:
+    """The report's row (a position in `view.ops`) of the live row `live`: a row with its
+    GLOBAL CALL COUNT; of several (a metal trace's capture has the call count and no device
+    data, each replay has it again, with device data), one with device data, then the one whose
+    device time is the live row's (the same run of the op), else the last replayed one (the
+    live table follows the newest rows)."""
+    gcc = live.get("global_call_count")
+    if gcc is None or gcc != gcc:
+        return None
+    ops = view.ops
+    hit = np.flatnonzero(ops["global_call_count"].to_numpy() == gcc)
+    if len(hit) < 2:
+        return int(hit[0]) if len(hit) else None
+    dev = ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan)[hit]
+    if (~np.isnan(dev)).any():
+        hit, dev = hit[~np.isnan(dev)], dev[~np.isnan(dev)]
+    mine = live.get("device_time_us")
+    if mine is not None and mine == mine:
+        same = np.flatnonzero(np.isclose(dev, float(mine), rtol=1e-9, atol=1e-3))
+        if len(same):
+            return int(hit[same[0]])
+    again = hit[replayed(view, hit)]
+    return int(again[-1]) if len(again) else int(hit[0])
+
+
+def replayed(view, pos: np.ndarray) -> np.ndarray:
+    """Which of the ops at `pos` are metal-trace replays (a METAL TRACE REPLAY SESSION ID)."""
+    ordered = view.trace.ordered
+    if REPLAY_COLUMN not in ordered.columns or "ID" not in ordered.columns:
+        return np.zeros(len(pos), dtype=bool)
+    session = pd.to_numeric(ordered[REPLAY_COLUMN], errors="coerce")
+    by_id = pd.Series(session.to_numpy(), index=ordered["ID"].to_numpy())
+    by_id = by_id[~by_id.index.duplicated()]
+    got = by_id.reindex(view.ops["id"].to_numpy()[pos]).to_numpy(dtype="float64")
+    return ~np.isnan(got)
 
 
 def watch_app(root: Path, *, refresh: float = 0.5, poll: float | None = None,
