@@ -185,20 +185,21 @@ def until(condition, what: str, timeout: float = WAIT_S) -> None:
         time.sleep(0.02)
 
 
-def blocked_reader(fifo: Path) -> int:
-    """Our write end of `fifo` once a reader has opened it (opening for writing without
-    blocking succeeds only then); nothing is written, so the reader waits in read()."""
-    fd: list[int] = []
+def held_fifo(tmp_path: Path) -> tuple[Path, int]:
+    """A FIFO that a call blocks on: this process holds it open for reading and writing (a
+    writer that never writes nor closes), so a reader of it waits in read() for good."""
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    return fifo, os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
 
-    def opened() -> bool:
-        try:
-            fd.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # ENXIO: no reader yet
-            return False
-        return True
 
-    until(opened, "the worker opening the FIFO")
-    return fd[0]
+def reading(pid: int, fifo: Path) -> bool:
+    """Whether process `pid` has `fifo` open (the worker is inside the call, in read())."""
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        return any(os.readlink(fd) == str(fifo) for fd in fds.iterdir())
+    except OSError:  # an fd closed or the process gone while listed
+        return False
 
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -257,22 +258,22 @@ def test_numbers_and_sizes_are_checked_before_they_are_converted(tmp_path):
 
 # ------------------------------------------------------------------ time limit, cancel, gone
 def test_a_call_past_its_time_limit_is_stopped_and_the_server_goes_on(tmp_path):
-    fifo = tmp_path / "snapshot.fifo"
-    os.mkfifo(fifo)
+    fifo, held = held_fifo(tmp_path)
     s = Server(tmp_path, env={"TTDASH_MCP_CALL_TIMEOUT": "3"})
-    rid = s.start("tools/call", {"name": "doctor", "arguments": {"smi_snapshot": str(fifo)}})
-    write_end = blocked_reader(fifo)  # the worker is inside the call, blocked in read()
+    rid = s.start("tools/call", {"name": "top_ops", "arguments": {"path": str(fifo)}})
     try:
+        until(lambda: len(children(s.proc.pid)) == 1, "the worker starting")
         worker = s.worker()
+        until(lambda: reading(worker, fifo), "the worker blocked reading the FIFO")
         pong = s.request("ping")  # answered while the call runs
         assert pong["result"] == {} and s.lines.empty()
         result = s.answer(rid)["result"]
-        assert error_line(result) == ("ttdash doctor: stopped after 3 s, the time limit of a "
+        assert error_line(result) == ("ttdash top_ops: stopped after 3 s, the time limit of a "
                                       "call (TTDASH_MCP_CALL_TIMEOUT); a smaller window or a "
                                       "narrower filter asks for less")
         assert wait_gone(worker)  # the work was killed, not left to finish
     finally:
-        os.close(write_end)
+        os.close(held)
     again = s.call("top_ops", {"path": str(real_dir() / BH20), "limit": 1})
     assert not again["isError"], again
     assert s.worker() != worker  # a new worker
@@ -280,17 +281,17 @@ def test_a_call_past_its_time_limit_is_stopped_and_the_server_goes_on(tmp_path):
 
 
 def test_a_cancelled_call_stops_its_work(tmp_path):
-    fifo = tmp_path / "snapshot.fifo"
-    os.mkfifo(fifo)
+    fifo, held = held_fifo(tmp_path)
     s = Server(tmp_path)
-    rid = s.start("tools/call", {"name": "doctor", "arguments": {"smi_snapshot": str(fifo)}})
-    write_end = blocked_reader(fifo)
+    rid = s.start("tools/call", {"name": "top_ops", "arguments": {"path": str(fifo)}})
     try:
+        until(lambda: len(children(s.proc.pid)) == 1, "the worker starting")
         worker = s.worker()
+        until(lambda: reading(worker, fifo), "the worker blocked reading the FIFO")
         s.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
         assert wait_gone(worker)
     finally:
-        os.close(write_end)
+        os.close(held)
     again = s.call("top_ops", {"path": str(real_dir() / BH20), "limit": 1})
     assert not again["isError"]
     assert s.close() == ""
