@@ -451,3 +451,33 @@ def test_only_the_mcp_command_imports_the_sdk():
                        text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip().splitlines()[-1] == "[]"
+
+
+# ------------------------------------------------------------------ every op explained (#47)
+async def test_top_ops_and_explain_op_carry_the_reports_reasons():
+    """An op on 1 core of the 64 the file says were available is under-gridded in explain_op,
+    read off the raw CSV (CORE COUNT, AVAILABLE WORKER CORE COUNT); top_ops' `why` is the
+    report's entry for each op code of its page, and both answers pass their schemas through
+    the SDK's client."""
+    import pandas as pd
+
+    raw = pd.read_csv(real_dir() / WH_CLIP)
+    one_core = raw.index[(raw["CORE COUNT"] == 1) & (raw["AVAILABLE WORKER CORE COUNT"] == 64)
+                         & (raw["DEVICE KERNEL DURATION [ns]"] > 0)
+                         & raw["OP CODE"].str.startswith("LayerNorm")]
+    assert len(one_core) == 130
+    op_id = int(one_core[0]) + 2  # the ID is the CSV's line number (the header is line 1)
+    code = str(raw.at[one_core[0], "OP CODE"])
+    report = cli("report", str(real_dir() / WH_CLIP), "-f", "json")
+    entries = {e["op_code"]: e for e in report["why"]["by_op_code"]}
+    async with server() as s:
+        op = ok(await call(s, "explain_op", path=str(real_dir() / WH_CLIP), id=op_id))
+        page = ok(await call(s, "top_ops", path=str(real_dir() / WH_CLIP), limit=5))
+    assert op["op"]["op_code"] == code
+    assert op["reason"]["class"] == "under-gridded"
+    assert "1 of 64 cores" in op["reason"]["reason"]
+    assert op["op_code_reason"] == entries[code]
+    assert page["why"]["covered_pct"] == report["why"]["covered_pct"]
+    codes = {o["op_code"].split()[0] for o in page["ops"]}
+    assert {e["op_code"] for e in page["why"]["by_op_code"]} == codes
+    assert all(e == entries[e["op_code"]] for e in page["why"]["by_op_code"])

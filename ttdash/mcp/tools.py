@@ -31,6 +31,11 @@ def _trace_inputs(extra: dict[str, Any], required: tuple[str, ...] = ("path",)
 
 
 OP = sc.part("report", "ops", "items")
+#: explain_op's `reason`: one op's reason, in the words of the report's why.by_op_code entries
+REASON = sc.obj({key: sc.part("report", "why", "by_op_code", "items", key)
+                 for key in ("class", "basis", "reason", "saving_us", "assumes")},
+                description="the op's own reason class, its sentence, the device time it "
+                "would save and what that assumes (model.reasons)")
 NULLABLE_STR = {"type": ["string", "null"]}
 TOP = integer("how many of each top list (top regressions, improvements, by op code, by "
               "region)", minimum=1, maximum=100, default=10)
@@ -94,7 +99,11 @@ TOOLS: tuple[Tool, ...] = (
                  "by": {"type": "string", "enum": list(trace_tools.RANK)},
                  "field": {"type": "string"}, "filter": NULLABLE_STR,
                  "ops_in_window": COUNT, "matched": COUNT, "offset": COUNT, "shown": COUNT,
-                 "ops": {"type": "array", "items": OP}}),
+                 "ops": {"type": "array", "items": OP},
+                 "why": sc.obj({"covered_pct": sc.part("report", "why", "covered_pct"),
+                                "by_op_code": sc.part("report", "why", "by_op_code")},
+                               description="the report's `why` for the op codes of this page: "
+                               "the window's covered_pct and their by_op_code entries")}),
          trace_tools.top_ops),
     Tool("explain_op",
          "Everything about one op (by its ID, the CSV's line number as in tt-perf-report): "
@@ -119,6 +128,9 @@ TOOLS: tuple[Tool, ...] = (
                      for key, (section, items) in trace_tools.WHY_LISTS.items()},
                      description="the op code's line in the report's core_balance (skewed, "
                      "small_grid) and ccl_bandwidth (by_op_code) lists"),
+                 "reason": {"anyOf": [REASON, {"type": "null"}]},
+                 "op_code_reason": {"anyOf": [sc.part("report", "why", "by_op_code", "items"),
+                                              {"type": "null"}]},
                  "columns_total": COUNT,
                  "columns": {"type": "object", "additionalProperties": {
                      "type": ["string", "number", "boolean"]}}}),

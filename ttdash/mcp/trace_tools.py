@@ -76,7 +76,21 @@ def top_ops(s: Session, args: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "file": str(view.trace.path),
             "window": view.description, "by": by, "field": field,
             "filter": text or None, "ops_in_window": len(view.op_rows), "matched": len(ops),
-            "offset": offset, "shown": len(page), "ops": op_records(view, page)}
+            "offset": offset, "shown": len(page), "ops": op_records(view, page),
+            "why": page_why(view, page)}
+
+
+def page_why(view, page) -> dict[str, Any]:
+    """The report's `why` (model.whyslow.why_contract) for the op codes of `page`: the
+    window's covered_pct and those op codes' by_op_code entries (reason, saving, what to try),
+    heaviest first."""
+    from ..model.query import summary_key
+    from ..model.whyslow import why_contract
+
+    why = as_json(why_contract(view))  # rounded as the report writes it
+    codes = set(summary_key(page, "op").astype(str)) if len(page) else set()
+    return {"covered_pct": why["covered_pct"],
+            "by_op_code": [e for e in why["by_op_code"] if e["op_code"] in codes]}
 
 
 def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
@@ -85,6 +99,7 @@ def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
     performance model and the row's own columns."""
     from ..model.advice import advice_frames
     from ..model.query import summary_key
+    from ..model.whyslow import op_reason, why_contract
     from ..report.safe import records_json
     from ..report.why import as_dict as why_dict
     from ..report.why import model_dict
@@ -116,6 +131,7 @@ def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
     model = model_dict(view)
     group = str(summary_key(hit, "op").iloc[0])
     line = next((g for g in (model or {}).get("by_op_code", []) if g["group"] == group), None)
+    reason = op_reason(view, hit.index[0])
     raw = _raw_columns(view, op_id, int(hit["device"].iloc[0])
                        if "device" in hit and hit["device"].notna().iloc[0] else None)
     return {"schema_version": SCHEMA_VERSION, "file": str(view.trace.path),
@@ -124,6 +140,9 @@ def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
             "advice": advice, "why_slow": why_slow(op),
             "op_code_model": as_json(line) if line is not None else None,
             "op_code_why": op_code_why(as_json(why_dict(view)), str(op["op_code"])),
+            "reason": as_json(reason),
+            "op_code_reason": next((e for e in as_json(why_contract(view))["by_op_code"]
+                                    if e["op_code"] == group), None),
             "columns_total": raw[1], "columns": raw[0]}
 
 

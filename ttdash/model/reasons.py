@@ -358,6 +358,27 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
             "classes": classes, "by_op_code": rows}
 
 
+def one_reason(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec, at: Any
+               ) -> dict[str, Any] | None:
+    """The reason of the op at index `at` of `ops` (`why`: op_reasons of `ops`), worded as
+    contract's by_op_code entries (class, basis, reason, saving_us, assumes); None for a row
+    without device time."""
+    cls = int(why.at[at, "why_class"])
+    if cls < 0:
+        return None
+    row = ops.loc[[at]]
+    fidelity = row["math_fidelity"].iloc[0] if "math_fidelity" in row else None
+    return {"class": CLASS_NAMES[cls], "basis": BASIS[cls],
+            "reason": reason_text(cls, float(why.at[at, "why_pct"]), float(_num(row, "cores")[0]),
+                                  float(why.at[at, "why_grid"]),
+                                  float(_num(row, "device_time_us")[0]), fidelity,
+                                  float(arch.dram_gbps),
+                                  sharded_cores=(arch.dram_sharded_matmul_cores
+                                                 if _flag(row, "dram_sharded")[0] else 0)),
+            "saving_us": round(float(why.at[at, "why_saving_us"]), 6),
+            "assumes": ASSUMES[cls]}
+
+
 def short_reason(cls: int, pct: float, cores: float, grid: float) -> str:
     """A few words for one op's reason (a table cell: view 6's list of an op code's ops)."""
     def p(v: float) -> str:

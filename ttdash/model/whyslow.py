@@ -114,6 +114,12 @@ def why_contract(view: View) -> dict[str, Any]:
         view.ops, view.trace.arch, grid_in_file(view), op_reasons(view), reason_groups(view)))
 
 
+def op_reason(view: View, at: Any) -> dict[str, Any] | None:
+    """The reason of one op (`at`: its index in view.ops), worded as why_contract's entries."""
+    from . import reasons
+    return reasons.one_reason(view.ops, op_reasons(view), view.trace.arch, at)
+
+
 def reason_ops(view: View, group: str) -> pd.DataFrame:
     """The device ops of op code `group` (its first word, as why_contract's op_code), heaviest
     first: pos (row in view.ops), id, op_code, size, device_us, saving_us, pm_eff_pct,
