@@ -257,3 +257,22 @@ def test_links_unknown_says_what_the_file_lacks(tmp_path):
     assert "Links unknown: the ops' ATTRIBUTES do not say num_links" in out
     full = run_main("report", str(real_dir() / DEEPSEEK), "--advice", "none").stdout
     assert "Links unknown" not in full
+
+
+def test_unknown_links_and_ring_size_keep_the_report_schema(tmp_path):
+    """A run whose links (or ring size) the file does not say is null in `ccl_bandwidth.runs`:
+    the schema typed both integer only, so such a report broke its own schema."""
+    import json
+
+    import jsonschema
+
+    from ttdash.schemas import load
+
+    df = pd.read_csv(real_dir() / DEEPSEEK, dtype=str, keep_default_na=False)
+    df["ATTRIBUTES"] = df["ATTRIBUTES"].str.replace("'num_links'", "'links'")
+    p = tmp_path / "no_links.csv"
+    df.to_csv(p, index=False)
+    doc = json.loads(run_main("report", str(p), "-f", "json").stdout)
+    runs = doc["ccl_bandwidth"]["runs"]
+    assert runs and all(r["links"] is None for r in runs)
+    jsonschema.Draft202012Validator(load("report")).validate(doc)
