@@ -335,3 +335,18 @@ def test_a_dram_sharded_decode_matmul_computes_on_its_dram_reader_cores(tmp_path
                                   "cores (DRAM-sharded")
     assert any("one core per DRAM bank" in t and "4.6.2" in t for t in g["try"])
 
+
+
+def test_no_saving_is_printed_as_zero_or_a_gap_in_microseconds_past_ten_ms():
+    """A dispatch-bound op code saves no device time: its Saving reads "none", never "0.00 us"
+    (#46.3), in the report's section and view 6's cells; a 469 ms gap reads in ms."""
+    from ttdash.tui.whyview import cell
+
+    out = run_ttdash("report", str(real_dir() / SEG)).stdout
+    section = out[out.index("Every op explained"):]
+    section = section[:section.index("\n\n")]
+    rows = [ln for ln in section.splitlines() if "dispatch-bound:" in ln]
+    assert rows and all(re.search(r"\s(none|[\d.,]+ (us|ms|s))\s", ln) for ln in rows)
+    assert not re.search(r"\s0\.00 us\s", section)
+    assert "469.0 ms gap before" in section and "469,044 us" not in section
+    assert cell("saving_us", 0.0) == "none" and cell("saving_us", 12.5) == "12.5 us"

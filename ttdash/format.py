@@ -64,6 +64,19 @@ def fmt_us(v: object, width: int = 0) -> str:
     return s.rjust(width)
 
 
+#: A saving estimate under this (us) is none to speak of: printed "none", never "0.00 us"
+MIN_SAVING_US = 0.005
+
+
+def fmt_saving(v: object) -> str:
+    """A saving estimate as fmt_us writes it; "none" where it rounds to nothing (a
+    dispatch-bound op saves no device time), never "0.00 us" or a negative time."""
+    if is_missing(v):
+        return ""
+    x = _float(v)
+    return "none" if x is not None and x < MIN_SAVING_US else fmt_us(v)
+
+
 def fmt_pct(v: object, digits: int = 1) -> str:
     if is_missing(v):
         return ""

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..format import fmt_us
 from .arch import ArchSpec
 from .ccl import kinds_of
 from .columns import BOUND_THRESHOLD_PCT, LOW_GRID_PCT, SKEW_FLAG
@@ -189,10 +190,6 @@ def _pct(v: float) -> str:
     return "<1%" if 0 <= v < 0.5 else f"{v:.0f}%"
 
 
-def _us(v: float) -> str:
-    return f"{v:,.0f} us" if abs(v) >= 100 else f"{v:,.1f} us"
-
-
 def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
                 fidelity: object = None, dram_gbps: float | None = None,
                 of: tuple[int, int] | None = None, cores_max: float | None = None,
@@ -230,7 +227,7 @@ def reason_text(cls: int, pct: float, cores: float, grid: float, dur_us: float,
         return (f"slow: at {_pct(pct)} of its nearer roof (DRAM bandwidth, or math on all "
                 f"{grid:,.0f} cores)") + part
     if cls == DISPATCH:
-        return (f"dispatch-bound: {_us(pct)} gap before a {_us(dur_us)} kernel"
+        return (f"dispatch-bound: {fmt_us(pct)} gap before a {fmt_us(dur_us)} kernel"
                 + (" (medians)" if of is not None else "") + part)
     return ("no data: whole grid, no per-core times, no model, no DRAM tensor or FLOPs"
             + part)
@@ -397,5 +394,5 @@ def short_reason(cls: int, pct: float, cores: float, grid: float) -> str:
     if cls in (ROOF_DRAM, ROOF_COMPUTE, SLOW):
         return f"{CLASS_NAMES[cls]} {p(pct)} of roof"
     if cls == DISPATCH:
-        return f"dispatch-bound, gap {_us(pct)}"
+        return f"dispatch-bound, gap {fmt_us(pct)}"
     return "no data"

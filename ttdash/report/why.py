@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..format import fmt_share, fmt_us, plural
+from ..format import fmt_saving, fmt_share, fmt_us, plural
 from ..model import View, whyslow
 from ..model.columns import LOW_GRID_PCT, SKEW_FLAG
 from ..model.perfmodel import ModelSummary
@@ -226,12 +226,12 @@ def reason_lines(view: View) -> list[str]:
     rows = c["by_op_code"]
     for g in rows[:TOP_GROUPS]:
         out.append(f"  {fmt_us(g['device_us']):>9}  {fmt_share(g['share_pct']):>6}  "
-                   f"{fmt_us(g['saving_us']):>9}  {g['op_code']}: {g['reason']}")
+                   f"{fmt_saving(g['saving_us']):>9}  {g['op_code']}: {g['reason']}")
     if len(rows) > TOP_GROUPS:
         rest = rows[TOP_GROUPS:]
         out.append(f"  {fmt_us(sum(g['device_us'] for g in rest)):>9}  "
                    f"{fmt_share(sum(g['share_pct'] for g in rest)):>6}  "
-                   f"{fmt_us(sum(g['saving_us'] for g in rest)):>9}  in "
+                   f"{fmt_saving(sum(g['saving_us'] for g in rest)):>9}  in "
                    f"{plural(len(rest), 'more op code')} (JSON why has every one)")
     for g in [g for g in rows[:TOP_CODES] if g["try"]]:
         out += [f"  {g['op_code']}, try: {t}" for t in g["try"]]

@@ -28,7 +28,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ..format import fmt_int, fmt_pct, fmt_share, fmt_us, is_missing, plural
+from ..format import fmt_int, fmt_pct, fmt_saving, fmt_share, fmt_us, is_missing, plural
 from ..model import reasons, whyslow
 from ..model.text import clean_text
 from ..report import why
@@ -60,7 +60,9 @@ OP_COLS = (WhyCol("id", "ID", 6), WhyCol("device_us", "Device", 9),
 
 def cell(key: str, v: object) -> str:
     """One cell's text: times as the report writes them, a missing efficiency as no model."""
-    if key in ("saving_us", "device_us"):
+    if key == "saving_us":
+        return fmt_saving(v)
+    if key == "device_us":
         return "" if is_missing(v) else fmt_us(v)
     if key == "pm_eff_pct":
         return NO_MODEL if is_missing(v) else fmt_pct(v)
@@ -324,7 +326,7 @@ class WhyView(Vertical):
         if g is not None:
             head = (f"{g['op_code']}: {plural(g['ops'], 'op')}, {fmt_us(g['device_us'])} "
                     f"({fmt_share(g['share_pct'])} of device time); {g['reason']}; saving "
-                    f"{fmt_us(g['saving_us'])} (assumes {g['assumes']})")
+                    f"{fmt_saving(g['saving_us'])} (assumes {g['assumes']})")
         else:  # (a live refresh: no device op of it any more)
             head = f"{group}: no device op in this view"
         self.query_one("#why-head", Static).update(inert(head))
