@@ -37,7 +37,7 @@ def spark(tmp_path_factory):
     from pyspark.sql import SparkSession
 
     scratch = tmp_path_factory.mktemp("spark")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, no lookup of the host
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # bind to loopback, not eth0
     session = (
         SparkSession.builder.master("local[1]").appName("ttdash-test")
         .config("spark.ui.enabled", "false")
