@@ -45,7 +45,8 @@ MARKERS = {
             "s; chunked analysis of the two largest traces, 9 s) and the cache's hypothesis "
             "property over changed digits (9 s; single changed bytes stay fast), the history "
             "store killed at each write (10 s; the readers' own tests stay fast), the diffs "
-            "of 100,000 ops a side (3-5 s each; the fast tier diffs the real files)",
+            "of 100,000 ops a side (3-5 s each; the fast tier diffs the real files), the docs' "
+            "PySpark snippet (a Spark session, ~40 s; the DuckDB queries stay fast)",
 }
 SLOW_TIERS = ("terminal", "wheel", "oracle")
 #: Whole files left out of the fast tier: the hostile corpus (every bad input through every
