@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .loader import BLOCK, dedupe_header
 from .text import clean_text
 from .trace import View
 
@@ -234,8 +235,6 @@ def _read_csv_columns(path: Path, header: list[str], names: list[str], rows: int
     not the file that was loaded)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
-
-    from .loader import BLOCK, dedupe_header
 
     try:
         if not Path(path).is_file():

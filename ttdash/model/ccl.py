@@ -36,18 +36,18 @@ import pandas as pd
 
 from .arch import ArchSpec, user_arch_file
 from .cells import attribute_int, by_unique
-from .metrics import (
+from .progcache import codes_of
+from .readers import (
     HOST_MARKER,
     MAX_DEVICE_ID,
-    _io_dtype_size,
     invalid_duration,
+    io_dtype_size,
     num,
     tensor_dim,
     tensor_names,
     text,
     whole,
 )
-from .progcache import codes_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -169,7 +169,7 @@ def ccl_rows(rows: pd.DataFrame, op_code: pd.Series,
         outs = [_elements(rows, t) for t in tensor_names(rows) if t.startswith("OUTPUT_")]
         out_max = np.fmax.reduce(outs) if outs else nan
         out_min = np.fmin.reduce(outs) if outs else nan
-        size = by_unique(text(rows, "INPUT_0_DATATYPE"), _io_dtype_size, 4.0)
+        size = by_unique(text(rows, "INPUT_0_DATATYPE"), io_dtype_size, 4.0)
         ring = _whole_n(attr_number(rows, "ring_size", is_ccl))
         by_shape = np.where(kind == 1, out_max / in0, np.where(kind == 2, in0 / out_min, np.nan))
         n = np.where(is_ccl, np.where(np.isnan(ring), _whole_n(by_shape), ring), np.nan)

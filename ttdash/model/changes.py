@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .attributes import ATTRIBUTES, CACHE_HIT, Coded, coded, field_diff, joint
+from .attributes import ATTRIBUTES, CACHE_HIT, Coded, coded, field_diff, flatten, joint
 from .cells import factorize_rows
 from .signature import _positions, _raw_column
 from .text import clean_text
@@ -278,8 +278,6 @@ class Compared:
             f = self.attributes
             ca = _value(f, int(f.a[ia])) if ia is not None else None
             cb = _value(f, int(f.b[ib])) if ib is not None else None
-            from .attributes import flatten
-
             fa = dict(flatten(ca)) if ca is not None else {}
             fb = dict(flatten(cb)) if cb is not None else {}
             for path in list(fa) + [k for k in fb if k not in fa]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .errors import TraceError
+
 __all__ = [
     "find_ranks",
     "rank_of",
@@ -267,8 +269,6 @@ def rank_of(path: Path) -> int | None:
 def resolve_trace_paths(arg: str | os.PathLike[str]) -> list[Path]:
     """resolve_trace_path, and for a multi-host run's root the newest report of every rank
     (in rank order: tt-perf-report's merge offsets device ids by file position)."""
-    from .errors import TraceError
-
     ranks = find_ranks(arg) if Path(arg).is_dir() else []
     if not ranks:
         return [resolve_trace_path(arg)]
@@ -285,8 +285,6 @@ def resolve_trace_paths(arg: str | os.PathLike[str]) -> list[Path]:
 def resolve_trace_path(arg: str | os.PathLike[str]) -> Path:
     """A CSV path as given; for a directory, its newest report: a profiler dir's reports/, or
     the ops_perf_results*.csv directly inside a report folder."""
-    from .errors import TraceError
-
     p = Path(arg)
     try:
         is_dir = p.is_dir()

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from .cells import by_unique, dtype_size, factorize_rows
-from .guides import GuideInput, dispatch_gaps, filled, make_entries
-from .metrics import BLOCK_FLOAT_BYTES, contains, num, text
+from .guide_base import GuideInput, dispatch_gaps, empty_entries, filled, make_entries
+from .readers import BLOCK_FLOAT_BYTES, contains, num, text
 
 #: Op codes (first word, without a DeviceOperation/Operation/Op suffix) taken as eltwise.
 ELTWISE = frozenset({"Binary", "BinaryNg", "Unary", "Ternary", "Where", "Eltwise",
@@ -199,7 +199,6 @@ def _padding_tile(g: GuideInput, rows: pd.DataFrame, at: int, is_mm: np.ndarray,
 def find_padding(g: GuideInput) -> pd.DataFrame:
     """padding_tile: ops whose padded work exceeds the logical one; padding_tilize: the
     TilizeWithValPadding ops that pad. The ops a chunk at a time (PAD_CHUNK)."""
-    from .guides import empty_entries
     ops, rows = g.ops, g.rows
     if not len(ops) or not has_logical(rows):
         return empty_entries()
@@ -310,7 +309,6 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
     """fusion_matmul / fusion_eltwise: each eltwise op on the output of a matmul, or of an
     eltwise op, one or two ops before it (a chain from a matmul is the matmul's). The shapes
     are compared a chunk of ops at a time (PAD_CHUNK)."""
-    from .guides import empty_entries
     ops, rows = g.ops, g.rows
     n = len(ops)
     if n < 2:
@@ -381,7 +379,6 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
 # ------------------------------------------------------------------ 3. data formats
 def find_formats(g: GuideInput) -> pd.DataFrame:
     """format_float32: matmuls/convs with a FLOAT32 operand; format_fidelity: at HiFi4."""
-    from .guides import empty_entries
     ops, rows = g.ops, g.rows
     if not len(ops):
         return empty_entries()

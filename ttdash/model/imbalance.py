@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import LOW_GRID_PCT, SKEW_FLAG
+from .query import summary_key
 
 PER_CORE_MAX = "DEVICE KERNEL DURATION PER CORE MAX [ns]"
 PER_CORE_AVG = "DEVICE KERNEL DURATION PER CORE AVG [ns]"
@@ -105,8 +106,6 @@ def _by_op_code(frame: pd.DataFrame, by: str, **agg: tuple[str, str]) -> pd.Data
 
 def summarise(ops: pd.DataFrame) -> BalanceSummary:
     """Over the op rows of a view (no signposts)."""
-    from .query import summary_key
-
     device = ops["device_time_us"].to_numpy(dtype="float64")
     dev = ~np.isnan(device)
     skew = ops["core_skew"].to_numpy(dtype="float64")

@@ -49,14 +49,14 @@ import numpy as np
 import pandas as pd
 
 from ..format import fmt_us
+from .advice import Advice
 from .cells import factorize_rows
 from .columns import PAUSE_ABOVE_US
 from .errors import TraceError
 from .metrics import HOST_MARKER, num, split_gaps, text
-from .trace import REPLAY_COLUMN, Window
+from .window import REPLAY_COLUMN, Window
 
 if TYPE_CHECKING:
-    from .advice import Advice
     from .trace import Trace, View
 
 TRACE_ID_COLUMN = "METAL TRACE ID"
@@ -537,8 +537,6 @@ def warmup_advice(view: View) -> list[Advice]:
     guide (GUIDE); ``saving_us`` is the warm-up's time above as many steady iterations (what a
     measurement including them overstates), ``saving_pct`` that share of every iteration's
     wall time."""
-    from .advice import Advice
-
     found = find_iterations(view.trace, view if view.window.mode == "all" else None)
     if not found.found or not found.warmup:
         return []

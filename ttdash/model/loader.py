@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .badcsv import BLOCK as BLOCK  # (defined with the diagnosis that names its limit)
 from .badcsv import locate_bad_line, locate_binary, numeric_error
 from .cache import Slot, Writer, open_copy
 from .callcount import op_names
@@ -55,10 +56,6 @@ ANALYSIS_EXTRA = (
     "DISPATCH TOTAL CQ CMD OP TIME [ns]", "DISPATCH GO SEND WAIT TIME [ns]",
     "PROGRAM HASH", "PROGRAM CACHE HIT",
 )
-#: pyarrow's parse block (a row across more than two is refused; badcsv names its line). 4 MiB,
-#: not 1: a quarter of the batches, each attribute text's facts made once per batch (a 93,600-row
-#: read 0.51 -> 0.41 s; a million rows' peak no higher).
-BLOCK = 4 << 20
 PREVIEW_ROWS = 1 << 14  # a long read offers its first rows as a preview once it has this many
 
 

@@ -16,80 +16,34 @@ import numpy as np
 import pandas as pd
 
 from .arch import ArchSpec
-from .cells import by_unique, by_unique_rows, dtype_size, interned
+from .ccl import ccl_columns
+from .cells import by_unique, by_unique_rows, interned
 from .columns import BOUND_THRESHOLD_PCT
 from .imbalance import DISPATCH_CQ, GO_WAIT, PER_CORE_AVG, PER_CORE_MAX, imbalance_columns
 from .perfmodel import pm_columns
 from .progress import step
+from .readers import HOST_MARKER as HOST_MARKER  # (and below: still importable from here)
+from .readers import (
+    INVALID_GAP_MIN_NS,
+    MAX_CORES,
+    dtype_bytes,
+    io_dtype_size,
+    tensor_dim,
+    tensor_names,
+)
+from .readers import MAX_DEVICE_ID as MAX_DEVICE_ID
+from .readers import contains as contains
+from .readers import invalid_duration as invalid_duration
+from .readers import num as num
+from .readers import text as text
+from .readers import whole as whole
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-HOST_MARKER = "(torch)"
-INVALID_GAP_MIN_NS = 1_000_000
-MAX_CORES = float(1 << 20)
-MAX_DEVICE_ID = float(1 << 16)  # no system has more chips; larger ids are corrupt cells
 BOUND_THRESHOLD = BOUND_THRESHOLD_PCT  # tt-perf-report's 65% rule, named once in columns
-
-
-# ---------------------------------------------------------------- column access helpers
-
-def col(df: pd.DataFrame, name: str) -> pd.Series:
-    """A column, or an all-missing one when the file lacks it (every column is optional)."""
-    if name in df.columns:
-        return df[name]
-    return pd.Series(np.nan, index=df.index, dtype="float64")
-
-
-def text(df: pd.DataFrame, name: str) -> pd.Series:
-    """A text column as pandas strings (missing -> <NA>); a categorical's categories are
-    converted once and taken by code (not a string made per row)."""
-    s = col(df, name)
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        cats = s.cat.categories.astype("string").array
-        return pd.Series(cats.take(s.cat.codes.to_numpy(), allow_fill=True), index=s.index)
-    return s.astype("string")
-
-
-def num(df: pd.DataFrame, name: str) -> np.ndarray:
-    """A numeric column as float64 with non-finite values as NaN."""
-    s = col(df, name)
-    a = np.array(pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan))
-    a[~np.isfinite(a)] = np.nan
-    return a
-
-
-def whole(a: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """Keep whole numbers in [lo, hi]; anything else becomes NaN (tt-perf-report's coercion)."""
-    out = a.copy()
-    bad = np.isnan(out) | (out != np.floor(np.nan_to_num(out))) | (out < lo) | (out > hi)
-    out[bad] = np.nan
-    return out
-
-
-def contains(s: pd.Series, needle: str) -> np.ndarray:
-    """Substring test per distinct value (missing -> False)."""
-    return by_unique(s, lambda v: float(needle in str(v)), 0.0).astype(bool)
-
-
-def tensor_dim(df: pd.DataFrame, tensor: str, dim: str) -> np.ndarray:
-    """Padded size of one tensor dimension (the loader made shape cells numeric); NaN if none."""
-    return num(df, f"{tensor}_{dim}")
-
-
-def dtype_bytes(s: pd.Series) -> np.ndarray:
-    return by_unique(s, dtype_size, 4.0)
-
-
-def tensor_names(df: pd.DataFrame) -> list[str]:
-    """Every INPUT_n / OUTPUT_n tensor the header describes, in order."""
-    names: list[str] = []
-    for c in df.columns:
-        if c.startswith(("INPUT_", "OUTPUT_")) and c.endswith("_MEMORY"):
-            names.append(c[: -len("_MEMORY")])
-    return names
 
 
 @lru_cache(maxsize=1)
@@ -113,17 +67,6 @@ def categorize(op_code: pd.Series, is_signpost: np.ndarray) -> np.ndarray:
     cat = np.array(names + ["Other"], dtype=object)[codes]
     cat[is_signpost] = None
     return cat
-
-
-# ---------------------------------------------------------------- validity
-
-def invalid_duration(dur_ns: np.ndarray, gap_ns: np.ndarray) -> np.ndarray:
-    """The profiler's corrupt-timing signature (or no usable duration at all)."""
-    with np.errstate(invalid="ignore"):
-        bad = np.isnan(dur_ns) | (dur_ns < 0)
-        swamp = (~np.isnan(gap_ns) & (gap_ns < -INVALID_GAP_MIN_NS)
-                 & (np.abs(gap_ns) > np.maximum(dur_ns * 0.5, INVALID_GAP_MIN_NS)))
-    return bad | swamp
 
 
 # ---------------------------------------------------------------- the analysis
@@ -225,8 +168,6 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
              ) -> tuple[dict[str, np.ndarray], tuple[bool, bool]]:
     """One chunk's columns, and the carry for the next: (a non-signpost row seen, its
     duration invalid)."""
-    from .ccl import ccl_columns  # (it reads cells with this module's helpers)
-
     n = len(rows)
     op_code = text(rows, "OP CODE").fillna("")
     op_type = text(rows, "OP TYPE")
@@ -430,7 +371,6 @@ IO_GATHER = ("Embeddings", "Embedding")
 IO_CACHE_UPDATE = ("UpdateCache", "PagedUpdateCache", "FillCache", "PagedFillCache",
                    "UpdateKVCache")
 IO_BASIS = ("whole", "read_part", "write_part", "gather", "cache_update")
-BLOCK_FLOAT_BYTES = {"BFLOAT8_B": 1088 / 1024, "BFLOAT4_B": 576 / 1024, "BFLOAT2_B": 320 / 1024}
 _DRAM_BUFFER = re.compile(r"(?:DEV_\d+_)?DRAM(?:_|$)")
 _OP_SUFFIXES = ("DeviceOperation", "Operation", "Op")
 
@@ -450,14 +390,6 @@ def _io_rule(op: object) -> float:
 
 def _is_dram_buffer(memory: object) -> float:
     return float(bool(_DRAM_BUFFER.match(str(memory).strip().upper())))
-
-
-def _io_dtype_size(dtype: object) -> float:
-    name = str(dtype).strip().upper()
-    for key, size in BLOCK_FLOAT_BYTES.items():
-        if key in name:
-            return size
-    return dtype_size(dtype)
 
 
 def _io_dram(rows: pd.DataFrame, op_code: pd.Series, dur_s: np.ndarray, is_signpost: np.ndarray,
@@ -506,7 +438,7 @@ def _io_dram(rows: pd.DataFrame, op_code: pd.Series, dur_s: np.ndarray, is_signp
     any_tensor = np.zeros(n, dtype=bool)
     for t in names:
         in_dram = by_unique(text(rows, f"{t}_MEMORY"), _is_dram_buffer, 0.0).astype(bool)
-        size = by_unique(text(rows, f"{t}_DATATYPE"), _io_dtype_size, 4.0)
+        size = by_unique(text(rows, f"{t}_DATATYPE"), io_dtype_size, 4.0)
         counted = in_dram & ~np.isnan(moved[t])
         io_bytes += np.where(counted, moved[t] * size, 0.0)
         any_tensor |= ~np.isnan(elems[t])

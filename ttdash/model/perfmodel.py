@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .query import summary_key
+
 #: PM IDEAL at or under this (ns) is no model: the profiler writes 1 for ops it does not model.
 PM_PLACEHOLDER_NS = 1.0
 #: The target of the "if every modelled op reached X% of its model" line.
@@ -91,8 +93,6 @@ def ranking(ops: pd.DataFrame, by: str = "op") -> pd.DataFrame:
     """Recoverable time per group (`by`: "op", the op code's first word as tt-perf-report's
     summary groups; or any column): ops, device time, model time, recoverable us, its share of
     the recoverable total, and the median efficiency; most recoverable first. Modelled ops only."""
-    from .query import summary_key
-
     eff = ops["pm_eff_pct"].to_numpy(dtype="float64")
     m = ~np.isnan(eff)
     # the modelled rows of the columns read below only (all of them: ~230 MB at a million ops)

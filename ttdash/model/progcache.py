@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .cells import by_unique
-from .metrics import HOST_MARKER, MAX_DEVICE_ID, num, text, whole
+from .readers import HOST_MARKER, MAX_DEVICE_ID, num, text, whole
 
 HASH, HIT = "PROGRAM HASH", "PROGRAM CACHE HIT"
 REPLAY = "METAL TRACE REPLAY SESSION ID"

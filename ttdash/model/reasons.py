@@ -47,10 +47,21 @@ from ..format import fmt_us
 from .arch import ArchSpec
 from .ccl import kinds_of
 from .columns import BOUND_THRESHOLD_PCT, LOW_GRID_PCT, SKEW_FLAG
+from .query import summary_key
+from .reason_classes import DISPATCH as DISPATCH  # (and below: still importable from here)
+from .reason_classes import LINK as LINK
+from .reason_classes import NO_DATA as NO_DATA
+from .reason_classes import PM_COMPUTE as PM_COMPUTE
+from .reason_classes import PM_DRAM as PM_DRAM
+from .reason_classes import PM_OTHER as PM_OTHER
+from .reason_classes import ROOF_COMPUTE as ROOF_COMPUTE
+from .reason_classes import ROOF_DRAM as ROOF_DRAM
+from .reason_classes import SKEW as SKEW
+from .reason_classes import SLOW as SLOW
+from .reason_classes import UNDER as UNDER
+from .reasons_try import try_lines
 
 #: Reason classes (the per-op `why_class` codes index these).
-UNDER, SKEW, LINK, PM_DRAM, PM_COMPUTE, PM_OTHER, ROOF_DRAM, ROOF_COMPUTE, SLOW, DISPATCH, \
-    NO_DATA = range(11)
 CLASS_NAMES = ("under-gridded", "skewed", "link-bound", "dram-bound", "compute-bound",
                "below model", "dram-bound", "compute-bound", "slow", "dispatch-bound", "no data")
 #: What each class's figure is measured against.
@@ -259,8 +270,6 @@ def by_op_code(ops: pd.DataFrame, why: pd.DataFrame, arch: ArchSpec) -> pd.DataF
     ops), cores/cores_max (their least and most cores), fidelity and in1_dtype (the most
     frequent), sharded (any DRAM-sharded op), has_dram (any op with DRAM tensors); heaviest
     first. Grouped on integer codes (no string per op)."""
-    from .query import summary_key
-
     dev = device_mask(ops)
     cols = [c for c in ("op_code", "math_fidelity", "in1_dtype", "dram_sharded", "cores",
                         "device_time_us", "io_dram_pct") if c in ops]
@@ -310,7 +319,6 @@ def contract(ops: pd.DataFrame, arch: ArchSpec, grid_in_file: bool = True,
     dispatch_gap_us, grid (cores, source), classes[] (per reason class: class, basis, ops,
     device_us, share_pct) and by_op_code[] (heaviest first: op_code, ops, device_us,
     share_pct, class, basis, reason, saving_us, dispatch_gap_us, assumes, try)."""
-    from .reasons_try import try_lines
 
     why = op_reasons(ops, arch, grid_in_file) if why is None else why
     g = by_op_code(ops, why, arch) if groups is None else groups

@@ -5,7 +5,7 @@ section it follows. One set of lines per op code (a few hundred at most): plain 
 from __future__ import annotations
 
 from .guides import LLMS_OP_CONFIGS, LLMS_TIPS, MATRIX_ENGINE, TECH, TENSOR_LAYOUTS, Guide
-from .reasons import (
+from .reason_classes import (
     DISPATCH,
     PM_COMPUTE,
     PM_DRAM,

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from .columns import METRIC_NAMES
+from .metrics import split_gaps
+from .signature import repeated_regions
 from .trace import REPLAY_COLUMN
 
 BOOTSTRAP_RESAMPLES = 4000
@@ -93,9 +95,6 @@ def iteration_totals(view: Any, min_keys: int = 2) -> tuple[str, list[dict[str, 
     ``pauses_us``), gaps split at the view's pause threshold. `min_keys`: the repetitions
     needed (1: one replay session is listed too)."""
     import pandas as pd
-
-    from .metrics import split_gaps
-    from .signature import repeated_regions
 
     ops = view.op_rows
     if not len(ops):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .attributes import joint, normalise
 from .callcount import unnamed
 from .cells import factorize_rows
 from .trace import View
@@ -134,8 +135,6 @@ def attribute_keys(a: View, a_ops: pd.DataFrame, a_cells: Coded, b: View, b_ops:
     """Attribute ids of both op tables (comparable across the two): op code + normalised
     ATTRIBUTES (:func:`ttdash.model.attributes.normalise`, as tt-metal's comparison script
     pairs ops) + shape bucket (:func:`shape_buckets`). `*_cells`: each op's ATTRIBUTES."""
-    from .attributes import joint, normalise
-
     norm_a, norm_b, _ = joint(a_cells, b_cells, normalise)
     code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
     bucket = np.concatenate([shape_buckets(a, a_ops), shape_buckets(b, b_ops)])

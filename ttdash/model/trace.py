@@ -16,6 +16,7 @@ from .counters import present_counters, with_counters
 from .devices import annotate_overlap, merge_devices
 from .discover import is_realtime_log
 from .errors import TraceError
+from .iterations import steady_note, steady_rows
 from .loader import RawTable, WideRows, add_column, merge_tables, read_ops_csv
 from .metrics import (
     HOST_MARKER,
@@ -32,28 +33,13 @@ from .progress import step
 from .rankarch import mixed_arch_warning
 from .text import clean_series
 from .trust import DataWarning, corrupt_warning, trace_warnings
+from .window import REPLAY_COLUMN as REPLAY_COLUMN  # (and below: still importable from here)
+from .window import Window as Window
 
 PROFILE_LOG = "profile_log_device.csv"
-REPLAY_COLUMN = "METAL TRACE REPLAY SESSION ID"
+DEFAULT_WINDOW = Window()  # (frozen: one shared default)
 DISPLAYED_TEXT = {"OP CODE", "OP TYPE", "DEVICE ARCH", "MATH FIDELITY", "SUB DEVICE ID"}
 _LOG_ARCH_RE = re.compile(r"ARCH:\s*([A-Za-z0-9_]+)(?:.*?CHIP_FREQ\[MHz\]:\s*([0-9.]+))?")
-
-
-@dataclass(frozen=True)
-class Window:
-    """Which rows to analyse.
-
-    mode "default": tt-perf-report's default (after the first row named like the last
-    signpost; the whole file when there are none). "all": the whole file (--ignore-signposts).
-    "region": from signpost number `region` (1-based) to the next signpost. "range":
-    tt-perf-report's --start-signpost / --end-signpost. "replay": the ops of metal-trace replay
-    session `region`. "steady": the iterations after the warm-up (model.iterations).
-    """
-
-    mode: str = "default"
-    region: int | None = None
-    start: str | None = None
-    end: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +168,6 @@ class View:
         if self.window.mode == "all" or self.window_rows < 0:
             return ""
         if self.window.mode == "steady":
-            from .iterations import steady_note
             return steady_note(self.trace, self.window_rows)
         total, shown = self.trace.op_count, self.window_rows
         if shown == 0:
@@ -382,7 +367,7 @@ class Trace:
         return pd.concat([full.iloc[0], rest]).rename(row.name)
 
     # ------------------------------------------------------------ views
-    def view(self, window: Window = Window(), merge: bool = True,
+    def view(self, window: Window = DEFAULT_WINDOW, merge: bool = True,
              selected: tuple[pd.DataFrame, str] | None = None) -> View:
         """The ops of `window` analysed; `selected`: its window_rows, when already found."""
         rows, desc = self.window_rows(window) if selected is None else selected
@@ -434,7 +419,6 @@ class Trace:
             keep = (num(o, REPLAY_COLUMN) == w.region) & ~is_sp
             return o[keep], f"replay session {w.region} of {len(sessions)}"
         if w.mode == "steady":
-            from .iterations import steady_rows
             return steady_rows(self, is_sp)
         if w.mode == "range":
             ids = o["ID"].to_numpy()

@@ -17,6 +17,7 @@ from ..format import plural
 from .arch import ArchSpec, arch_from_clock
 from .counters import RISC_NAMES, counter_columns, counter_values
 from .metrics import HOST_MARKER, MAX_DEVICE_ID, contains, num, text, whole
+from .progcache import programs
 
 #: a profiler that ran out of device buffer drops every later op: at least this many device
 #: op rows without device data at the end of the trace (one is counted with the scattered ones)
@@ -236,8 +237,6 @@ def _partial_counters(ordered: pd.DataFrame, rows: np.ndarray) -> list[DataWarni
 def _stale_cache_flag(ordered: pd.DataFrame) -> list[DataWarning]:
     """PROGRAM CACHE HIT never True although programs ran again on their device
     (model.progcache): the flag is the first run's, repeated; no miss is counted from it."""
-    from .progcache import programs
-
     p = programs(ordered)
     repeats = p.stale_repeats if p is not None else 0
     if not repeats:

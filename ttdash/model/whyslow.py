@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from . import ccl, imbalance, perfmodel, progcache
+from . import ccl, imbalance, perfmodel, progcache, reasons
+from .query import summary_key
 
 if TYPE_CHECKING:
     from .trace import View
@@ -86,7 +87,6 @@ def model_ranking(view: View) -> pd.DataFrame:
 def op_reasons(view: View) -> pd.DataFrame:
     """model.reasons.op_reasons of the view's ops (why_class, why_pct, why_saving_us,
     why_grid; the index of view.ops)."""
-    from . import reasons
     return _once(view, "reasons", lambda: reasons.op_reasons(view.ops, view.trace.arch,
                                                               grid_in_file(view)))
 
@@ -101,7 +101,6 @@ reasons_grid_column = "AVAILABLE WORKER CORE COUNT"
 
 def reason_groups(view: View) -> pd.DataFrame:
     """model.reasons.by_op_code of the view's ops (heaviest op code first)."""
-    from . import reasons
     return _once(view, "reason_groups",
                  lambda: reasons.by_op_code(view.ops, op_reasons(view), view.trace.arch))
 
@@ -109,14 +108,12 @@ def reason_groups(view: View) -> pd.DataFrame:
 def why_contract(view: View) -> dict[str, Any]:
     """The reason of every device op, per op code: JSON `why`, the report's section, view 6
     and MCP render this one dict (model.reasons.contract)."""
-    from . import reasons
     return _once(view, "contract", lambda: reasons.contract(
         view.ops, view.trace.arch, grid_in_file(view), op_reasons(view), reason_groups(view)))
 
 
 def op_reason(view: View, at: Any) -> dict[str, Any] | None:
     """The reason of one op (`at`: its index in view.ops), worded as why_contract's entries."""
-    from . import reasons
     return reasons.one_reason(view.ops, op_reasons(view), view.trace.arch, at)
 
 
@@ -124,9 +121,6 @@ def reason_ops(view: View, group: str) -> pd.DataFrame:
     """The device ops of op code `group` (its first word, as why_contract's op_code), heaviest
     first: pos (row in view.ops), id, op_code, size, device_us, saving_us, pm_eff_pct,
     why_class, why_pct, cores, why_grid."""
-    from . import reasons
-    from .query import summary_key
-
     ops = view.ops
     key = _once(view, "group_key", lambda: summary_key(ops, "op").to_numpy(dtype=object))
     pos = np.flatnonzero(reasons.device_mask(ops) & (key == group))
