@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import real_dir, run_ttdash
+from trace_inputs import profiler_run
 
 from ttdash.model import Trace
 from ttdash.model.attributes import field_diff, flatten, normalise
@@ -286,30 +287,12 @@ def test_device_count_is_named(tmp_path):
     assert same["context"]["changed"] == {} and "around the run" not in same["verdict"]
 
 
-def _profiler_run(root: Path, src: Path, state: Path, readings: list[dict]) -> Path:
-    """A profiler directory holding `src` as its report, with `readings` recorded for it as
-    `watch`/`run` keep them."""
-    from ttdash.health.telemetry import record_path
-
-    report = root / "reports" / "2026_01_01_00_00_00" / "ops_perf_results_2026_01_01_00_00_00.csv"
-    report.parent.mkdir(parents=True)
-    report.write_bytes(src.read_bytes())
-    rec = record_path(root, {"XDG_STATE_HOME": str(state)})
-    assert rec is not None
-    rec.parent.mkdir(parents=True, exist_ok=True)
-    t = report.stat().st_mtime - 60
-    rec.write_text("".join(json.dumps({"time": t + k, "device": 0, "arch": "wormhole",
-                                       "root": str(root), **r}) + "\n"
-                           for k, r in enumerate(readings)))
-    return root
-
-
 def test_recorded_aiclk_and_temperature_are_compared(tmp_path):
     state = tmp_path / "state"
     slow = edited(tmp_path, "slow", lambda df: scale(df, DUR, 1.25))
-    a = _profiler_run(tmp_path / "a", real_dir() / WH, state, [
+    a = profiler_run(tmp_path / "a", real_dir() / WH, state, [
         {"aiclk_mhz": 1000, "temp_c": 55.0, "throttled": False}] * 3)
-    b = _profiler_run(tmp_path / "b", slow, state, [
+    b = profiler_run(tmp_path / "b", slow, state, [
         {"aiclk_mhz": 800, "temp_c": 96.0, "throttled": True}] * 3)
     r = run_ttdash("diff", str(a), str(b), "-f", "json", "--metric", "device",
                    env={"XDG_STATE_HOME": str(state)})

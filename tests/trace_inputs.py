@@ -25,7 +25,7 @@ def middle_dropped(src: Path, dst: Path, factor: float = 1.05) -> Path:
 
 def profiler_run(root: Path, src: Path, state: Path, readings: list[dict]) -> Path:
     """A profiler directory holding `src` as its report, with `readings` recorded for it as
-    `watch` and `run` keep them (test_diff_cause's)."""
+    `watch` and `run` keep them (test_diff_cause and test_mcp_outputs use it)."""
     from ttdash.health.telemetry import record_path
 
     report = root / "reports" / "2026_01_01_00_00_00" / "ops_perf_results_2026_01_01_00_00_00.csv"
