@@ -76,6 +76,8 @@ WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_page_checksum": T
 VERIFY: dict[str, Any] = {"page_checksum_verification": True}
 #: Rounds of re-listing a reader makes when files it listed were merged away meanwhile.
 RELIST = 50
+#: Tries of one listing: a folder made by another writer during a listing fails it in pyarrow 16
+LIST_TRIES = 5
 #: Seconds a remote store has to answer the first request.
 REMOTE_TIMEOUT = 30.0
 #: Leftovers of an add that died (a temporary file, ops without their run row) older than this
@@ -177,11 +179,16 @@ class Store:
                 raise TraceError(self.uri, "is not a directory: not a history store")
             raise TraceError(self.uri, "no history store here yet (`ttdash history add "
                              "REPORT` creates it)")
-        try:
-            infos = self.fs.get_file_info(pafs.FileSelector(self._path(table), recursive=True,
-                                                            allow_not_found=True))
-        except (OSError, pa.ArrowException) as exc:
-            raise self._error(exc, "cannot list the store") from None
+        selector = pafs.FileSelector(self._path(table), recursive=True, allow_not_found=True)
+        for attempt in range(LIST_TRIES):
+            try:
+                infos = self.fs.get_file_info(selector)
+                break
+            except (OSError, pa.ArrowException) as exc:
+                # a folder another writer made while this one listed (pyarrow 16 reports its
+                # own race as "Cannot list directory ...: No such file or directory"): again
+                if attempt == LIST_TRIES - 1:
+                    raise self._error(exc, "cannot list the store") from None
         return sorted(i.path for i in infos if i.type == pafs.FileType.File
                       and i.path.endswith(".parquet")
                       and not any(_hidden(p) for p in i.path[len(self.root):].split("/")))
