@@ -22,9 +22,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .cells import by_unique, dtype_size, factorize_rows
+from .cells import by_unique, factorize_rows
 from .guide_base import GuideInput, dispatch_gaps, empty_entries, filled, make_entries
-from .readers import BLOCK_FLOAT_BYTES, contains, num, text
+from .readers import contains, io_dtype_size, num, text
 
 #: Op codes (first word, without a DeviceOperation/Operation/Op suffix) taken as eltwise.
 ELTWISE = frozenset({"Binary", "BinaryNg", "Unary", "Ternary", "Where", "Eltwise",
@@ -81,14 +81,6 @@ def logical(rows: pd.DataFrame, t: str, d: str) -> np.ndarray:
 def has_logical(rows: pd.DataFrame) -> bool:
     """Whether the rows say logical sizes (V2+ shape cells, read as text or by the loader)."""
     return any(c.endswith(("_LOGICAL", "_PAD[LOGICAL]")) for c in rows.columns)
-
-
-def bytes_per(dtype: object) -> float:
-    name = str(dtype).strip().upper()
-    for key, size in BLOCK_FLOAT_BYTES.items():
-        if key in name:
-            return size
-    return dtype_size(dtype)
 
 
 def _in_dram(rows: pd.DataFrame, t: str) -> np.ndarray:
@@ -336,7 +328,7 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
     src, head = producer[pos], root[pos]
     del producer, root, member
     out_bytes = _volume_at(rows, "OUTPUT_0", src) * by_unique(
-        text(rows, "OUTPUT_0_DATATYPE"), bytes_per, 2.0)[src]
+        text(rows, "OUTPUT_0_DATATYPE"), io_dtype_size, 2.0)[src]
     dram = _in_dram(rows, "OUTPUT_0")
     traffic = np.where(dram[src], 2.0 * np.nan_to_num(out_bytes), 0.0)
     gap = dispatch_gaps(g)[pos]
