@@ -40,6 +40,20 @@ print(merged)
 """
 
 
+def end_all(stop: Path, procs: list[subprocess.Popen]) -> None:
+    """Tell the compactors to stop (`stop` made) and kill whatever still runs."""
+    stop.touch()
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait(10)
+
+
+def failed_writers(writers: list[subprocess.Popen], results: list[tuple[str, str]]) -> list[str]:
+    """The stderr of each writer that did not exit 0 (an assertion's message)."""
+    return [e for w, (_, e) in zip(writers, results) if w.returncode]
+
+
 def _seen(store: Store) -> dict[str, int]:
     """{run_id: ops stored} of every run a reader lists now, each checked whole: its stored
     ops are all there (as many as its row says)."""
@@ -80,13 +94,8 @@ def test_twelve_writers_and_two_compactions_lose_nothing(real, tmp_path, capsys)
         stop.touch()
         merged = [int(c.communicate(timeout=60)[0]) for c in procs[:2]]
     finally:
-        stop.touch()
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait(10)
-    assert [w.returncode for w in writers] == [0] * WRITERS, \
-        [e for w, (_, e) in zip(writers, results) if w.returncode]
+        end_all(stop, procs)
+    assert [w.returncode for w in writers] == [0] * WRITERS, failed_writers(writers, results)
     assert all(" added " in out for out, _ in results)
     assert reads > 0 and sum(merged) > 0  # readers and compactions ran while the adds did
     ids = {out.split()[0] for out, _ in results}

@@ -165,7 +165,7 @@ def test_a_wrong_endpoint_bucket_or_key_is_one_line_and_writes_nothing(real, tmp
 
 @pytest.mark.slow  # ~10 s: six interpreters on two cores
 def test_adds_and_compactions_at_once_on_s3_lose_nothing(real, tmp_path, bucket):
-    from test_store_fleet import COMPACTOR
+    from test_store_fleet import COMPACTOR, end_all, failed_writers
 
     name, s3 = bucket
     uri = f"s3://{name}/fleet"
@@ -183,12 +183,8 @@ def test_adds_and_compactions_at_once_on_s3_lose_nothing(real, tmp_path, bucket)
         stop.touch()
         merged, err = procs[0].communicate(timeout=60)
     finally:
-        stop.touch()
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait(10)
-    assert [w.returncode for w in writers] == [0] * len(paths), [e for _, e in results]
+        end_all(stop, procs)
+    assert [w.returncode for w in writers] == [0] * len(paths), failed_writers(writers, results)
     assert procs[0].returncode == 0 and int(merged) > 0, err  # it merged while adds ran
     ids = sorted(out.split()[0] for out, _ in results)
     doc = _json("history", "sql", "--store", uri, "SELECT r.run_id, r.ops, count(o.run_id) "
