@@ -4,6 +4,7 @@
 Usage: python benchmarks/bench_cold.py [--small 50] [--big 535] [--repeat 3]
                                        [--formats table,csv,json,markdown,perfetto]
                                        [--skip-reference] [--skip-big] [--profile N]
+                                       [--second-run [--cases history,diff]]
 
 On wh_clip_encoder_2 repeated (x50: 93,600 rows; x535: 1,001,520 rows; common.py builds them in
 benchmarks/out/), prints one markdown table, a row per format:
@@ -19,6 +20,15 @@ benchmarks/out/), prints one markdown table, a row per format:
   (`os.wait4` ru_maxrss: the figure /usr/bin/time -v reports as "Maximum resident set size");
 - warm / cold: on 1,001,520 rows, the whole command with the cache filled (the columnar copy
   written once before, by a csv run) over the same command cold.
+--second-run: instead, on 1,001,520 rows, each case's first run (an empty cache: parses,
+analyses, keeps the parsed copy and the analysed view) and its second run (the same command on the
+unchanged file), in pairs, --repeat rounds, the cases interleaved; prints the median second /
+first ratio and both runs' peak RSS: `report -f FMT` per format, `history add` (a new store each
+run; "renamed": the second run adds the same content under another name, a hard link), `diff` of
+the trace and that hard link (-f csv: both sides one analysis) and `open`'s first screen
+(benchmarks/first_screen.py: the open command's load and the trace screen drawn headless);
+--cases WORDS: only the cases whose name holds one of the comma-separated words (`--cases
+json,diff`); --big 50: the same cases on 93,600 rows (a quick check, minutes not an hour).
 Every output goes to a temporary directory, removed at the end. `uptime`'s load is printed
 before and after. --profile N: each format's cold 93,600-row run again under cProfile, and its
 N top entries by cumulative time.
@@ -108,6 +118,57 @@ def profile(trace: Path, fmt: str, tmp: Path, top: int) -> list[str]:
             + [line(r) for r in cum] + ["  by own time:"] + [line(r) for r in own])
 
 
+def second_runs(big: Path, tmp: Path, formats: list[str], repeat: int,
+                words: list[str] | None = None) -> None:
+    """The second-run / first-run cases (see the module docstring), printed as one table."""
+    import statistics
+
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    renamed = tmp / "renamed.csv"
+    try:
+        os.link(big, renamed)
+    except OSError:  # another filesystem
+        shutil.copyfile(big, renamed)
+    store = tmp / "store"
+    ttdash = [python(), "-m", "ttdash"]
+    first_screen = [python(), str(Path(__file__).resolve().parent / "first_screen.py")]
+    cases: dict[str, tuple[list[str], list[str]]] = {
+        f"report -f {f}": ([*ttdash, "report", str(big), "-f", f, "-o", str(tmp / "out"),
+                            "--force"],) * 2 for f in formats}
+    add = [*ttdash, "history", "add", str(big), "--store", str(store)]
+    cases["history add"] = (add, add)
+    cases["history add, renamed"] = (add, [*add[:-3], str(renamed), *add[-2:]])
+    diff = [*ttdash, "diff", str(big), str(renamed), "-f", "csv", "-o", str(tmp / "d.csv"),
+            "--force"]
+    cases["diff (a file and its hard link)"] = (diff, diff)
+    cases["open: first screen"] = ([*first_screen, str(big)],) * 2
+    if words:
+        cases = {k: v for k, v in cases.items() if any(w in k for w in words)}
+    got: dict[str, list[tuple[tuple[float, float, float], tuple[float, float, float]]]] = {
+        k: [] for k in cases}
+    for _ in range(repeat):
+        for name, (first, second) in cases.items():
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(store, ignore_errors=True)
+            a = measure(first)
+            shutil.rmtree(store, ignore_errors=True)
+            got[name].append((a, measure(second)))
+            print(f"  {name}: first {a[0]:.2f} s, second {got[name][-1][1][0]:.2f} s",
+                  flush=True)
+    print(f"\n| {big.name} | first run (CPU), peak RSS | second run (CPU), peak "
+          "RSS | second / first (CPU) |")
+    print("|---|---:|---:|---:|")
+    for name, pairs in got.items():
+        def med(i: int, j: int, pairs: list = pairs) -> float:
+            return statistics.median(p[i][j] for p in pairs)
+        ratio = statistics.median(p[1][0] / p[0][0] for p in pairs)
+        cpu = statistics.median(p[1][1] / p[0][1] for p in pairs)
+        print(f"| {name} | {med(0, 0):.2f} s ({med(0, 1):.2f} s), {med(0, 2):.0f} MB | "
+              f"{med(1, 0):.2f} s ({med(1, 1):.2f} s), {med(1, 2):.0f} MB | {ratio:.2f}x "
+              f"({cpu:.2f}x) |")
+    print(f"(medians of {repeat} pair(s); load after: {load()})", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,10 +178,23 @@ def main() -> None:
     ap.add_argument("--formats", default=",".join(FORMATS))
     ap.add_argument("--skip-reference", action="store_true", help="no tt-perf-report run")
     ap.add_argument("--skip-big", action="store_true", help="no 1,001,520-row runs")
+    ap.add_argument("--second-run", action="store_true",
+                    help="the first-run / second-run cases on 1,001,520 rows only")
+    ap.add_argument("--cases", default="", metavar="WORDS",
+                    help="--second-run: only the cases whose name holds one of these words")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="print each format's N top cProfile entries (cold, 93,600 rows)")
     args = ap.parse_args()
     formats = [f for f in args.formats.split(",") if f]
+    if args.second_run:
+        tmp = Path(tempfile.mkdtemp(prefix="ttdash-bench-second-"))
+        try:
+            print(f"load before: {load()}", flush=True)
+            second_runs(repeated_trace(SRC, args.big), tmp, formats, args.repeat,
+                        [w for w in args.cases.split(",") if w])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     small = repeated_trace(SRC, args.small)
     big = None if args.skip_big else repeated_trace(SRC, args.big)
     rows = {p: sum(1 for _ in open(p, "rb")) - 1 for p in (small, big) if p is not None}

@@ -7,20 +7,34 @@ prints a markdown table row: alignment time, match rate (matched / longer side) 
 known inserted and deleted ops were recovered exactly, for ttdash and for difflib on op codes
 (autojunk off; run in a child process and abandoned after --timeout seconds).
 
+A million ops a side (issue #51 item 4): `--big 535` builds the two sides the same way at
+1,001,520 rows (the trace repeated 535 times, the candidate edited as above) and prints, in one
+run: the `ttdash diff` command's stage times (load, signatures, alignment, pairs frame, changes,
+output) and peak RSS after each stage for every output format and with `--fail-above`, the
+match rate and whether the known edits were recovered exactly, and each whole command against
+one side's cold `report -f csv` (all cold: `--no-cache`; the report and the diffs interleaved,
+--repeat times, each figure the median of its runs; peak RSS from each child's rusage).
+
 Usage: python benchmarks/bench_diff.py [--sizes 1,10,50] [--timeout 60]
+       python benchmarks/bench_diff.py --big 535 [--repeat 3] [--formats table,csv,json,markdown]
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import multiprocessing as mp
+import os
+import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import OUT, REAL, repeated_trace
+from common import OUT, REAL, measure, python, repeated_trace
 
 SHAPE_PREFIX = "INPUT_"
 
@@ -33,7 +47,8 @@ def _signature(df: pd.DataFrame) -> np.ndarray:
 
 def perturbed(src: Path, dest: Path, seed: int = 7, rate: float = 0.002) -> dict:
     """Write a candidate CSV with known changes; return the ground truth (tt-perf-report IDs)."""
-    df = pd.read_csv(src, dtype=str, keep_default_na=False)
+    # Arrow-backed text: a million rows of ~100 text columns as Python strs would take ~6 GB.
+    df = pd.read_csv(src, dtype="string[pyarrow]", keep_default_na=False)
     n = len(df)
     rng = np.random.default_rng(seed)
     sig = _signature(df)
@@ -108,15 +123,161 @@ def _exact(removed_ids: set, added_ids: set, truth: dict) -> str:
                              f"{len(added_ids ^ truth['inserted'])} added differ)")
 
 
+# ==================================================================== a million ops a side
+
+def _hwm_mib() -> float:
+    """This process's peak RSS so far (VmHWM), MiB."""
+    with open(f"/proc/{os.getpid()}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def stages_child(argv: list[str], truth_path: str) -> None:
+    """Run `ttdash diff ARGV` in this process, its output thrown away, and print one JSON line:
+    each stage's seconds and the peak RSS after it, the match rate and the exact recovery of
+    the known edits (the functions the command calls are wrapped, nothing else changes)."""
+    import ttdash.commands.diff as cmd
+    import ttdash.model.compare.diff as mdiff
+    import ttdash.report.diff as rdiff
+    from ttdash.cli import main as cli_main
+
+    rec: dict = {"seconds": {}, "peak_mib": {}}
+
+    def timed(name, fn):
+        def run(*a, **k):
+            t0 = time.perf_counter()
+            out = fn(*a, **k)
+            rec["seconds"][name] = time.perf_counter() - t0
+            rec["peak_mib"][name] = _hwm_mib()
+            return out
+        return run
+
+    load, diff_traces, render = cmd.load_views, mdiff.diff_traces, rdiff.render_diff
+    cmd.load_views = timed("load", load)
+
+    def diffed(*a, **k):
+        res = timed("diff", diff_traces)(*a, **k)
+        if "align" in k or len(a) < 2 or rec.get("rate") is not None:
+            return res  # a further run's alignment (--baseline-runs): not the benchmark's
+        rec["stages"] = dict(res.seconds)
+        p = res.pairs
+        rm = set(p.loc[p["status"] == "removed", "baseline_id"].astype(int).tolist())
+        ad = set(p.loc[p["status"] == "added", "candidate_id"].astype(int).tolist())
+        truth = json.loads(open(truth_path).read())
+        rec["rate"] = res.match_rate
+        rec["exact"] = _exact(rm, ad, {"deleted": set(truth["deleted"]),
+                                       "inserted": set(truth["inserted"])})
+        return res
+
+    mdiff.diff_traces = diffed
+    rdiff.render_diff = timed("output", render)
+    sys.stdout = open(os.devnull, "w")
+    t0 = time.perf_counter()
+    rc = cli_main(["diff", *argv])  # 0, or the gate's 1 or 3
+    rec["seconds"]["whole"] = time.perf_counter() - t0
+    rec["rc"] = rc
+    sys.stdout = sys.__stdout__
+    print(json.dumps(rec), flush=True)
+    if rc not in (0, 1, 3):
+        raise SystemExit(rc)
+
+
+def big_inputs(times: int) -> tuple[Path, Path, Path]:
+    """The baseline (the trace repeated `times` times), the edited candidate and its ground
+    truth (JSON), built once into benchmarks/out."""
+    base = repeated_trace(REAL / "tt-perf-report__wh_clip_encoder_2.csv", times)
+    cand = OUT / f"diff_candidate_x{times}.csv"
+    truth_path = OUT / f"diff_candidate_x{times}.truth.json"
+    if not (cand.exists() and truth_path.exists()):
+        truth = perturbed(base, cand)
+        truth_path.write_text(json.dumps({k: sorted(v) for k, v in truth.items()
+                                          if k in ("deleted", "inserted", "swapped")}))
+    return base, cand, truth_path
+
+
+def big(times: int, formats: list[str], repeat: int) -> None:
+    base, cand, truth_path = big_inputs(times)
+    rows = sum(1 for _ in open(base, "rb")) - 1
+    cases = [(f, ["-f", f]) for f in formats] + [("json --fail-above 5",
+                                                  ["-f", "json", "--fail-above", "5"])]
+    report_runs: list[tuple[float, float]] = []
+    diff_runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in cases}
+    stage_runs: dict[str, list[dict]] = {name: [] for name, _ in cases}
+    for _ in range(repeat):  # interleaved: the machine's drift falls on every case alike
+        report_runs.append(measure([python(), "-m", "ttdash", "report", str(base), "-f", "csv",
+                                    "--no-cache"]))
+        for name, flags in cases:
+            argv = [str(base), str(cand), *flags, "--no-cache"]
+            # The whole command's time and peak RSS are the child's own (os.wait4), the child
+            # being the command run in-process with its stages timed.
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([python(), __file__, "--stages-of", json.dumps(argv),
+                                     str(truth_path)], stdout=subprocess.PIPE, text=True)
+            text = proc.stdout.read() if proc.stdout else ""
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise RuntimeError(f"diff {argv} failed: {status}")
+            stage_runs[name].append(json.loads(text.strip().splitlines()[-1]))
+            diff_runs[name].append((wall, usage.ru_maxrss / 1024.0))
+
+    def med(xs: list[float]) -> float:
+        return statistics.median(xs)
+
+    rep_t = med([t for t, _ in report_runs])
+    rep_m = med([m for _, m in report_runs])
+    print(f"{rows:,} ops a side; {repeat} runs of each, interleaved; medians. One side's cold "
+          f"`report -f csv --no-cache`: {rep_t:.2f} s, {rep_m:.0f} MiB peak RSS.\n")
+    print("| diff, cold | whole | / report | peak RSS | load | signatures | align | pairs "
+          "frame | changes | rest of diff | output | peak after load / diff / output | "
+          "match rate | exact |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    for name, _ in cases:
+        t = med([x for x, _ in diff_runs[name]])
+        m = med([x for _, x in diff_runs[name]])
+        st = stage_runs[name]
+
+        def s(key: str, sub: str = "seconds", st: list[dict] = st) -> float:
+            return med([r[sub].get(key, float("nan")) for r in st])
+
+        inner = {k: med([r["stages"][k] for r in st]) for k in st[0]["stages"]}
+        rest = s("diff") - sum(inner.values())
+        print(f"| `-f {name}` | {t:.2f} s | {t / rep_t:.2f}x | {m:.0f} MiB | {s('load'):.2f} s "
+              f"| {inner.get('signatures', 0):.2f} s | {inner.get('align', 0):.2f} s | "
+              f"{inner.get('frame', 0):.2f} s | {inner.get('changes', 0):.2f} s | "
+              f"{rest:.2f} s | {s('output'):.2f} s | {s('load', 'peak_mib'):.0f} / "
+              f"{s('diff', 'peak_mib'):.0f} / {s('output', 'peak_mib'):.0f} MiB | "
+              f"{st[0]['rate']:.2%} | {st[0]['exact']} |", flush=True)
+    print("\nsingle runs, diff / report: " + "; ".join(
+        f"{name} " + ", ".join(f"{d[0] / r[0]:.2f}x" for d, r in zip(diff_runs[name],
+                                                                     report_runs))
+        for name, _ in cases))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1,10,50", help="repeat factors (default 1,10,50)")
     ap.add_argument("--timeout", type=float, default=60.0, help="difflib time limit, seconds")
+    ap.add_argument("--big", type=int, default=0,
+                    help="repeat factor of the million-a-side case (535: 1,001,520 ops)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each case with --big")
+    ap.add_argument("--formats", default="table,csv,json,markdown",
+                    help="diff output formats with --big")
+    ap.add_argument("--stages-of", nargs=2, metavar=("ARGV_JSON", "TRUTH"),
+                    help=argparse.SUPPRESS)  # the child of --big
     args = ap.parse_args()
+    if args.stages_of:
+        stages_child(json.loads(args.stages_of[0]), args.stages_of[1])
+        return
+    if args.big:
+        big(args.big, args.formats.split(","), args.repeat)
+        return
 
     from ttdash.model import Trace
-    from ttdash.model.diff import diff_traces
+    from ttdash.model.compare.diff import diff_traces
 
     src = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
     print("| ops per side | changes | ttdash diff (align) | ttdash match rate | ttdash exact | "

@@ -41,7 +41,7 @@ def report(trace: Path, *flags: str) -> tuple[float, float]:
 
 def read_phase(trace: Path, cached: bool) -> float:
     """Seconds of read_ops_csv alone, in a fresh process (no import time)."""
-    code = ("import os, sys, time; from ttdash.model.loader import read_ops_csv; "
+    code = ("import os, sys, time; from ttdash.model.read.loader import read_ops_csv; "
             "t = time.perf_counter(); read_ops_csv(sys.argv[1]); "
             "print(time.perf_counter() - t)")
     env = dict(os.environ, TTDASH_NO_CACHE="0" if cached else "1")

@@ -6,10 +6,19 @@ run) and DuckDB over every op, and how each grows from 100 to 1,000 runs; `histo
 run beside `report` of the same file.
 
 Usage: python benchmarks/bench_history.py [--sizes 100,1000] [--s3] [--big 535] [--skip-big]
+       python benchmarks/bench_history.py --ab BASE [--big 535] [--repeat 3]
 Prints a markdown table. Whole commands are timed (python start-up included), each the median of
 3 (CPU seconds beside the wall: the machine may be shared). The runs are written through the
 store's own add (the analysis of one real trace reused, its totals jittered), so building the
 store takes a minute, not a thousand analyses.
+
+--ab BASE: `history add` of the --big trace by this tree and by the ttdash package under BASE
+(a directory holding one, e.g. `git archive HEAD ttdash | tar -x -C BASE`; on PYTHONPATH), the
+trees alternating (the first in turn each round), --repeat rounds: a first run (an empty cache:
+parse, analysis), a second run into a new store (the analysis read from the cache) and the same
+content added under another name (a hard link: hashed, then read from the cache). Prints each
+run's median CPU seconds (user + system, whole process) and peak RSS per tree, and the medians
+of the per-round ratios second / first.
 """
 
 from __future__ import annotations
@@ -123,6 +132,45 @@ def moto_server() -> tuple[subprocess.Popen, str]:
     return server, endpoint
 
 
+def ab(base: Path, big: Path, repeat: int) -> None:
+    """The --ab comparison (the module docstring)."""
+    import shutil
+
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    trees = {"before": str(base), "after": ""}
+    got: dict[str, dict[str, list[tuple[float, float, float]]]] = {t: {} for t in trees}
+    with tempfile.TemporaryDirectory(prefix="ttdash-bench-history-ab-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        renamed = tmp / "renamed.csv"
+        os.link(big, renamed)
+        home = os.getcwd()
+        os.chdir(tmp)  # `python -m` puts the working directory first: a checkout there wins
+        for r in range(repeat):
+            for tree in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+                os.environ["PYTHONPATH"] = trees[tree]
+                add = [python(), "-m", "ttdash", "history", "add", "--store"]
+                shutil.rmtree(cache, ignore_errors=True)
+                for case, path in (("first", big), ("second", big), ("renamed", renamed)):
+                    shutil.rmtree(tmp / "store", ignore_errors=True)
+                    got[tree].setdefault(case, []).append(
+                        measure_cpu([*add, str(tmp / "store"), str(path)]))
+                print(f"  round {r + 1} {tree}: " + ", ".join(
+                    f"{c} {v[-1][1]:.2f} s CPU" for c, v in got[tree].items()), flush=True)
+        os.chdir(home)
+    os.environ.pop("PYTHONPATH", None)
+    print(f"\n| {big.name}, history add | first (CPU), peak | second (CPU), peak | "
+          "renamed (CPU), peak | second / first | renamed / first |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for tree, cases in got.items():
+        cells = [f"{statistics.median(x[1] for x in v):.2f} s, "
+                 f"{statistics.median(x[2] for x in v):.0f} MB" for v in cases.values()]
+        ratios = [statistics.median(b[1] / a[1] for a, b in zip(cases["first"], cases[c]))
+                  for c in ("second", "renamed")]
+        print(f"| {tree} | " + " | ".join(cells) + " | " +
+              " | ".join(f"{x:.3f}x" for x in ratios) + " |")
+    print(f"(medians of {repeat} rounds)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="100,1000", help="store sizes (runs), growing")
@@ -130,7 +178,13 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=535, help="repeats of the real trace for the "
                     "big add (535: 1,001,520 rows)")
     ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--ab", type=Path, metavar="BASE", help="before/after of history add (above)")
+    ap.add_argument("--repeat", type=int, default=3, help="--ab rounds")
     args = ap.parse_args()
+    if args.ab:
+        ab(args.ab.resolve(), repeated_trace(REAL / "tt-perf-report__wh_clip_encoder_2.csv",
+                                             args.big), args.repeat)
+        return
     sizes = [int(x) for x in args.sizes.split(",")]
     src = REAL / "tt-perf-report__wh_clip_encoder_2.csv"
     ttdash = [python(), "-m", "ttdash"]

@@ -40,7 +40,7 @@ def timed(fn, n: int = 5) -> float:
 
 
 def draw(tl, cols: int = 200, lanes: int = 32) -> None:
-    from ttdash.model.timeline import binned
+    from ttdash.model.analysis.timeline import binned
 
     for lane in range(min(lanes, len(tl.lanes))):
         binned(tl, lane, 0.0, tl.span_us, cols)
@@ -61,7 +61,7 @@ def galaxy_ops(n: int, devices: int = 32) -> pd.DataFrame:
 
 
 def in_process(label: str, ops: pd.DataFrame, merged: bool) -> None:
-    from ttdash.model.timeline import build
+    from ttdash.model.analysis.timeline import build
 
     build_s = timed(lambda: build(ops, merged_devices=merged, cut_pauses_above=1000.0), 3)
     tl = build(ops, merged_devices=merged, cut_pauses_above=1000.0)

@@ -43,7 +43,8 @@ def analysis_off() -> None:
     """Switch the why-slow analysis off in this process (see the module docstring)."""
     import numpy as np
 
-    from ttdash.model import ccl, loader, metrics
+    from ttdash.model.analysis import ccl, metrics
+    from ttdash.model.read import loader
     from ttdash.report import single
 
     loader.ANALYSIS_EXTRA = tuple(c for c in loader.ANALYSIS_EXTRA if c not in WHY_COLUMNS)

@@ -3,11 +3,12 @@
 argparse parser (ttdash.cli.build_parser), the keys from the Textual BINDINGS of ttdash's screens
 and views, the columns from the column registry (ttdash.model.columns), the glossary and the
 filter syntax from ttdash.model.glossary and ttdash.model.filters, the JSON outputs' fields
-from their schemas (ttdash/schemas/*.schema.json).
+from their schemas (ttdash/schemas/*.schema.json), whose tables it first regenerates from the
+column specs (scripts/gen_schemas.py).
 
-Usage: python scripts/gen_docs.py              # rewrite docs/reference/*.md
+Usage: python scripts/gen_docs.py              # rewrite the schemas' tables, docs/reference/*.md
        python scripts/gen_docs.py --out DIR    # write them into DIR instead
-       python scripts/gen_docs.py --check      # exit 1 naming the committed pages that are stale
+       python scripts/gen_docs.py --check      # exit 1 naming the committed files that are stale
 
 The output depends only on ttdash's own code: no terminal width, Python or Textual version.
 """
@@ -174,14 +175,17 @@ def key_display(key: str) -> str:
 
 def bindings_of(cls: type) -> list[tuple[list[str], object]]:
     """(keys, binding) of a class's bindings merged over its ttdash bases as Textual merges
-    them (a subclass's binding takes the key), grouped by binding id."""
+    them (a subclass's binding takes the key), grouped by binding id; the class's own whatever
+    its module (a view a test declares)."""
     from textual.binding import Binding
 
     by_key: dict[str, Binding] = {}
     for base in reversed(cls.__mro__):
-        if not base.__module__.startswith("ttdash"):
+        if base is not cls and not base.__module__.startswith("ttdash"):
             continue
-        for b in base.__dict__.get("BINDINGS", ()):
+        # the trace screen's views declared after its class was made (tui.views.VIEWS)
+        late = base.late_bindings() if "late_bindings" in base.__dict__ else []
+        for b in [*base.__dict__.get("BINDINGS", ()), *late]:
             b = b if isinstance(b, Binding) else Binding(*b)
             for k in b.key.split(","):
                 by_key[k.strip()] = b
@@ -222,34 +226,29 @@ def documented_screens() -> list[tuple[str, type, type | None, str]]:
     from ttdash.tui.historytrend import TrendScreen
     from ttdash.tui.loading import LoadingScreen
     from ttdash.tui.optable import OpTable
-    from ttdash.tui.rooflineview import RooflineView
     from ttdash.tui.run import RunScreen
     from ttdash.tui.sortmenu import SortMenu
-    from ttdash.tui.timelineview import TimelineView
+    from ttdash.tui.views import VIEWS
     from ttdash.tui.watch import RunsScreen, WatchScreen
-    from ttdash.tui.whyview import WhyList
     from ttdash.tui.widgets import (
-        AdviceView,
         ConfirmScreen,
         DetailScreen,
         HelpScreen,
         PromptScreen,
     )
 
+    # the views' keys (tui.views.VIEWS: each view's `keys` class and `help`)
+    views = [(v.doc_title(), v.keys, None, v.help) for v in VIEWS if v.keys is not None]
     return [
         ("Trace view (`ttdash open`)", TraceScreen, None,
-         "One trace: the op table, signposts panel and the views `1`-`6`."),
+         "One trace: the op table, signposts panel and the views "
+         f"`{VIEWS[0].key}`-`{VIEWS[-1].key}`."),
         ("Op table (every table view)", OpTable, None,
          "Moving in the table of the trace, watch, run and diff views."),
-        ("Timeline (`4`)", TimelineView, None, "When it has the focus (after `4`)."),
-        ("Roofline (`5`)", RooflineView, None, "When it has the focus (after `5`)."),
-        ("Why slow (`6`)", WhyList, None, "When it has the focus (after `6`): op codes by the "
-         "time above the performance model; enter lists an op code's ops, esc goes back."),
+        *views,
         ("Sort picker (`S`)", SortMenu, None,
          "Each sortable column of the table with a letter: the letter sorts by it (numbers "
          "largest first, text A→Z), the capital letter the other way."),
-        ("Advice list (`3`)", AdviceView, None, "Grouped as `report` prints it; `f` lists every "
-         "entry; `enter` on an entry shows its op."),
         ("Op details (`enter`)", DetailScreen, None, "Every figure and column of one op."),
         ("Optional columns (`a`)", ColumnsScreen, None,
          "The slowest RISC, per-RISC times, utilisation and counter columns."),
@@ -481,6 +480,18 @@ PAGES: dict[str, Callable[[], str]] = {"cli.md": cli_page, "keys.md": keys_page,
                                        "json.md": json_page}
 
 
+def _gen_schemas():
+    """scripts/gen_schemas.py (the schemas' tables from the column specs)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_schemas",
+                                                  Path(__file__).with_name("gen_schemas.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["gen_schemas"] = mod  # (its dataclasses look their module up)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def generate() -> dict[str, str]:
     return {name: make() for name, make in PAGES.items()}
 
@@ -490,15 +501,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REFERENCE, help="directory to write into")
     ap.add_argument("--check", action="store_true", help="compare with the committed pages")
     a = ap.parse_args(argv)
-    pages = generate()
+    schemas = _gen_schemas()
     if a.check:
+        bad = schemas.main(["--check"])  # the schemas first: json.md is made from them
+        pages = generate()
         stale = [n for n, text in pages.items()
                  if not (REFERENCE / n).is_file()
                  or (REFERENCE / n).read_text(encoding="utf-8") != text]
         for n in stale:
             print(f"docs/reference/{n} is stale: run python scripts/gen_docs.py",
                   file=sys.stderr)
-        return 1 if stale else 0
+        return 1 if stale or bad else 0
+    if a.out == REFERENCE:  # the schemas' generated tables first: json.md is made from them
+        from ttdash.schemas import load
+
+        schemas.main([])
+        load.cache_clear()
+    pages = generate()
     a.out.mkdir(parents=True, exist_ok=True)
     for name, text in pages.items():
         (a.out / name).write_text(text, encoding="utf-8")

@@ -33,7 +33,7 @@ async def shoot(app, name: str, size: tuple[int, int], keys: list[str] = (),
 
 async def main() -> None:
     from ttdash.model import Trace, Window
-    from ttdash.model.diff import diff_traces
+    from ttdash.model.compare.diff import diff_traces
     from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
     from ttdash.tui.app import open_app
     from ttdash.tui.diffview import diff_app

@@ -229,10 +229,12 @@ def real() -> Path:
 
 
 async def wait_until(pilot, predicate, timeout: float = 20.0, state=None) -> None:
-    """Let a Textual app run until `predicate()` holds (watchers and workloads have threads).
+    """Let a Textual app run until `predicate()` holds (watchers and workloads have threads)
+    and the screen has drawn the status line its last change asked for (it is drawn right
+    after the message that changed the state, so a test can land between the two).
     `state()`: what the failure message shows of the app when the deadline passes."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+    while not predicate() or getattr(pilot.app.screen, "status_pending", False):
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached"
                                  + (f" (state: {state()})" if state is not None else ""))
@@ -254,3 +256,15 @@ def screen_text(app) -> tuple[str, str]:
     """(plain, styled) text of everything on screen, as a terminal would get it."""
     console = screen_console(app)
     return console.export_text(styles=False), console.export_text(styles=True)
+
+
+@pytest.fixture
+def cached(tmp_path, monkeypatch):
+    """Cache every file (not only large ones) into tmp_path/cache; returns the traces dir
+    (tests/test_cache.py, tests/test_analysis_cache.py)."""
+    from ttdash.model.read import cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TTDASH_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    return tmp_path / "cache" / "ttdash" / "traces"

@@ -529,7 +529,7 @@ async def drive_open(path: str | os.PathLike[str], size: tuple[int, int] = (120,
     Any other exception propagates.
     """
     from ttdash.model import Trace, TraceError, Window
-    from ttdash.model.discover import resolve_trace_path
+    from ttdash.model.read.discover import resolve_trace_path
     from ttdash.tui.app import open_app
 
     try:

@@ -223,16 +223,16 @@ def compare(path: Path | list[Path], tmp: Path, ignore_signposts: bool, merge: b
         bad = (np.isnan(a) != np.isnan(b)) | (both & (rel > 0.005) & (np.abs(a - b) > 1e-6))
         out["mismatch"][mine] = list(joined.index[bad])
     # tt-perf-report's op text: the op code with size and config appended; its "Math Fidelity"
-    size = joined["size"].fillna("").astype(str)
-    config = joined["config"].fillna("").astype(str)
+    size = joined["size"].astype(object).fillna("").astype(str)
+    config = joined["config"].astype(object).fillna("").astype(str)
     text = joined["op_code"].astype(str) + (" " + size).where(size != "", "") \
         + (" " + config).where(config != "", "")
     out["mismatch"]["op_text"] = list(joined.index[text != joined["OP Code"].astype(str)])
     fid_ref = joined["Math Fidelity"].astype(object).where(joined["Math Fidelity"].notna(), "")
     out["mismatch"]["fidelity_desc"] = list(
-        joined.index[joined["fidelity_desc"].fillna("").astype(str) != fid_ref.astype(str)])
+        joined.index[joined["fidelity_desc"].astype(object).fillna("").astype(str) != fid_ref.astype(str)])
     bound_ref = joined["Bound"].astype(object).where(joined["Bound"].notna(), "").astype(str)
-    bound_ours = joined["bound"].fillna("").astype(str)
+    bound_ours = joined["bound"].astype(object).fillna("").astype(str)
     out["mismatch"]["bound"] = list(joined.index[bound_ref != bound_ours])
     return out
 

@@ -15,8 +15,8 @@ from cli_inproc import run_main
 from conftest import each_real_file, real_dir
 
 from ttdash.model import Trace, Window
-from ttdash.model.advice import ACCURACY_KINDS, advice
-from ttdash.model.guides import GuideSummary
+from ttdash.model.analysis.advice import ACCURACY_KINDS, advice
+from ttdash.model.analysis.guides import GuideSummary
 from ttdash.report.advice import guide_summary_rows, listed_sections, summary_of
 
 DEEPSEEK = "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"  # 48 HiFi2 matmul rows, BF16 in0
@@ -145,7 +145,7 @@ def test_target_saving_clamped_per_op_against_the_raw_csv():
     ok = (ideal > 1) & (dur > 0)
     part = (dur - ideal / 0.7)[ok] / 1000
     assert part.sum() < 0
-    from ttdash.model.perfmodel import summarise
+    from ttdash.model.analysis.perfmodel import summarise
     s = summarise(_view(DLV3).op_rows)
     assert s.target_saving_us == pytest.approx(part.clip(lower=0).sum(), rel=1e-6)
     assert s.at_target_ops == int((part <= 0).sum())

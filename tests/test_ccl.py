@@ -15,8 +15,9 @@ from conftest import real_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttdash.model import Trace, Window, get_arch, whyslow
-from ttdash.model.ccl import KINDS, ccl_kind, link_peak_gbps
+from ttdash.model import Trace, Window, get_arch
+from ttdash.model.analysis import whyslow
+from ttdash.model.analysis.ccl import KINDS, ccl_kind, link_peak_gbps
 
 DEEPSEEK = "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"
 NS = "DEVICE KERNEL DURATION [ns]"
@@ -221,7 +222,7 @@ def test_all_reduce_without_ring_size_takes_the_devices_that_ran_it(tmp_path):
 def test_bus_bandwidth_is_nccls_algbw_times_its_factor(op, n, rows, links, ns):
     """busbw = algbw x factor (nccl-tests PERFORMANCE.md): all-reduce 2(n-1)/n, the others
     (n-1)/n, algbw = S / t; never above S / t x 2."""
-    from ttdash.model.ccl import ccl_columns
+    from ttdash.model.analysis.ccl import ccl_columns
 
     kind = KINDS[int(ccl_kind(op))]
     out_rows = rows * n if kind == "all_gather" else rows // n if kind == "reduce_scatter" \

@@ -7,13 +7,21 @@ import json
 import re
 
 import pytest
-from conftest import FAST_REAL, REPORT_FIXTURES, each_real_file, pairwise, real_dir, run_ttdash
+from conftest import (
+    FAST_REAL,
+    REPORT_FIXTURES,
+    ROOT,
+    each_real_file,
+    pairwise,
+    real_dir,
+    run_ttdash,
+)
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ttdash.format import fmt_floats
 from ttdash.model import Trace, Window
-from ttdash.model.advice import iter_advice
+from ttdash.model.analysis.advice import iter_advice
 from ttdash.report.safe import json_clean
 from ttdash.report.single import to_json
 
@@ -97,8 +105,8 @@ def test_column_formatting_each_distinct_value_once_equals_each_value(xs, kind, 
 def _perfetto_all_at_once(view, out) -> None:
     """report.perfetto.to_perfetto before it wrote its op events a block at a time (the
     reference its output must equal byte for byte)."""
+    from ttdash.model.analysis.timeline import for_view
     from ttdash.model.columns import export_frame
-    from ttdash.model.timeline import for_view
     from ttdash.report.perfetto import ARG_FIELDS
     from ttdash.report.safe import records_json
 
@@ -152,6 +160,45 @@ def test_perfetto_written_in_blocks_equals_all_at_once(name, chunk, monkeypatch)
     perfetto.to_perfetto(view, got)
     _perfetto_all_at_once(view, want)
     assert first_difference(got.getvalue(), want.getvalue()) is None
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_perfetto_of_hostile_cells_equals_all_at_once(share, monkeypatch):
+    """The op events' blocks of cells no real file has: text that looks like a record's edge
+    or a spliced share's key (quotes, `},{"id":`, a slash pandas escapes, non-ASCII), missing
+    and infinite shares, two lanes, and no share column at all: the all-at-once writer's
+    bytes, blocks of five events."""
+    import numpy as np
+    import pandas as pd
+
+    from ttdash.report import perfetto
+
+    monkeypatch.setattr(perfetto, "CHUNK", 5)
+    view = Trace.load(ROOT / "fixtures" / "generated" / "n300_2dev_report.csv").view(
+        Window("all"), merge=False)
+    ops = view.ops.copy()
+    n = len(ops)
+    hostile = np.array(['a"},{"id":1', 'x/y', 'ü "q" \\', '","cores":"', "", None],
+                       dtype=object)
+    ops["signpost"] = pd.Categorical(hostile[np.arange(n) % len(hostile)])
+    ops["op_code"] = pd.Categorical(hostile[(np.arange(n) + 1) % len(hostile)])
+    ops["category"] = pd.Categorical(hostile[(np.arange(n) + 2) % len(hostile)])
+    pct = ops["total_pct"].to_numpy(dtype="float64").copy()
+    pct[::3], pct[1::7] = np.nan, np.inf
+    ops["total_pct"] = pct
+    if not share:
+        ops = ops.drop(columns=["total_pct"])
+    view.ops = ops
+    got, want = io.StringIO(), io.StringIO()
+    perfetto.to_perfetto(view, got)
+    _perfetto_all_at_once(view, want)
+    assert first_difference(got.getvalue(), want.getvalue()) is None
+    events = json.loads(got.getvalue())["traceEvents"]
+    ops_events = [e for e in events if e["ph"] == "X"]
+    assert len({e["pid"] for e in ops_events}) == 2
+    assert len(ops_events) > 10 and any(e["args"]["signpost"] == 'a"},{"id":1'
+                                        for e in ops_events)
+    assert any(("total_pct" in e["args"]) == share for e in ops_events)
 
 
 def first_difference(got: str | list[str], want: str | list[str]) -> tuple | None:

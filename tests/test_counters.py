@@ -13,7 +13,7 @@ from conftest import real_dir, run_ttdash, screen_text
 
 from ttdash.format import fmt_us
 from ttdash.model import Trace, Window
-from ttdash.model.counters import (
+from ttdash.model.read.counters import (
     RISC_COLUMN,
     RISC_NAMES,
     RISC_ROLES,

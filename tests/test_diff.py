@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import cProfile
 import csv
 import io
 import json
+import pstats
 import subprocess
 import sys
 import time
@@ -18,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ttdash.model import Trace, Window
-from ttdash.model import align as D
-from ttdash.model.align import align_sequences
-from ttdash.model.diff import diff_traces
-from ttdash.model.loader import RawTable, read_ops_csv
+from ttdash.model.compare import align as D
+from ttdash.model.compare.align import align_sequences
+from ttdash.model.compare.diff import diff_traces
+from ttdash.model.read.loader import RawTable, read_ops_csv
 
 WH = "tt-perf-report__wh_clip_encoder_2.csv"
 BH = "tt-perf-report__bh_64_clip_encoder_1.csv"
@@ -417,7 +419,7 @@ def test_lis_and_ranges():
 
 
 @pytest.mark.slow  # 100k ops a side (3-5 s); the fast tier aligns the real files
-def test_100k_ops_each_side_align_fast():
+def test_100k_ops_each_side_align_in_linear_work():
     src = real_dir() / WH
     raw = repeated_table(src, 54)  # 101,088 ops
     rng = np.random.default_rng(3)
@@ -446,21 +448,30 @@ def test_100k_ops_each_side_align_fast():
     print(f"\n100k diff: {len(a.op_rows):,} vs {len(b.op_rows):,} ops: {total:.2f} s "
           f"(signatures {r.seconds['signatures']:.2f} s, align {r.seconds['align']:.2f} s, "
           f"frame {r.seconds['frame']:.2f} s)")
-    assert total < 10  # generous for CI; benchmarks/bench_diff.py reports the real figure
+    # (the time is printed, not asserted: benchmarks/bench_diff.py reports it; how the work grows
+    # with the size is asserted below, as a count a loaded machine cannot change)
     p = r.pairs
     assert set(p.loc[p["status"] == "removed", "baseline_id"].astype(int)) == set(
         (gone + 2).tolist())
     assert set(p.loc[p["status"] == "added", "candidate_id"].astype(int)) == probe_ids
     assert r.counts["matched"] == n - 150
 
-    t0 = time.perf_counter()
-    rng2 = np.random.default_rng(0)
-    x = np.tile(rng2.integers(0, 50, 1000), 100)
-    y = np.delete(x, rng2.choice(len(x), 5000, replace=False))
-    al = align_sequences(x, y)
-    print(f"int alignment, 100k vs 95k with 5% scattered deletions: "
-          f"{time.perf_counter() - t0:.2f} s, {al.size:,} matched")
-    assert al.size >= len(y) * 0.99 and time.perf_counter() - t0 < 10
+    def aligned(reps: int) -> tuple[float, int]:
+        """(share of y matched, Python calls made) aligning 1,000 * reps ids with 5% deleted."""
+        rng2 = np.random.default_rng(0)
+        x = np.tile(rng2.integers(0, 50, 1000), reps)
+        y = np.delete(x, rng2.choice(len(x), 50 * reps, replace=False))
+        prof = cProfile.Profile()
+        prof.enable()
+        al = align_sequences(x, y)
+        prof.disable()
+        return al.size / len(y), pstats.Stats(prof).total_calls  # type: ignore[attr-defined]
+
+    small, big = aligned(10), aligned(100)
+    print(f"int alignment, 100k vs 95k with 5% scattered deletions: {big[0]:.2%} matched, "
+          f"{big[1]:,} Python calls (10k: {small[1]:,})")
+    assert small[0] >= 0.99 and big[0] >= 0.99
+    assert big[1] < 15 * small[1]  # ten times the ops, about ten times the work: never quadratic
 
 
 # ------------------------------------------------------------------ the command line
@@ -588,7 +599,7 @@ def test_cli_csv_and_table_keep_text_inert(tmp_path):
 
 
 def test_model_diff_does_not_import_textual():
-    code = ("import sys, ttdash.model.diff, ttdash.report.diff; "
+    code = ("import sys, ttdash.model.compare.diff, ttdash.report.diff; "
             "sys.exit(1 if any(m.startswith('textual') for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -625,7 +636,7 @@ def test_default_format_opens_the_tui_on_a_terminal_else_falls_back(monkeypatch,
 
 def _result_of(rows: list[dict]):
     """A DiffResult around a hand-made pairs table (only `pairs` is filled in)."""
-    from ttdash.model.diff import PAIR_COLUMNS, DiffResult
+    from ttdash.model.compare.diff import PAIR_COLUMNS, DiffResult
 
     pairs = pd.DataFrame([{c: row.get(c) for c in PAIR_COLUMNS} for row in rows])
     for c in ("baseline_id", "candidate_id", "baseline_pos", "candidate_pos", "device"):

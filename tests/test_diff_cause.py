@@ -19,9 +19,9 @@ from conftest import real_dir, run_ttdash
 from trace_inputs import profiler_run
 
 from ttdash.model import Trace
-from ttdash.model.attributes import field_diff, flatten, normalise
-from ttdash.model.diff import diff_traces
-from ttdash.model.loader import RawTable, read_ops_csv
+from ttdash.model.compare.diff import diff_traces
+from ttdash.model.read.attributes import field_diff, flatten, normalise
+from ttdash.model.read.loader import RawTable, read_ops_csv
 
 WH = "tt-perf-report__wh_clip_encoder_2.csv"
 BH = "tt-perf-report__bh_64_clip_encoder_1.csv"

@@ -1,11 +1,12 @@
 """The README and the docs site: the README short and starting with the two commands (the second
-what CI runs), its links alive; the generated reference pages current; `mkdocs build --strict`
-clean."""
+what CI runs), its links alive; the generated reference pages and schema tables current;
+`mkdocs build --strict` clean."""
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import pkgutil
 import re
@@ -82,6 +83,72 @@ def test_generated_reference_is_current(tmp_path):
     stale = [name for name in written if (tmp_path / name).read_text(encoding="utf-8")
              != (REFERENCE / name).read_text(encoding="utf-8")]
     assert not stale, f"docs/reference/{stale} are stale: run python scripts/gen_docs.py"
+
+
+def gen_schemas():
+    gen_docs()._gen_schemas()
+    import gen_schemas as mod
+
+    return mod
+
+
+def test_generated_schemas_are_current():
+    """ttdash/schemas' tables are scripts/gen_schemas.py's, from the column specs (as the
+    reference pages are gen_docs')."""
+    gen = gen_schemas()
+    assert gen.stale() == [], "stale schemas: run python scripts/gen_docs.py"
+    assert gen.main(["--check"]) == 0
+
+
+def test_a_schema_table_follows_its_specs(monkeypatch):
+    """A column's meaning is its description, its kind its type, null only where nullable:
+    changing the spec makes the committed schema stale."""
+    gen = gen_schemas()
+    ops = json.loads(gen.generate()["report.schema.json"])["properties"]["ops"]["items"]
+    from ttdash.model.columns import BY_KEY
+    from ttdash.present import table
+
+    assert ops["properties"]["id"] == {"type": "integer", "description": BY_KEY["id"].meaning}
+    assert ops["properties"]["cores"]["type"] == ["integer", "null"]
+    assert ops["properties"]["total_pct"]["description"] == BY_KEY["total_pct"].meaning
+    monkeypatch.setattr(table, "CULPRITS", table.CULPRITS.replace("ops", meaning="changed"))
+    assert gen.stale() == ["history-check.schema.json"]
+    monkeypatch.setattr(table, "DIFF_PAIRS", table.DIFF_PAIRS.replace("status", nullable=True))
+    assert gen.stale() == ["diff.schema.json", "history-check.schema.json"]
+
+
+def test_every_table_of_every_schema_is_generated(monkeypatch):
+    """Each row object (an array's items with properties) of a schema is a generated table's,
+    each of its fields a spec's column (type from its kind, description its meaning), and a
+    field an output adds that no spec declares stops the generator."""
+    gen = gen_schemas()
+    from ttdash.present.table import JSON_TYPES
+    from ttdash.schemas import NAMES, load
+
+    generated = {(t.schema, t.path) for t in gen.TABLES}
+    for t in gen.TABLES:
+        node = load(t.schema)
+        for key in t.path:
+            node = node[key]
+        for c in t.columns():
+            field = node["properties"][c.key]
+            assert field["description"] == c.meaning, (t.schema, c.key)
+            assert field["type"] == ([JSON_TYPES[c.kind], "null"] if c.nullable
+                                     else JSON_TYPES[c.kind]), (t.schema, c.key)
+    tables = {("report", ("properties", "ops", "items")),
+              ("report", ("properties", "why", "properties", "by_op_code", "items")),
+              ("report-summary", ("properties", "groups", "items")),
+              ("history-list", ("properties", "runs", "items")),
+              ("history-trend", ("properties", "runs", "items")),
+              ("history-check", ("properties", "culprits", "items")),
+              *(("diff", ("properties", k, "items")) for k in (
+                  "ops", "by_op_code", "by_region", "top_regressions", "top_improvements"))}
+    assert tables <= generated and {n for n, _ in generated} <= set(NAMES)
+    import ttdash.report.diff as diff
+
+    monkeypatch.setattr(diff, "JSON_OP_FIELDS", (*diff.JSON_OP_FIELDS, "undeclared"))
+    with pytest.raises(KeyError, match="undeclared"):
+        gen.generate()
 
 
 def test_reference_covers_the_parser_and_columns():

@@ -200,7 +200,7 @@ def test_every_number_column_compares():
 
 
 def test_diff_keys_reach_the_diff_table_fields():
-    from ttdash.model.diff import diff_traces
+    from ttdash.model.compare.diff import diff_traces
 
     a = Trace.load(real_dir() / DLV3, columns="all").view(Window("all"))
     frame = diff_traces(a, a).display_frame()

@@ -17,7 +17,7 @@ from fake_host import fake_host
 from ttdash.cli import main
 from ttdash.health.doctor import run_checks
 from ttdash.health.probe import Roots
-from ttdash.model.live import LiveModel
+from ttdash.model.live.table import LiveModel
 from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
 
 SMALL = "ttnn-visualizer__smoke_ops_perf_results_n300__EXCERPT_first5lines.csv"
@@ -35,7 +35,7 @@ def live_rows(path: Path, arch: str, n: int = 10) -> tuple[list[str], list[list[
 @pytest.mark.parametrize("ranked", [False, True])
 def test_a_restarted_live_table_detects_its_arch_again(tmp_path, ranked):
     """A Wormhole run, then a Blackhole run rewriting .logs: not Blackhole rows at 1000 MHz."""
-    from ttdash.model.live_ranks import RankedLiveModel
+    from ttdash.model.live.ranks import RankedLiveModel
 
     log = tmp_path / ".logs" / "cpp_device_perf_report.csv"
     log.parent.mkdir()

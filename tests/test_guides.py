@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from ttdash.format import fmt_us
 from ttdash.model import Trace, Window
-from ttdash.model.guides import KINDS, RULES, entries, summarise_guides
+from ttdash.model.analysis.guides import KINDS, RULES, entries, summarise_guides
 from ttdash.report.advice import guide_frames_of, guides_of, listed_sections
 from ttdash.schemas import load
 
@@ -327,8 +327,8 @@ def test_advice_view_lists_the_guide_rules():
 def test_padding_from_numeric_logical_columns():
     """A read whose loader gives numeric `INPUT_0_Y_LOGICAL` etc. (only where some cell's
     logical size differs; the text cells dropped) finds the same padding as the text cells."""
-    from ttdash.model.guide_rules import _logical_cell
-    from ttdash.model.guides import guide_input
+    from ttdash.model.analysis.guide_rules import _logical_cell
+    from ttdash.model.analysis.guides import guide_input
 
     view = _view(CLIP)
     g = guides_of(view)
@@ -353,7 +353,7 @@ def test_padding_from_numeric_logical_columns():
 def test_rows_the_ops_cannot_be_matched_to_give_no_tensor_advice():
     """A live log's rows (no "ID") or no rows at all: no shape-based entry, no error; the
     fidelity rule still reads the ops' own columns."""
-    from ttdash.model.guides import guide_input
+    from ttdash.model.analysis.guides import guide_input
 
     trace = Trace.load(real_dir() / OFT)
     view = trace.view(Window("all"))
@@ -366,7 +366,7 @@ def test_the_warmup_rule_leads_the_guides_and_leaves_the_steady_state_alone():
     """wh_clip_encoder_2 runs its encoder twice, the first time compiling: the warm-up is the
     summary's first guide line (before the per-op rules; nothing of the steady state at stake),
     its estimate the iterations' excess; a --steady-state or signpost window has no entry."""
-    from ttdash.model.iterations import find_iterations
+    from ttdash.model.analysis.iterations import find_iterations
 
     view = _view(CLIP, columns="analysis")
     found = find_iterations(view.trace, view)

@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ttdash.format import fmt_us
-from ttdash.model import Trace, Window, whyslow
+from ttdash.model import Trace, Window
+from ttdash.model.analysis import whyslow
+from ttdash.model.analysis.imbalance import imbalance_columns
 from ttdash.model.columns import LOW_GRID_PCT, SKEW_FLAG, column
-from ttdash.model.imbalance import imbalance_columns
 
 OFT = "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv"  # per-core times, 621 ops
 SEG = "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv"

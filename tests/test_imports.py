@@ -1,7 +1,7 @@
 """Every module imports on its own, and the model imports itself in no circle (issue #48).
 
 A circle held open by an import inside a function works only in the order the test suite happens
-to import things: `import ttdash.model.guide_rules` first, in a fresh interpreter, used to fail.
+to import things: `import ttdash.model.analysis.guide_rules` first, in a fresh interpreter, used to fail.
 So (1) every ttdash module is imported first in a fresh interpreter state, and (2) the model's
 module-level imports form no cycle, with the imports left inside functions listed and justified
 (`LAZY`), so a new one cannot hide a circle.
@@ -22,7 +22,7 @@ MODEL = PKG / "model"
 #: The imports of one model module by another that stay inside a function, and why: only to keep
 #: a light module light (a lazy heavy dependency), never to break a circle.
 LAZY = {
-    ("columns", "counters"): "columns is pandas-free (the CLI and the TUI read its column names "
+    ("columns", "read.counters"): "columns is pandas-free (the CLI and the TUI read its column names "
                              "before any trace is loaded); counters imports pandas",
 }
 
@@ -136,23 +136,31 @@ def test_first_import_check_can_fail(tmp_path):
 
 # ---------------------------------------------------------------- the model's import graph
 
-def _model_targets(node: ast.ImportFrom | ast.Import, mods: set[str]) -> set[str]:
-    """The model modules an import statement inside ttdash/model/ names."""
+def _model_targets(node: ast.ImportFrom | ast.Import, mods: set[str], here: str,
+                   package: bool = False) -> set[str]:
+    """The model modules (dotted below ttdash.model: "read.loader", "trace") an import statement
+    of the model module `here` names; a package counts as its `__init__`."""
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
-    elif node.level == 1:
-        base = node.module or ""
-        names = [f"{base}.{a.name}".strip(".") for a in node.names] + [base]
-        names = [f"ttdash.model.{n}" for n in names if n]
-    elif node.level == 0 and node.module:
+    elif node.level:
+        pkg = here.split(".") if package else here.split(".")[:-1]
+        if node.level - 1 > len(pkg):
+            return set()  # from .. above the model: test_layers' business
+        base = pkg[:len(pkg) - (node.level - 1)] + ([node.module] if node.module else [])
+        names = [".".join(["ttdash", "model", *base, a.name]) for a in node.names]
+        names.append(".".join(["ttdash", "model", *base]))
+    elif node.module:
         names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-    else:  # from .. (above the model: test_layers' business)
+    else:
         return set()
     out = set()
     for n in names:
         parts = n.split(".")
-        if parts[:2] == ["ttdash", "model"] and len(parts) > 2 and parts[2] in mods:
-            out.add(parts[2])
+        if parts[:2] == ["ttdash", "model"] and len(parts) > 2:
+            for k in range(len(parts), 2, -1):
+                if ".".join(parts[2:k]) in mods:
+                    out.add(".".join(parts[2:k]))
+                    break
     return out
 
 
@@ -162,12 +170,20 @@ def _is_type_checking(node: ast.AST) -> bool:
 
 def _graph(model: Path = MODEL) -> tuple[dict[str, dict[str, int]], list[tuple[str, str, int]]]:
     """({module: {module it imports at module level: line}}, [(module, imported, line) of each
-    import inside a function]). `if TYPE_CHECKING:` imports are not run, so not counted."""
-    mods = {p.stem for p in model.glob("*.py")}
+    import inside a function]), modules named dotted below the model ("read.loader", "trace";
+    a sub-package by its own name). `if TYPE_CHECKING:` imports are not run, so not counted."""
+    files = {}
+    for path in sorted(model.rglob("*.py")):
+        parts = list(path.relative_to(model).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts:
+            files[".".join(parts)] = path
+    mods = set(files)
     top: dict[str, dict[str, int]] = {}
     lazy: list[tuple[str, str, int]] = []
     for m in sorted(mods):
-        tree = ast.parse((model / f"{m}.py").read_text(encoding="utf-8"))
+        tree = ast.parse(files[m].read_text(encoding="utf-8"))
         top[m] = {}
         stack: list[tuple[ast.AST, bool]] = [(n, False) for n in tree.body]
         while stack:
@@ -175,7 +191,7 @@ def _graph(model: Path = MODEL) -> tuple[dict[str, dict[str, int]], list[tuple[s
             if _is_type_checking(node):
                 continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for t in _model_targets(node, mods) - {m}:
+                for t in _model_targets(node, mods, m, files[m].name == "__init__.py") - {m}:
                     if in_function:
                         lazy.append((m, t, node.lineno))
                     else:
@@ -293,3 +309,19 @@ def test_the_cycle_check_can_fail(tmp_path):
     assert _cycles(graph) == [["a", "b", "c", "a"]]
     assert lazy == [("d", "a", 2)]
     assert graph["e"] == {}
+
+
+def test_the_cycle_check_sees_sub_packages(tmp_path):
+    """A circle through a sub-package (relative imports up and down, and absolute ones) is seen,
+    and a sub-package's __init__ resolves its relative imports from itself."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "__init__.py").write_text("from .x import w\n")
+    (tmp_path / "p" / "x.py").write_text("from ..y import z\nw = 1\n")
+    (tmp_path / "y.py").write_text("from .p import x\nz = 1\n")
+    (tmp_path / "q.py").write_text("import ttdash.model.p.x\n")
+    graph, lazy = _graph(tmp_path)
+    assert graph["p"] == {"p.x": 1}
+    assert graph["y"] == {"p": 1, "p.x": 1}
+    assert graph["q"] == {"p.x": 1}
+    assert _cycles(graph) == [["p", "p.x", "y", "p"]]
+    assert lazy == []

@@ -20,7 +20,7 @@ from fake_host import Card, fake_host
 from ttdash.cli import main, parse
 from ttdash.health import probe, telemetry
 from ttdash.health.doctor import run_checks
-from ttdash.model.badcsv import numeric_error
+from ttdash.model.read.badcsv import numeric_error
 
 BH20 = "tt-perf-report__bh20_oft.csv"
 

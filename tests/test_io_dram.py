@@ -9,7 +9,7 @@ import pytest
 from conftest import REPORT_FIXTURES, real_dir
 
 from ttdash.model import Trace, Window, get_arch
-from ttdash.model.metrics import analyze
+from ttdash.model.analysis.metrics import analyze
 
 WH = get_arch("wormhole_b0")  # DRAM peak 288 GB/s
 BF16, BFP8 = "BFLOAT16", "BFLOAT8_B"
@@ -155,7 +155,7 @@ def test_hand_made_rows():
     assert g[2] == pytest.approx(_gbps(1024 * 1024 * 2, ns)) and basis[2] == "whole"
     assert g[3] == pytest.approx(_gbps(1024 * 64 * 2, ns)) and basis[3] == "write_part"
     assert g[4] == pytest.approx(_gbps(32 * 128 * 2, ns)) and basis[4] == "cache_update"
-    assert np.isnan(g[5]) and np.isnan(pct[5]) and basis[5] is None and not capped[5]
+    assert np.isnan(g[5]) and np.isnan(pct[5]) and pd.isna(basis[5]) and not capped[5]
     assert g[6] == pytest.approx(_gbps(1024 * 1088, ns))
     assert g[9] == pytest.approx(_gbps(3 * 32 * 128 * 2, ns)) and basis[9] == "whole"
     assert g[10] == pytest.approx(_gbps(32 * 32 * 4 + 2 * 19 * 1280 * 2, ns))

@@ -13,7 +13,7 @@ import pytest
 from conftest import real_dir, run_ttdash
 
 from ttdash.model import Trace, Window
-from ttdash.model.iterations import (
+from ttdash.model.analysis.iterations import (
     WARMUP_RATIO,
     find_iterations,
     find_period,

@@ -102,6 +102,11 @@ def test_report_json_matches_its_schema(name):
         summary = output("report", path, "-f", "json", "--summary", "--group-by", by)
         assert_valid("report-summary", summary)
         assert summary["group_by"] == by
+    # per device: each group's device id, an integer (it was written as a float, 7.0, in a
+    # field the schema did not declare)
+    per_device = output("report", path, "-f", "json", "--summary", "--per-device")
+    assert_valid("report-summary", per_device)
+    assert all(type(g["device"]) is int for g in per_device["groups"]), per_device["groups"][:1]
 
 
 # ------------------------------------------------------------------ diff
@@ -292,3 +297,22 @@ def test_history_check_with_ops_gone_matches_its_schema(real, tmp_path):
                  "--fail-above", "2", ok=(1,))
     assert_valid("history-check", doc)
     assert isinstance(doc["common_pct"], float)
+
+
+def test_an_op_without_an_op_code_is_reported_and_valid(tmp_path):
+    """A device op whose OP CODE cell is empty (a hand-edited or damaged file) is in no op-code
+    group, and every format still reports the trace (it crashed the why section's grouping)."""
+    import pandas as pd
+
+    df = pd.read_csv(real_dir() / "tt-perf-report__wh_clip_encoder_2.csv", dtype=str,
+                     keep_default_na=False)
+    df.loc[5, "OP CODE"] = ""
+    path = tmp_path / "no_op_code.csv"
+    df.to_csv(path, index=False)
+    doc = output("report", str(path), "-f", "json", "--no-cache")
+    assert_valid("report", doc)
+    assert sum(g["ops"] for g in doc["why"]["by_op_code"]) == \
+        sum(1 for o in doc["ops"] if o["op_type"] == "tt_dnn_device" and o["op_code"]) > 0
+    for fmt in ("table", "markdown", "csv"):
+        run = run_main("report", str(path), "-f", fmt, "--no-cache")
+        assert run.returncode == 0 and run.stdout, run.stderr

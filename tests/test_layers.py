@@ -12,7 +12,10 @@ PKG = Path(__file__).resolve().parent.parent / "ttdash"
 
 #: package -> ttdash packages it must never import (directly or by a relative import).
 FORBIDDEN = {
-    "model": {"live", "tui", "report", "commands", "cli", "sim", "hooks", "runner"},
+    "model": {"live", "tui", "report", "commands", "cli", "sim", "hooks", "runner", "mcp",
+              "schemas", "history", "health", "present", "proctree"},
+    # the presentation layer (column specs, cells) under the TUI and the text outputs
+    "present": {"tui", "report", "commands", "cli", "live", "sim", "runner", "hooks", "mcp"},
     "live": {"tui", "report", "commands", "cli", "sim"},
     "report": {"tui", "live", "commands", "cli", "runner"},
     "tui": {"commands", "cli"},
@@ -23,6 +26,16 @@ FORBIDDEN = {
     "commands": {"cli"},
     "health": {"tui", "report", "commands", "cli", "live", "sim", "model"},
     "history": {"tui", "report", "commands", "cli", "live", "sim", "runner", "hooks"},
+}
+#: model sub-package -> model sub-packages it must never import: reading knows nothing of the
+#: analysis, the analysis nothing of comparing, the live model nothing of comparing. The modules
+#: left at model/'s root are the shared base (arch, columns, errors, filters, query, window,
+#: progress) and the two that gather the rest (trace, glossary).
+MODEL_FORBIDDEN = {
+    "read": {"analysis", "compare", "live"},
+    "analysis": {"compare", "live"},
+    "compare": {"live"},
+    "live": {"compare"},
 }
 MAX_LINES = 600
 SIZE_REASON = "Size:"  # a file over MAX_LINES says why in its docstring, after this word
@@ -69,6 +82,53 @@ def test_layers(path, parts):
     assert not bad, f"{path.relative_to(PKG.parent)} ({layer}) imports {bad}"
 
 
+def _third_party(path: Path) -> set[str]:
+    """The top-level names of the packages `path` imports that are not ttdash's."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out - {"ttdash"}
+
+
+@pytest.mark.parametrize("layer", ["model", "present"])
+def test_model_and_present_never_import_textual(layer):
+    users = [p.relative_to(PKG.parent) for p, parts in _modules()
+             if _layer(parts) == layer and {"textual", "rich"} & _third_party(p)]
+    assert [p for p, parts in _modules() if _layer(parts) == layer], layer  # the layer exists
+    assert users == [], users
+
+
+def _model_part_breaks(path: Path, parts: list[str]) -> list[str]:
+    banned = MODEL_FORBIDDEN[parts[2]]
+    return sorted(m for m in _imports(path, parts)
+                  if m.split(".")[:2] == ["ttdash", "model"] and len(m.split(".")) > 2
+                  and m.split(".")[2] in banned)
+
+
+@pytest.mark.parametrize("path,parts", [(p, q) for p, q in _modules()
+                                        if q[:2] == ["ttdash", "model"] and len(q) > 3],
+                         ids=lambda v: "/".join(getattr(v, "parts", ())[-2:]))
+def test_model_parts(path, parts):
+    bad = _model_part_breaks(path, parts)
+    assert not bad, f"{path.relative_to(PKG.parent)} (model.{parts[2]}) imports {bad}"
+
+
+def test_model_part_check_can_fail(tmp_path):
+    """A reading module importing the analysis, relatively or not, is caught; every model part
+    has a rule."""
+    f = tmp_path / "x.py"
+    f.write_text("from ..analysis.metrics import num\nimport ttdash.model.compare.diff\n"
+                 "from . import loader\nfrom ..trace import Trace\n")
+    assert _model_part_breaks(f, ["ttdash", "model", "read", "x"]) == [
+        "ttdash.model.analysis.metrics", "ttdash.model.analysis.metrics.num",
+        "ttdash.model.compare.diff"]
+    assert {q[2] for p, q in _modules() if q[:2] == ["ttdash", "model"] and len(q) > 3} \
+        == set(MODEL_FORBIDDEN)
+
+
 def test_only_the_cli_and_main_import_the_cli():
     users = [p.relative_to(PKG.parent) for p, parts in _modules()
              if any(m == "ttdash.cli" or m.startswith("ttdash.cli.") for m in _imports(p, parts))
@@ -82,6 +142,8 @@ def test_the_layer_check_can_fail(tmp_path):
     f.write_text("from ..tui.app import TraceScreen\nfrom . import columns\n")
     assert "ttdash.tui.app" in _imports(f, ["ttdash", "model", "x"])
     assert "ttdash.model.columns" in _imports(f, ["ttdash", "model", "x"])
+    f.write_text("import textual.app\nfrom rich.text import Text\n")
+    assert _third_party(f) == {"textual", "rich"}
 
 
 @pytest.mark.parametrize("path", [p for p, _ in _modules()], ids=lambda p: p.name)

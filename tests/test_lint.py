@@ -1,5 +1,5 @@
 """The code's habits, checked by the suite: ruff (config in pyproject.toml) over the whole
-repository, mypy --strict over ttdash/model (config in pyproject.toml: third-party packages are
+repository, mypy --strict over ttdash/model and ttdash/present (config in pyproject.toml: third-party packages are
 read as Any, so the newest and the lowest-dependency runs agree)."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from conftest import ROOT, run_ttdash, screen_text
 from hostile_corpus import strict_json, strings_in, unsafe_chars
 
 from ttdash.model import Trace, Window
-from ttdash.model.loader import read_ops_csv
+from ttdash.model.read.loader import read_ops_csv
 from ttdash.tui.app import open_app
 
 GEN = ROOT / "fixtures" / "generated"

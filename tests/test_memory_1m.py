@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from conftest import real_dir
 
-from ttdash.model import Trace, Window, iterations
-from ttdash.model.guides import (
+from ttdash.model import Trace, Window
+from ttdash.model.analysis import iterations
+from ttdash.model.analysis.guides import (
     EXTRA_FIGURES,
     GuideInput,
     entries,
@@ -34,7 +35,7 @@ def _fresh(name: str) -> GuideInput:
 def test_rules_in_small_chunks_find_the_same_entries(monkeypatch, name):
     whole = entries(_fresh(name))
     assert len(whole)
-    from ttdash.model import guide_rules  # (after model.guides, which registers its rules)
+    from ttdash.model.analysis import guide_rules  # (after model.guides, which registers its rules)
 
     monkeypatch.setattr(guide_rules, "PAD_CHUNK", 97)  # chunks (and their seams) everywhere
     chunked = entries(_fresh(name))
@@ -102,17 +103,17 @@ def test_find_period_power_spectrum_is_the_whole_array_product(monkeypatch, n):
 def test_grouped_advice_drops_the_guide_entries_before_where_and_why(monkeypatch, fmt):
     """The table and markdown make the grouped advice before the where/why analyses (printed
     after them, unchanged: the format goldens) and drop the guide entries it was made from."""
-    from ttdash.report import single
+    from ttdash.report import single, where
 
     view = Trace.load(real_dir() / OFT).view(Window("all"))
     seen: list[bool] = []
 
-    def where(v):
+    def blocks(v):
         seen.append("frames" in guides_of(v).cache)
-        return real_where(v)
+        return real_blocks(v)
 
-    real_where = single.where_lines
-    monkeypatch.setattr(single, "where_lines", where)
+    real_blocks = where.blocks
+    monkeypatch.setattr(where, "blocks", blocks)
     text = single.render_to_string(view, fmt)
     assert seen == [False] and "Tuning guides" in text
     assert "frames" not in guides_of(view).cache
@@ -155,8 +156,8 @@ def test_json_drops_the_guide_entries_it_made_and_keeps_a_callers():
 def test_the_parse_buffers_go_back_before_the_analysis(monkeypatch):
     """The heap's free pages go back once a trace is read (before the analysis) and again
     once it is analysed, pyarrow's with them (its allocator keeps the freed buffers of the
-    kernels the analysis runs: ~57 MB of a million rows). The first release is the loader's
-    own, of the parse's buffers."""
+    kernels the analysis runs: ~57 MB of a million rows). The releases before the analysis are
+    the loader's own: each converted column's buffers, then the parse's."""
     import pyarrow as pa
 
     from ttdash.commands import common
@@ -177,7 +178,11 @@ def test_the_parse_buffers_go_back_before_the_analysis(monkeypatch):
 
     monkeypatch.setattr(Trace, "view", view)
     common.load_view(str(real_dir() / OFT), WindowOptions())
-    assert released == ["arrow", "arrow", "view", "arrow"], released
+    # the loader's releases (one per converted column, then the parse's), the analysis, then
+    # the analysis's own release
+    at = released.index("view")
+    assert released[at:] == ["view", "arrow"] and at >= 2, released
+    assert set(released[:at]) == {"arrow"}, released
 
 
 def test_json_writes_advice_and_guide_entries_a_chunk_at_a_time(monkeypatch):
@@ -199,3 +204,67 @@ def test_json_writes_advice_and_guide_entries_a_chunk_at_a_time(monkeypatch):
     assert single.render_to_string(view, "json") == whole
     doc = json.loads(whole)
     assert max(sizes) == 97 and len(doc["advice"]) + len(doc["guide_advice"]) > 2 * 97
+
+
+# ------------------------------------------------------------------ the analysed frame's types
+TEXT_COLUMNS = ("op_code", "op_type", "bound", "math_fidelity", "fidelity_desc", "category",
+                "size", "config", "analysis", "io_dram_basis", "in0_dtype", "in1_dtype",
+                "out_dtype", "in0_memory", "pm_bound", "signpost")
+#: wh_clip_encoder_2 has no conv attributes, per-core durations, dispatch or collective columns
+ABSENT = ("in0_block_w", "out_subblock_h", "out_subblock_w", "core_skew", "dispatch_cq_us",
+          "go_wait_us", "ccl_bytes", "ccl_gbps", "ccl_link_pct")
+
+
+def test_the_analysed_frame_holds_narrow_types():
+    """No object column: text as categoricals (each distinct str once, its categories in
+    lexical order, int8 codes), and a float the file has no column for is one NaN (stride 0),
+    not a million."""
+    ops = Trace.load(real_dir() / CLIP).view(Window("all")).ops
+    assert [c for c in ops.columns if ops[c].dtype == object] == []
+    for c in TEXT_COLUMNS:
+        s = ops[c]
+        assert isinstance(s.dtype, pd.CategoricalDtype), c
+        cats = s.cat.categories.tolist()
+        assert cats == sorted(cats) and all(isinstance(x, str) for x in cats), c
+        assert s.cat.codes.dtype == np.int8, c
+    assert ops["signpost"].isna().all() and ops["op_code"].notna().all()
+    for c in ABSENT:
+        a = ops[c].to_numpy()
+        assert a.dtype == np.float64 and a.strides == (0,) and np.isnan(a).all(), c
+    assert ops["device_time_us"].to_numpy().strides == (8,)
+
+
+def test_the_text_columns_built_in_chunks_are_the_whole_frames(monkeypatch):
+    """A chunk at a time (categories met in any chunk, codes remapped to the lexical order),
+    every value equals the one-chunk analysis's, missing values where they were."""
+    from ttdash.model.analysis import metrics
+
+    trace = Trace.load(real_dir() / OFT)
+    whole_ops = trace.view(Window("all")).ops
+    monkeypatch.setattr(metrics, "CHUNK_ROWS", 97)
+    chunked = trace.view(Window("all")).ops
+    pd.testing.assert_frame_equal(chunked, whole_ops, check_exact=True)
+    for c in TEXT_COLUMNS:
+        a = chunked[c].to_numpy(dtype=object)
+        b = whole_ops[c].to_numpy(dtype=object)
+        assert pd.Series(a).equals(pd.Series(b)), c
+
+
+@pytest.mark.parametrize("key", ["op_code", "size", "fidelity_desc", "bound"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sorting_a_text_column_sorts_the_text(key, descending):
+    """The table's sort (TableState, what the TUI draws) orders a categorical text column by its
+    text, missing and blank last, not by its codes or first appearance."""
+    from ttdash.model.query import TableState
+
+    ops = Trace.load(real_dir() / OFT).view(Window("all")).ops
+    state = TableState(ops)
+    state.sort_by(key, descending)
+    values = ops[key].to_numpy(dtype=object)[state.rows()]
+    text = ["" if v is None else str(v) for v in values]
+    present = [t for t in text if t]
+    assert present == sorted(present, reverse=descending)
+    assert text == present + [""] * (len(text) - len(present))
+    first_seen = list(dict.fromkeys(t for t in ops[key].to_numpy(dtype=object) if t))
+    if key == "op_code":  # the file's order is not the text's: a sort by appearance fails
+        assert first_seen != sorted(first_seen, reverse=descending)

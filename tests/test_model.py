@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from conftest import FAST_REAL, REPORT_FIXTURES, assert_frame_equal, real_dir, tiered
 
-from ttdash.model import Trace, TraceError, Window, get_arch, loader, registry
+from ttdash.model import Trace, TraceError, Window, get_arch, registry
+from ttdash.model.read import loader
 
 EXPECTED_ARCH = {
     "tt-perf-report__bh20_oft.csv": ("blackhole_p150", "DEVICE ARCH column", 1350),
@@ -137,7 +138,7 @@ def test_column_store_equals_concat_and_never_copies_the_table():
     not changed by later appends (growth reallocates, it does not write into old rows)."""
     import pandas as pd
 
-    from ttdash.model.live import ColumnStore
+    from ttdash.model.live.table import ColumnStore
 
     chunks = [pd.DataFrame({"i": np.arange(n, dtype=np.int64) + 10 * n, "x": np.full(n, 0.5 * n),
                             "s": [f"op{n}"] * n, "b": np.arange(n) % 2 == 0})
@@ -174,7 +175,7 @@ def test_chunked_analysis_equals_the_whole(name, monkeypatch):
     """A million-row trace is analysed in chunks; a chunk boundary (here every 7 rows, so
     signposts, corrupt rows and device merges all meet one) must change no number: the gap's
     look-back carries across, the share of the total is over the whole."""
-    from ttdash.model import metrics
+    from ttdash.model.analysis import metrics
 
     whole = Trace.load(real_dir() / name).view(Window("all")).ops
     size = 7 if len(whole) > 21 else 1  # the five-line excerpt (2 merged ops) still splits
@@ -190,8 +191,8 @@ def test_compact_columns_read_back_every_value(name):
     pandas' own reader finds in the file."""
     import pandas as pd
 
-    from ttdash.model.loader import read_ops_csv
-    from ttdash.model.metrics import num, text
+    from ttdash.model.analysis.metrics import num, text
+    from ttdash.model.read.loader import read_ops_csv
 
     ours = read_ops_csv(real_dir() / name, columns="all").df
     ref = pd.read_csv(real_dir() / name, dtype=str, keep_default_na=False)
@@ -217,8 +218,8 @@ def test_a_long_read_previews_its_first_rows_as_the_read_has_them(columns, warm,
     """`offer_preview` is given, once and before the read ends, the rows read so far (parsed,
     or the cached copy's first row group): the same frame as the whole read's first rows; no
     preview without a sink or for a short file."""
-    from ttdash.model import cache, loader
     from ttdash.model.progress import previewing, reporting
+    from ttdash.model.read import cache, loader
 
     monkeypatch.setattr(loader, "PREVIEW_ROWS", 300)
     # The preview comes while bytes are left to read, and pyarrow reads blocks ahead of the

@@ -13,7 +13,7 @@ from conftest import ROOT, run_ttdash, screen_text, wait_until
 from oracle import compare
 
 from ttdash.model import Trace, Window
-from ttdash.model.discover import find_ranks, rank_of, resolve_trace_paths
+from ttdash.model.read.discover import find_ranks, rank_of, resolve_trace_paths
 from ttdash.sim import simulate_run
 from ttdash.tui.app import open_app
 from ttdash.tui.watch import watch_app
@@ -126,6 +126,9 @@ async def test_watch_of_a_multi_host_run_shows_every_ranks_live_rows_then_the_me
         for w in writers:
             w.join(10)
         assert screen.view.trace.ranks == [0, 1] and len(screen.view.op_rows) == 200
+        # (the status line is drawn after the message that switched the view)
+        await wait_until(pilot, lambda: "merging the reports" not in str(status.render()),
+                         timeout=30)
         assert "2 ranks' reports merged" in str(status.render())
         assert screen.live.total_rows == 400  # both ranks' rows, none dropped as a duplicate
         await pilot.press("L")

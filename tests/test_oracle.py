@@ -110,7 +110,7 @@ def test_advice_and_footer_match_tt_perf_report(name):
     from oracle import perf_report_printed
 
     from ttdash.model import Trace, Window
-    from ttdash.model.advice import advice
+    from ttdash.model.analysis.advice import advice
 
     trace = Trace.load(real_dir() / name)
     view = trace.view(Window("all"))
@@ -140,7 +140,7 @@ def test_advice_comparison_is_not_vacuous():
     fidelity bullet asking for a lower fidelity: those are tested on built rows in
     test_rules)."""
     from ttdash.model import Trace, Window
-    from ttdash.model.advice import advice
+    from ttdash.model.analysis.advice import advice
 
     kinds = Counter()
     for name in REPORT_FIXTURES:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ttdash.model import Trace, Window
-from ttdash.model.perfmodel import pm_columns, ranking, summarise
+from ttdash.model.analysis.perfmodel import pm_columns, ranking, summarise
 
 CLIP = "tt-perf-report__wh_clip_encoder_2.csv"
 

@@ -192,10 +192,10 @@ def test_report_table_at_80_columns_keeps_id_time_and_gap():
 # ------------------------------------------------------------------ 4: shares and their basis
 def test_each_share_names_its_basis():
     from ttdash.model.columns import BY_KEY, legend
-    from ttdash.report.single import SUMMARY_COLUMNS
+    from ttdash.present.table import SUMMARY_GROUPS
 
     assert "wall" in BY_KEY["total_pct"].title and "wall" in BY_KEY["total_pct"].basis
-    assert "device" in SUMMARY_COLUMNS["total_pct"][0]
+    assert "device" in SUMMARY_GROUPS.by_key["total_pct"].title
     terms = dict(legend())
     assert "wall time" in terms["Wall%"] and "device time" in terms["Share (grouped)"]
 

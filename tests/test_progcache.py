@@ -11,8 +11,9 @@ import pandas as pd
 from cli_inproc import run_main
 from conftest import real_dir
 
-from ttdash.model import Trace, Window, whyslow
-from ttdash.model.progcache import programs
+from ttdash.model import Trace, Window
+from ttdash.model.analysis import whyslow
+from ttdash.model.analysis.progcache import programs
 
 DEEPSEEK = "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv"
 HIT, HASH = "PROGRAM CACHE HIT", "PROGRAM HASH"

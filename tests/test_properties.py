@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from ttdash.live.tailer import CsvTailer
 from ttdash.model import Trace, TraceError, Window
-from ttdash.model.live import LiveModel
-from ttdash.model.text import clean_text
+from ttdash.model.live.table import LiveModel
+from ttdash.model.read.text import clean_text
 
 # Bounded: no shrinking (a failing example is reported as found, so a failing run stays fast)
 # and the first failure only.
@@ -389,7 +389,7 @@ def test_numeric_cells_read_as_pandas_reads_them(cells):
     pd.to_numeric(errors="coerce") gives: the same dtype, the same cells read as numbers, the
     same values, except where pandas < 3's own parse is not correctly rounded and Arrow's is:
     there the value is the nearest double to the text (Python's float())."""
-    from ttdash.model.cells import numeric_cells
+    from ttdash.model.read.cells import numeric_cells
 
     a = np.array(cells, dtype=object)
     got = numeric_cells(a)
@@ -406,7 +406,7 @@ def test_numeric_cells_read_as_pandas_reads_them(cells):
 def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_path, monkeypatch):
     """A big read (watch --once) converts its string rows every CONVERT_ROWS rows instead of at
     the refresh: the table and its totals are the same."""
-    import ttdash.model.live as live_module
+    import ttdash.model.live.table as live_module
     from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
 
     p = tmp_path / ".logs" / "cpp_device_perf_report.csv"
@@ -436,7 +436,7 @@ def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_pat
 @given(rows=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", None]),
                                st.sampled_from([1.0, 2.5, math.nan])), max_size=30))
 def test_factorize_rows_numbers_distinct_tuples_by_first_appearance(rows):
-    from ttdash.model.cells import factorize_rows
+    from ttdash.model.read.cells import factorize_rows
 
     cols = [np.array([r[k] for r in rows], dtype=object if k == 1 else "float64")
             for k in range(3)]
@@ -451,7 +451,7 @@ def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
     """Rows told apart only by their first column, followed by four columns of 65,535 distinct
     values each: folded without renumbering, the first column's codes are multiplied by
     65,536^4 = 2^64 and vanish (every row would collide with its twin)."""
-    from ttdash.model.cells import factorize_rows
+    from ttdash.model.read.cells import factorize_rows
 
     rng = np.random.default_rng(7)
     n = 65_535

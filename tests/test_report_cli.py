@@ -348,7 +348,7 @@ def test_json_numbers_do_not_depend_on_their_neighbours():
 def test_streamed_outputs_do_not_depend_on_the_chunk_size(monkeypatch, name, rows):
     """Every format is written a chunk of rows (and of advice) at a time so a million ops stay
     in bounded memory; chunks of a few rows must print exactly what one chunk prints."""
-    import ttdash.model.advice as advice
+    import ttdash.model.analysis.advice as advice
     from ttdash.model import Trace, Window
     from ttdash.report import safe, single
 

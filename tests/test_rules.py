@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ttdash.model import Trace, Window
-from ttdash.model.advice import op_advice
+from ttdash.model.analysis.advice import op_advice
 from ttdash.model.columns import BOUND_THRESHOLD_PCT, BY_KEY, GAP_LIMIT_US, LOW_CORES, Severity
 
 HEADER = ["OP CODE", "OP TYPE", "GLOBAL CALL COUNT", "DEVICE ID", "DEVICE ARCH", "ATTRIBUTES",
@@ -207,7 +207,7 @@ def timed(ops: list[tuple[int, float, float]]):
     ((1020, 50), 50), ((1080, 50), 20),  # inside the first, partly over its end
 ])
 def test_overlap_is_the_part_of_an_op_an_earlier_op_still_covered(second, overlap) -> None:
-    from ttdash.model.devices import annotate_overlap
+    from ttdash.model.analysis.devices import annotate_overlap
 
     got = annotate_overlap(timed([(0, 1000, 100), (0, *second)]))
     assert got["_OVERLAP_NS"].tolist() == [0, overlap * 1000]
@@ -215,7 +215,7 @@ def test_overlap_is_the_part_of_an_op_an_earlier_op_still_covered(second, overla
 
 
 def test_overlap_walks_by_start_per_device_and_needs_cycles() -> None:
-    from ttdash.model.devices import annotate_overlap
+    from ttdash.model.analysis.devices import annotate_overlap
 
     # a contained op does not extend the cover; row order does not matter
     got = annotate_overlap(timed([(0, 1000, 100), (0, 1010, 10), (0, 1050, 100)]))

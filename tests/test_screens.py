@@ -7,10 +7,10 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
-from conftest import real_dir, wait_until
+from conftest import real_dir, screen_text, wait_until
 
 from ttdash.model import Trace, Window
-from ttdash.model.diff import diff_traces
+from ttdash.model.compare.diff import diff_traces
 from ttdash.model.query import Filter, FilterError, TableState
 from ttdash.tui.app import open_app
 from ttdash.tui.diffview import DiffScreen, diff_app
@@ -263,3 +263,38 @@ async def test_footer_is_rebuilt_only_when_its_keys_change(monkeypatch):
     # once for each view switch (Textual's: twice, and once more for a modal opened or closed);
     # never for a cursor move, a modal or closing it
     assert [KEYS[i - 1] for i in rebuilt] == ["2", "1", "3", "1"], rebuilt
+
+
+async def test_footer_shows_whole_keys_only_and_help_lists_the_rest(tmp_path):
+    """At 80 columns the watch screen's keys do not all fit: Textual cut the last one to "R R".
+    The footer shows the keys that fit whole, in order, the rest hidden until the terminal is
+    wide enough again; `?` lists every one."""
+    from textual.widgets._footer import FooterKey
+
+    def bottom() -> str:
+        return screen_text(app)[0].rstrip("\n").splitlines()[-1]
+
+    def keys() -> list[tuple[str, bool]]:
+        return [(k.description, k.display) for k in app.screen.query(FooterKey)
+                if not k.has_class("-command-palette")]
+
+    app = watch_app(tmp_path / "p", refresh=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await wait_until(pilot, lambda: keys() and not all(on for _, on in keys()))
+        shown = [d for d, on in keys() if on]
+        hidden = [d for d, on in keys() if not on]
+        assert "Runs" in hidden and shown[:2] == ["Help", "Filter"]
+        line = bottom()
+        for d in shown:  # each shown key whole, the hidden ones nowhere
+            assert f" {d} " in line + " ", (d, line)
+        assert "R R" not in line and all(d not in line for d in hidden), line
+        assert [d for d, on in keys()] == shown + hidden  # hidden from the end, order kept
+        await pilot.resize_terminal(160, 24)
+        await wait_until(pilot, lambda: all(on for _, on in keys()))
+        assert "R Runs" in bottom()
+        await pilot.resize_terminal(*SIZE)
+        await wait_until(pilot, lambda: not all(on for _, on in keys()))
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert all(any(d == action for _, action, _ in app.screen.rows) for d in hidden), hidden

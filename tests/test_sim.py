@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import cProfile
 import filecmp
 import io
+import pstats
 import re
 import subprocess
 import sys
@@ -401,14 +403,23 @@ def test_simulate_run_fast_speed_takes_a_fraction_of_demo_time(tmp_path: Path) -
 # --------------------------------------------------------------------------- scale
 
 
-def test_generating_100k_ops_is_fast() -> None:
-    generate_ops(1000, seed=0)  # warm up imports
-    t0 = time.perf_counter()
-    df = generate_ops(100_000, seed=0)
-    elapsed = time.perf_counter() - t0
-    print(f"generate_ops(100_000): {elapsed:.3f} s, {len(df)} rows x {df.shape[1]} columns")
+def test_generating_ops_is_vectorised() -> None:
+    """100,000 ops cost the generator no more Python calls than 10,000 (whole-array numpy work,
+    no loop per op): a count, not a timing, so a loaded machine cannot fail it. The time itself
+    is a benchmark's business (benchmarks/bench_run.py builds its traces with it)."""
+    generate_ops(1000, seed=0)  # warm up imports and caches
+
+    def calls(n: int) -> tuple[int, pd.DataFrame]:
+        prof = cProfile.Profile()
+        prof.enable()
+        df = generate_ops(n, seed=0)
+        prof.disable()
+        return pstats.Stats(prof).total_calls, df  # type: ignore[attr-defined]
+
+    small, _ = calls(10_000)
+    big, df = calls(100_000)
     assert (df["OP TYPE"] == "tt_dnn_device").sum() == 100_000
-    assert elapsed < 3.0
+    assert big < small * 1.2, (small, big)
 
 
 # --------------------------------------------------------------------------- fixtures

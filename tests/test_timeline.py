@@ -12,9 +12,9 @@ import pytest
 from conftest import REPORT_FIXTURES, each_theme, real_dir, run_ttdash, screen_text
 
 from ttdash.model import Trace, Window
+from ttdash.model.analysis.roofline import points, roofs
+from ttdash.model.analysis.timeline import CUMULATIVE, CYCLES, binned, build, for_view
 from ttdash.model.arch import get_arch
-from ttdash.model.roofline import points, roofs
-from ttdash.model.timeline import CUMULATIVE, CYCLES, binned, build, for_view
 from ttdash.tui.app import open_app
 from ttdash.tui.optable import OpTable
 from ttdash.tui.rooflineview import RooflineView

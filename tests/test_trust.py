@@ -12,7 +12,7 @@ import pytest
 from conftest import REPORT_FIXTURES, ROOT, real_dir, run_ttdash, screen_text
 
 from ttdash.model import Trace, Window
-from ttdash.model.trust import UTIL_LIMIT_PCT
+from ttdash.model.analysis.trust import UTIL_LIMIT_PCT
 from ttdash.tui.app import open_app
 from ttdash.tui.widgets import HelpScreen
 

@@ -11,7 +11,7 @@ from conftest import ROOT, run_ttdash, wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttdash.model.ttlang import TtlangLog
+from ttdash.model.analysis.ttlang import TtlangLog
 from ttdash.runner import Workload, profiler_env
 from ttdash.tui.run import run_app
 

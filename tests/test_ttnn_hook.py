@@ -17,7 +17,7 @@ from conftest import ROOT
 
 from ttdash.hooks import ttnn as hook
 from ttdash.live import CsvTailer
-from ttdash.model.live import LiveModel
+from ttdash.model.live.table import LiveModel
 
 FAKE = ROOT / "tests" / "fake_ttnn"
 FAKE_OLD = FAKE / "old"

@@ -46,7 +46,7 @@ async def test_advice_view_is_grouped_and_f_lists_every_entry():
         # the tuning guides' rules first, as report prints them: the rule with the largest
         # estimated saving (bh20_oft: fusion_eltwise, 19.8 ms; padding_tile has more time at
         # stake, 81.8 ms, but saves 4,648 us) on its heaviest op; then tt-perf-report's
-        from ttdash.model.guides import summarise_guides
+        from ttdash.model.analysis.guides import summarise_guides
         from ttdash.report.advice import guides_of
 
         top_rule = summarise_guides(guides_of(view)).rules[0]

@@ -9,7 +9,7 @@ from conftest import real_dir
 from tmux import Tmux, ttdash_bin
 
 from ttdash.model import Trace, Window
-from ttdash.model.diff import diff_traces
+from ttdash.model.compare.diff import diff_traces
 from ttdash.tui.diffview import DiffDetailScreen, DiffScreen, DiffTable, diff_app
 from ttdash.tui.widgets import HelpScreen, PromptScreen
 

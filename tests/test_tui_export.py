@@ -9,7 +9,7 @@ import pandas as pd
 from conftest import real_dir
 
 from ttdash.model import Trace, Window
-from ttdash.model.diff import diff_traces
+from ttdash.model.compare.diff import diff_traces
 from ttdash.tui.app import open_app
 from ttdash.tui.diffview import diff_app
 from ttdash.tui.optable import OpTable

@@ -103,7 +103,7 @@ async def test_newest_first_with_values(real, hist, app_in):
         assert fmt_us(runs[ids[-1]]["device_time_us"]) in newest
         assert fmt_us(runs[ids[-1]]["steady_us"]) in newest
         change = (runs[ids[3]]["steady_us"] / runs[ids[2]]["steady_us"] - 1) * 100
-        assert f"{change:+.1f}%" in newest
+        assert f"{change:+.2f}%" in newest  # present.table.RUNS's change, as `history list`
         assert "%" not in lines[rows[0]].split("1,872")[1], "the oldest run has no change"
         # the sparklines' labels: min over all runs, last = the newest run
         dev = [runs[i]["device_time_us"] for i in ids]

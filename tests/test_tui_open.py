@@ -391,7 +391,7 @@ async def test_a_large_trace_shows_its_first_rows_while_the_rest_loads(monkeypat
 
     from ttdash.commands.common import preview_of, view_of
     from ttdash.commands.options import WindowOptions
-    from ttdash.model import loader
+    from ttdash.model.read import loader
     from ttdash.tui.app import open_loading_app
 
     monkeypatch.setattr(loader, "PREVIEW_ROWS", 200)

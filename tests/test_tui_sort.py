@@ -9,7 +9,7 @@ from conftest import real_dir, screen_text
 from textual.command import CommandPalette
 
 from ttdash.model import Trace, Window
-from ttdash.model.diff import diff_traces
+from ttdash.model.compare.diff import diff_traces
 from ttdash.model.query import ASCENDING_KEYS
 from ttdash.tui.app import open_app
 from ttdash.tui.diffview import DiffTable, diff_app
@@ -97,7 +97,7 @@ async def test_a_sorted_table_at_its_top_stays_there_when_the_whole_trace_arrive
     from ttdash.commands.common import preview_of
     from ttdash.commands.common import view_of as load
     from ttdash.commands.options import WindowOptions
-    from ttdash.model import loader
+    from ttdash.model.read import loader
     from ttdash.tui.app import TraceScreen, open_loading_app
 
     monkeypatch.setattr(loader, "PREVIEW_ROWS", 200)

@@ -295,3 +295,61 @@ async def test_switch_to_report_follows_the_same_op_not_its_capture_row(tmp_path
         row = table.current_row()
         assert row["global_call_count"] == gcc
         assert row["device_time_us"] == pytest.approx(live_us)
+
+
+async def test_live_rows_reach_the_screen_long_before_refresh(tmp_path, monkeypatch):
+    """--refresh is the longest rows wait: with it at 60 s, rows written after the first
+    refresh are on screen at once (the refresh adapts to its cost); the screen reports what a
+    refresh cost it to the feed's pacer, and draws the status line once per live refresh at
+    most."""
+    from ttdash.tui.watch import WatchScreen
+
+    root = tmp_path / "p"
+    ops = generate_ops(60, seed=5)
+    live_log(root, ops, 0, 20)
+    app = watch_app(root, refresh=60.0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one("OpTable")
+        await wait_until(pilot, lambda: len(table.rows) == 20)
+        await pilot.pause()
+        shown, show_live = [], WatchScreen._show_live
+        monkeypatch.setattr(WatchScreen, "_show_live",
+                            lambda self, *a: (shown.append(1), show_live(self, *a))[1])
+        draws = screen.status_draws
+        for stop in (30, 40, 50):
+            live_log(root, ops, stop - 10, stop)
+            await wait_until(pilot, lambda n=stop: len(table.rows) == n, timeout=30)
+        await pilot.pause()
+        assert table.cursor == len(table.rows) - 1  # followed the tail
+        assert len(shown) >= 3 and screen.status_draws - draws <= len(shown)
+        assert screen.feed.pacer._w >= 1  # refreshes measured (the screen's part reported)
+
+
+async def test_a_live_refresh_repaints_without_a_layout(tmp_path, monkeypatch):
+    """A live refresh (new rows, the header's counts, the status line) asks for no layout of
+    the screen: a layout repaints every widget, and was most of a Galaxy refresh's paint. The
+    table's scroll range and scrollbar still follow the rows."""
+    from textual.screen import Screen
+
+    root = tmp_path / "p"
+    ops = generate_ops(200, seed=5)
+    live_log(root, ops, 0, 100)  # more rows than the table's height: its scrollbar is shown
+    app = watch_app(root, refresh=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one("OpTable")
+        await wait_until(pilot, lambda: len(table.rows) == 100)
+        await pilot.pause()
+        layouts, layout = [], Screen._refresh_layout
+        monkeypatch.setattr(Screen, "_refresh_layout",
+                            lambda self, *a, **k: (layouts.append(1), layout(self, *a, **k))[1])
+        for stop in (120, 140, 160):
+            live_log(root, ops, stop - 20, stop)
+            await wait_until(pilot, lambda n=stop: len(table.rows) == n)
+        await pilot.pause()
+        n = 160
+        assert f"{n} ops" in str(app.screen.query_one("#summary").render())
+        assert table.cursor == n - 1 and table.virtual_size.height == n + 1
+        assert table.vertical_scrollbar.window_virtual_size == n + 1
+        assert int(table.scroll_offset.y) == n - table.body_height  # the tail on screen
+        assert layouts == []

@@ -23,8 +23,8 @@ from ttdash.commands.lines import follow_lines
 from ttdash.live.feed import LiveFeed, RanksChanged
 from ttdash.live.watcher import Status
 from ttdash.model import Trace, Window
-from ttdash.model.discover import resolve_trace_paths
-from ttdash.model.live_ranks import RankedLiveModel
+from ttdash.model.live.ranks import RankedLiveModel
+from ttdash.model.read.discover import resolve_trace_paths
 from ttdash.sim import (
     cpp_device_rows,
     generate_ops,
@@ -261,6 +261,9 @@ async def test_a_rank_that_appears_after_the_start_is_merged_when_every_rank_has
         merged = Trace.load_many(resolve_trace_paths(top))  # what `report ROOT` reads
         assert screen.view.trace.op_count == merged.op_count == 1800  # rank 0's + rank 1's
         assert len(screen.view.op_rows) == len(merged.view(Window("all")).op_rows)
+        # (the status line is drawn after the message that switched the view)
+        await wait_until(pilot, lambda: "merged report of ranks 0, 1 (" in str(status.render()),
+                         state=lambda: str(status.render()))
         text = str(status.render())
         assert "merged report of ranks 0, 1 (" in text and "2 ranks' reports merged" in text
         assert not screen.view.warnings() or all(w.kind != "ranks_mixed_arch"

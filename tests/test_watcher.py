@@ -1,4 +1,4 @@
-"""Tests for ttdash.live.watcher.ProfilerWatcher and report discovery (ttdash.model.discover)."""
+"""Tests for ttdash.live.watcher.ProfilerWatcher and report discovery (ttdash.model.read.discover)."""
 
 from __future__ import annotations
 
@@ -633,3 +633,139 @@ def test_watchdog_warning_about_a_directory_registered_twice_is_not_shown():
                                module="somewhere.else")
     assert [str(w.message) for w in got] == ["some other watchdog warning",
                                              "Callback with id '2' already exists"]
+
+
+# ---------------------------------------------------------------- the live refresh's pace
+def test_pacer_refreshes_at_once_while_refreshing_is_cheap():
+    """A slow run: nothing measured or cheap refreshes: rows are shown as soon as they come
+    (the least gap), not `--refresh` seconds later."""
+    from ttdash.live.pacer import LEAST_GAP_S, RefreshPacer
+
+    pacer = RefreshPacer(most=5.0)
+    assert pacer.gap == LEAST_GAP_S
+    assert pacer.due(now=100.0 + LEAST_GAP_S, last=100.0)
+    for rows in (10, 40, 20, 80, 30):
+        pacer.observe(rows, 0.001 + rows * 1e-5)
+    assert pacer.gap == LEAST_GAP_S
+    assert pacer.wait(now=100.0, last=100.0) == pytest.approx(LEAST_GAP_S)
+
+
+def test_pacer_gap_is_the_fixed_cost_over_the_budget_not_the_rows_cost():
+    """A fast run: the gap follows a refresh's fixed cost (60 ms here: 0.4 s at 15% of a
+    core), read off refreshes of varying size; the cost per row does not lengthen it (more
+    rows a second do not delay the screen more)."""
+    from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
+
+    pacer = RefreshPacer(most=5.0)
+    for rows in (1000, 3000, 2000, 5000, 1500, 4000, 2500, 3500) * 3:
+        pacer.observe(rows, 0.060 + rows * 20e-6)  # 60 ms fixed, 20 us a row
+    assert pacer.fixed == pytest.approx(0.060, rel=0.05)
+    assert pacer.gap == pytest.approx(0.060 / REFRESH_BUDGET, rel=0.05)
+    cheap_rows = RefreshPacer(most=5.0)  # the same rows cost 10x more each: same gap
+    for rows in (1000, 3000, 2000, 5000, 1500, 4000, 2500, 3500) * 3:
+        cheap_rows.observe(rows, 0.060 + rows * 200e-6)
+    assert cheap_rows.gap == pytest.approx(pacer.gap, rel=0.05)
+
+
+def test_pacer_is_bounded_by_refresh_and_counts_alike_refreshes_as_fixed():
+    from ttdash.live.pacer import RefreshPacer
+
+    pacer = RefreshPacer(most=0.5)
+    for _ in range(10):
+        pacer.observe(1000, 0.030)  # rows too alike to tell the parts apart: all of it fixed
+    assert pacer.fixed == pytest.approx(0.030)
+    assert pacer.gap == pytest.approx(0.2)
+    for _ in range(40):
+        pacer.observe(1000, 2.0)  # a refresh costs 2 s: never more than --refresh apart
+    assert pacer.gap == 0.5
+    assert not pacer.due(now=10.4, last=10.0) and pacer.due(now=10.5, last=10.0)
+    assert RefreshPacer(most=0.02).gap == 0.02  # a --refresh under the least gap is kept
+
+
+def test_pacer_keeps_a_rows_cost_through_a_steady_stream():
+    """A Galaxy at a steady rate brings the same rows every refresh: the cost a row had when
+    the rows varied (the stream's start) is still taken off, so the gap stays the fixed cost
+    over the budget (it was the whole cost over it: 0.4 s here, and longer the faster the
+    rows came)."""
+    from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
+
+    pacer = RefreshPacer(most=5.0)
+    for rows in (1000, 4000, 2000, 3000):
+        pacer.observe(rows, 0.030 + rows * 10e-6)  # 30 ms fixed, 10 us a row
+    for _ in range(60):  # then 3,000 rows a refresh, again and again
+        pacer.observe(3000, 0.030 + 3000 * 10e-6)
+    assert pacer.per_row == pytest.approx(10e-6, rel=0.05)
+    assert pacer.fixed == pytest.approx(0.030, rel=0.05)
+    assert pacer.gap == pytest.approx(0.030 / REFRESH_BUDGET, rel=0.05)
+    for _ in range(60):  # the rows got cheaper: the old slope would leave 10 ms of 40 fixed
+        pacer.observe(3000, 0.040)
+    assert pacer.fixed == pytest.approx(0.020, rel=0.05)  # half the cost at least
+
+
+def test_feed_measures_a_refresh_in_cpu_time_from_its_start(tmp_path, monkeypatch):
+    """A refresh that waits for a core (the machine busy with other work: here a sleep in the
+    analysis) is measured in the feed thread's CPU time, not in wall time (which made the gap
+    grow with the machine's load); the gap to the next refresh runs from its start."""
+    import time
+
+    from ttdash.live.feed import LiveFeed
+
+    feed = LiveFeed(tmp_path / "p")
+    view = feed.model.view()
+
+    def slow_view():
+        time.sleep(0.3)
+        return view
+
+    monkeypatch.setattr(feed.model, "view", slow_view)
+    feed._rows_since, feed._dirty = 100, True
+    before = time.monotonic()
+    feed._flush()
+    assert feed._measured[0] == 100 and feed._measured[1] < 0.1
+    assert before <= feed._last_flush < before + 0.1  # the start, not the end (0.3 s later)
+    feed.stop()
+
+
+def test_feed_shows_rows_long_before_refresh_when_refreshing_is_cheap(tmp_path):
+    """The live feed with --refresh 60 (the bound): rows written after a first refresh reach
+    the UI at once, not 60 s later; and at a high rate no row is lost or counted twice."""
+    import threading
+
+    from ttdash.live.feed import LiveFeed
+    from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
+
+    root = tmp_path / "p"
+    log = root / ".logs" / "cpp_device_perf_report.csv"
+    log.parent.mkdir(parents=True)
+    rows = cpp_device_rows(generate_ops(5000, devices=4, seed=3))
+    n = 10_008
+    assert len(rows) >= n
+    write_cpp_device_csv(rows.iloc[:5], log)
+    feed = LiveFeed(root, refresh=60.0)
+    updated = threading.Event()
+
+    def shown(count: int, within: float) -> bool:
+        """The UI was told of `count` rows within `within` seconds (woken by each notify)."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            view, _, _ = feed.take()
+            if view is not None and len(view.ops) >= count:
+                return len(view.ops) == count
+            updated.wait(max(0.0, deadline - time.monotonic()))
+            updated.clear()
+        return False
+
+    feed.start(updated.set)
+    try:
+        assert shown(5, 30)
+        write_cpp_device_csv(rows.iloc[5:8], log, append=True)
+        assert shown(8, 30), "new rows waited for --refresh"
+        for k in range(8, n, 250):  # a burst: 40 writes of 250 rows as fast as they go
+            write_cpp_device_csv(rows.iloc[k:k + 250], log, append=True)
+        assert shown(n, 60)
+        view = feed.model.view()
+    finally:
+        feed.stop()
+    assert feed.model.total_rows == n
+    ids = view.ops["id"].to_numpy()  # each row's line in the log: every one, once
+    assert sorted(ids.tolist()) == list(range(2, n + 2))

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 from conftest import REPORT_FIXTURES, each_real_file, real_dir, run_ttdash
 
-from ttdash.model import Trace, Window, reasons, whyslow
+from ttdash.model import Trace, Window
+from ttdash.model.analysis import reasons, whyslow
 from ttdash.model.arch import get_arch
 
 TENSOR = ("W", "Z", "Y", "X", "LAYOUT", "DATATYPE", "MEMORY")

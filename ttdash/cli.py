@@ -41,14 +41,17 @@ from .model.columns import (
     SUMMARY_GROUP_BY,
 )
 from .model.errors import TraceError
-from .report import formats
+from .present import formats
 from .report.choices import ADVICE_MODES, DEFAULT_RANK, RANK_WORDS
 
 if TYPE_CHECKING:
     from .commands.options import OutputOptions, WindowOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
-
+#: what --refresh means since the live refresh adapts to its cost (ttdash/live/pacer.py)
+REFRESH_HELP = ("the longest new rows wait for the screen (default 0.5): rows are shown as "
+                "they come, a burst coalesced into refreshes as far apart as their cost needs "
+                "(at most this)")
 
 
 def build_parser() -> Parser:
@@ -125,7 +128,7 @@ def build_parser() -> Parser:
                    help="use polling every SECONDS instead of inotify (NFS and other filesystems "
                    "without change events)")
     w.add_argument("--refresh", type=positive_float, default=0.5, metavar="SECONDS",
-                   help="UI refresh interval (default 0.5)")
+                   help=REFRESH_HELP)
     w.add_argument("--once", action="store_true", help="print the current state and exit")
     w.add_argument("--format", "-f", choices=formats.choices("watch"), default="json",
                    help="output of --once (default json)")
@@ -215,7 +218,7 @@ def build_parser() -> Parser:
                     "output through, then print a summary (the default when stdout is not a "
                     "terminal)")
     rn.add_argument("--refresh", type=positive_float, default=0.5, metavar="SECONDS",
-                    help="UI refresh interval (default 0.5)")
+                    help=REFRESH_HELP)
     rn.add_argument("--poll", type=positive_float, metavar="SECONDS", help="poll DIR every SECONDS "
                     "instead of inotify")
     rn.add_argument("--grace", type=non_negative_float, default=5.0, metavar="SECONDS",
@@ -293,6 +296,10 @@ def options(a: argparse.Namespace):
             Parser(prog="ttdash report").error(
                 "--format perfetto exports every op of the window: --summary, --top and "
                 "--min-percentage apply to the tables")
+        try:  # a format registered for report but not its summary: refused, not the table
+            formats.writer("summary" if a.summary else "report", a.format)
+        except formats.Unregistered as exc:
+            Parser(prog="ttdash report").error(str(exc))
         return o.ReportOptions(path=tuple(a.path), format=a.format, top=a.top,
                                rank_by=a.rank_by, window=_window(a), out=_out(a),
                                advice=a.advice, id_range=a.id_range,

@@ -11,8 +11,8 @@ import sys
 from .argtypes import output_path, path_arg
 from .model.columns import PAUSE_ABOVE_US
 from .model.errors import TraceError
-from .model.text import clean_text
-from .report import formats
+from .model.read.text import clean_text
+from .present import formats
 
 EXIT_BAD_INPUT = 2
 
@@ -156,9 +156,9 @@ def _output_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cache_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-cache", action="store_true", help="parse the CSV again even when an "
-                   "unchanged copy is cached, and keep none (the cache: $XDG_CACHE_HOME/ttdash, "
-                   "large traces only; also TTDASH_NO_CACHE=1)")
+    p.add_argument("--no-cache", action="store_true", help="parse and analyse the CSV again "
+                   "even when an unchanged copy or analysis is cached, and keep none (the "
+                   "cache: $XDG_CACHE_HOME/ttdash, large traces only; also TTDASH_NO_CACHE=1)")
 
 
 def _record_args(p: argparse.ArgumentParser) -> None:
@@ -189,10 +189,12 @@ def history_parser(sub) -> None:
                        help="the history store: a directory or a URI pyarrow opens (file://, "
                        "s3://BUCKET/PATH, gs://...); default $TTDASH_HISTORY, else "
                        "$XDG_DATA_HOME/ttdash/history")
-    fmt = argparse.ArgumentParser(add_help=False)
-    fmt.add_argument("--format", "-f", choices=formats.choices("history"),
-                     default="table", help="output format (default table)")
-    _output_args(fmt)
+    def fmt(subject: str) -> argparse.ArgumentParser:  # its own --format choices
+        p = argparse.ArgumentParser(add_help=False)
+        p.add_argument("--format", "-f", choices=formats.choices(subject),
+                       default="table", help="output format (default table)")
+        _output_args(p)
+        return p
     sel = argparse.ArgumentParser(add_help=False)
     sel.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
                      help="only runs with this label (or arch=ARCH, window=TEXT); repeatable")
@@ -218,10 +220,10 @@ def history_parser(sub) -> None:
                    help="a label of the run (commit, branch, model, batch, ...); repeatable. "
                    "machine and user are added, commit and branch from CI variables")
     _window_args(a)
-    hs.add_parser("list", parents=[store, sel, fmt], help="the runs, newest first",
+    hs.add_parser("list", parents=[store, sel, fmt("runs")], help="the runs, newest first",
                   description="The stored runs, newest first, with device and steady-state "
                   "time, the change against the previous run and labels.")
-    t = hs.add_parser("trend", parents=[store, sel, fmt], help="a metric over the runs",
+    t = hs.add_parser("trend", parents=[store, sel, fmt("trend")], help="a metric over the runs",
                       description="Device and steady-state time per run, oldest first: of "
                       "whole runs, one op code or one signpost region.")
     which = t.add_mutually_exclusive_group()
@@ -233,8 +235,8 @@ def history_parser(sub) -> None:
                    help="one row per value of a numeric label (e.g. batch, for runs added "
                         "with --label batch=N): device time per sample (time / N), also per "
                         "op code, the smallest value first")
-    c = hs.add_parser("check", parents=[store, sel, fmt], help="gate a run against the median "
-                      "of the last N matching runs",
+    c = hs.add_parser("check", parents=[store, sel, fmt("check")],
+                      help="gate a run against the median of the last N matching runs",
                       description="Compare PATH's steady state (device + dispatch gaps, the "
                       "diff gate's default) with the median of the last N stored runs of the "
                       "same arch and window (and --where labels), with the op codes that grew "
@@ -268,7 +270,7 @@ def history_parser(sub) -> None:
     b.add_argument("--run", action="append", default=[], metavar="RUN_ID", type=non_empty,
                    help="a run of the baseline (its id or a unique prefix, as list shows it); "
                    "repeatable")
-    q = hs.add_parser("sql", parents=[store, fmt], help="SQL over the store (DuckDB)",
+    q = hs.add_parser("sql", parents=[store, fmt("sql")], help="SQL over the store (DuckDB)",
                       description="Run a DuckDB query with the views `runs` and `ops` over the "
                       "store (needs the sql extra: pip install 'ttdash[sql]').")
     q.add_argument("query", metavar="SQL", type=non_empty,

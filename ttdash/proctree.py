@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import psutil
 
-from .model.text import clean_text
+from .model.read.text import clean_text
 
 TREE_POLL_S = 0.25  # how often the workload's descendants are recorded
 PR_SET_CHILD_SUBREAPER = 36

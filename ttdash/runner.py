@@ -27,8 +27,8 @@ from pathlib import Path
 
 import psutil
 
-from .model.live import LIVE_KEY, LiveSources  # noqa: F401  (LiveSources: re-exported)
-from .model.text import clean_text
+from .model.live.table import LIVE_KEY, LiveSources  # noqa: F401  (LiveSources: re-exported)
+from .model.read.text import clean_text
 from .proctree import ProcessTree, become_subreaper, describe_procs
 
 __all__ = [

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from ..memory import trim
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 from .options import OutputOptions, WindowOptions
 
 
@@ -25,58 +25,135 @@ def load_view(path: str | tuple[str, ...], opts: WindowOptions,
 
 
 def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,
-               columns: str = "analysis") -> list:  # -> list[model.View]
+               columns: str = "analysis", entries: list | None = None
+               ) -> list:  # -> list[model.View]
     """Several traces' views (a diff's two sides), loaded side by side in threads: the parse of
     one overlaps the analysis of the other (pyarrow and numpy release the GIL). An error is
-    raised for the first path that has one, as a one-by-one load would."""
+    raised for the first path that has one, as a one-by-one load would. The views analysed
+    here are not yet kept in the analysis cache: the caller keeps them (remember_all) once
+    its output is written, with what it worked out from them. `entries`: each path's cache
+    entry when the caller has found them already (cache_entry)."""
     import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
     from .progress import on_stderr
 
     with on_stderr(), ThreadPoolExecutor(len(paths)) as pool:
-        futures = [pool.submit(contextvars.copy_context().run, view_of, p, opts, columns)
-                   for p in paths]
+        futures = [pool.submit(contextvars.copy_context().run, view_of, p, opts, columns,
+                               False, entries[k] if entries is not None else _ASK)
+                   for k, p in enumerate(paths)]
         return [f.result() for f in futures]
 
 
-def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
-    """load_view without the progress display (a caller that shows it its own way)."""
+_ASK = object()  # view_of: find the cache entry
+
+
+def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str, keep: bool = True,
+            entry: Any = _ASK):
+    """load_view without the progress display (a caller that shows it its own way). The
+    analysed view of a large file is kept in the cache (model.analysis_cache; at once, or,
+    not `keep`, when the caller calls `remember`) and read from there when the same content
+    is asked for with the same options. `entry`: cache_entry's, when already found."""
+    if entry is _ASK:
+        entry = cache_entry(path, opts, columns)
+    view = entry.read(lazy=columns == "lazy") if entry is not None else None
+    if view is not None:
+        return view
     trace = trace_of(path, opts, columns)
-    return view_from(trace, opts.window(trace), opts)
+    view = view_from(trace, opts.window(trace), opts)
+    if entry is not None:
+        view.__dict__["_acache"] = entry
+        if keep:
+            remember(view)
+    return view
+
+
+def cache_entry(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
+    """Where the analysed view of one large file read with `opts` is cached (a
+    model.analysis_cache.Entry), or None: several files, every column asked for, a live log,
+    the cache off or the file small."""
+    from ..model.errors import TraceError
+    from ..model.read.analysis_cache import Entry
+    from ..model.read.discover import resolve_trace_paths
+
+    if columns not in ("analysis", "lazy") or (isinstance(path, tuple) and len(path) != 1):
+        return None
+    given = path[0] if isinstance(path, tuple) else path
+    try:
+        paths = resolve_trace_paths(given)
+    except (TraceError, OSError):
+        return None  # the load says what is wrong
+    if len(paths) != 1 or paths[0].parent.name == ".logs":
+        return None
+    return Entry.of(paths[0], repr(opts))
+
+
+def remember(view) -> None:  # (model.View)
+    """Keep `view` in the analysis cache when it was analysed here (not read from there),
+    with whatever its command worked out from it meanwhile (iterations, why-slow figures)."""
+    entry = view.__dict__.get("_acache")
+    if entry is not None and entry.grown(view):
+        from .progress import on_stderr
+
+        with on_stderr():
+            entry.write(view)
+
+
+def remember_all(views) -> None:  # (list[model.View])
+    """`remember` each view, once per cache entry (a file and its hard link, or the same
+    content twice, share one: it is written once)."""
+    done: set = set()
+    for view in views:
+        entry = view.__dict__.get("_acache")
+        if entry is not None and entry.file not in done:
+            done.add(entry.file)
+            remember(view)
 
 
 class Loaded(NamedTuple):
-    """A trace read and the window asked for found in it (load_trace), not yet analysed."""
+    """A trace read and the window asked for found in it (load_trace), not yet analysed; or,
+    from the analysis cache, already analysed (`view`)."""
     trace: Any  # model.Trace
     window: Any  # model.Window
-    selected: tuple[Any, str]  # Trace.window_rows: its rows and their description
+    selected: tuple[Any, str] | None  # Trace.window_rows: its rows and their description
+    entry: Any = None  # model.analysis_cache.Entry: where the view is to be kept
+    view: Any = None  # model.View read from the cache
 
 
 def load_trace(path: str | tuple[str, ...], opts: WindowOptions) -> Loaded:
     """One trace read and its rows in the window `opts` ask for (a window it does not have, a
     replay session or a steady state it lacks, fails here: before any analysis or output),
-    with the progress display."""
+    with the progress display; or its analysed view from the cache."""
     from .progress import on_stderr
 
     with on_stderr():
+        entry = cache_entry(path, opts, "analysis")
+        view = entry.read() if entry is not None else None
+        if view is not None:
+            return Loaded(view.trace, view.window, None, entry, view)
         trace = trace_of(path, opts, "analysis")
         window = opts.window(trace)
-        return Loaded(trace, window, trace.window_rows(window))
+        return Loaded(trace, window, trace.window_rows(window), entry)
 
 
 def analysed(loaded: Loaded, opts: WindowOptions):  # -> model.View
-    """load_trace's trace analysed in its window, with the progress display."""
+    """load_trace's trace analysed in its window, with the progress display (the command
+    calls `remember` on it once its output is written)."""
     from .progress import on_stderr
 
+    if loaded.view is not None:
+        return loaded.view
     with on_stderr():
-        return view_from(loaded.trace, loaded.window, opts, loaded.selected)
+        view = view_from(loaded.trace, loaded.window, opts, loaded.selected)
+    if loaded.entry is not None:
+        view.__dict__["_acache"] = loaded.entry
+    return view
 
 
 def trace_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     """The trace (a model.Trace) at `path`, or the reports of one run merged."""
     from ..model import Trace
-    from ..model.discover import resolve_trace_path, resolve_trace_paths
+    from ..model.read.discover import resolve_trace_path, resolve_trace_paths
 
     if isinstance(path, tuple) and len(path) > 1:
         paths = [resolve_trace_path(p) for p in path]
@@ -119,8 +196,8 @@ def refuse_input_as_output(out: OutputOptions, inputs) -> None:
     """TraceError (exit 2) when --output is one of the files read (`inputs`: the paths given,
     a directory standing for the report it resolves to): `--force` would replace the trace
     with its own analysis."""
-    from ..model.discover import resolve_trace_paths
     from ..model.errors import TraceError
+    from ..model.read.discover import resolve_trace_paths
 
     if not out.output:
         return
@@ -187,7 +264,10 @@ def needs_terminal(where: object, what: str, instead: str) -> None:
 
 
 def color_wanted(fmt: str, out: OutputOptions) -> bool:
-    return (fmt == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    """A format a terminal may colour (present.formats), written to one, NO_COLOR unset."""
+    from ..present.formats import BY_NAME
+
+    return (BY_NAME[fmt].terminal and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
             and not out.output)
 
 

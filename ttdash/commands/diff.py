@@ -4,7 +4,7 @@ Exit codes: 0 ok; 1 when `--fail-above PCT` finds the candidate slower than the 
 than PCT percent on `--metric`; 2 bad input (a TraceError, printed by the CLI as one line); 3
 when `--fail-below PCT` finds it faster by more than PCT percent (the target is out of date). A
 change smaller than `--min-delta-us` in absolute time never fails. The rules:
-ttdash.model.gate.decide.
+ttdash.model.compare.gate.decide.
 
 The gate's line is written once to the terminal: in the report when a table or markdown report
 goes to stdout (its Gate line), else on stderr (json, csv, --output, the interactive view). A
@@ -18,12 +18,14 @@ import sys
 
 from ..model.errors import TraceError
 from .common import (
+    cache_entry,
     color_wanted,
     drop_stdout,
     load_view,
     load_views,
     needs_terminal,
     refuse_input_as_output,
+    remember_all,
     stderr_line,
     write_output,
 )
@@ -35,7 +37,7 @@ EXIT_OK, EXIT_REGRESSION, EXIT_FASTER = 0, 1, 3
 def gate(result, limits, metric: str, allow_arch_mismatch: bool = False):
     """The gate's outcome (model.gate.Outcome; None without --fail-above/--fail-below). Raises
     a TraceError (exit 2) when the comparison cannot be trusted (fail closed:
-    DiffResult.problems, the rules of ttdash.model.gate)."""
+    DiffResult.problems, the rules of ttdash.model.compare.gate)."""
     if not limits.active:
         return None
     problems = result.problems(metric, allow_arch_mismatch=allow_arch_mismatch)
@@ -63,8 +65,8 @@ def _run_totals(path: str, opts: DiffOptions, first=None) -> dict:
         raise TraceError(view.trace.path, "this run's window has no ops to compare: "
                          + (view.window_note() or "the file has no ops"))
     if first is not None:
-        from ..model.diff import diff_traces
-        from ..model.gate import MAX_UNCOMPARED_SHARE
+        from ..model.compare.diff import diff_traces
+        from ..model.compare.gate import MAX_UNCOMPARED_SHARE
 
         basis = diff_traces(first, view, noise=False).basis
         if basis.uncompared_share(opts.metric) > MAX_UNCOMPARED_SHARE:
@@ -77,12 +79,24 @@ def _run_totals(path: str, opts: DiffOptions, first=None) -> dict:
     return view.totals()
 
 
+def _stored(opts: DiffOptions):  # -> model.compare.stored.DiffEntry | None
+    """Where this diff of two cacheable files is kept (both sides' cache entries and the
+    options the result depends on), or None."""
+    from ..model.compare.stored import DiffEntry
+    from .progress import on_stderr
+
+    with on_stderr():
+        a = cache_entry(opts.baseline, opts.window, "analysis")
+        b = cache_entry(opts.candidate, opts.window, "analysis") if a is not None else None
+    return DiffEntry.of(a, b, repr(("diff", opts.top)))
+
+
 def diff(opts: DiffOptions) -> int:
     """The `ttdash diff` command (see the module docstring for exit codes)."""
     from ..health.telemetry import readings_for_report, summarize
-    from ..model.context import with_readings
-    from ..model.diff import diff_traces
-    from ..model.gate import Limits
+    from ..model.compare.context import with_readings
+    from ..model.compare.diff import diff_traces
+    from ..model.compare.gate import Limits
     from ..report.diff import render_diff
 
     refuse_input_as_output(opts.out, [opts.baseline, opts.candidate, *opts.baseline_runs,
@@ -95,9 +109,19 @@ def diff(opts: DiffOptions) -> int:
                        "--format table, markdown, csv or json")
     interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
     columns = "lazy" if interactive else "analysis"  # the TUI's details show every column
-    baseline, candidate = load_views([opts.baseline, opts.candidate], opts.window, columns)
-    _check_windows(baseline, candidate)
-    result = diff_traces(baseline, candidate, top=opts.top)
+    # the text outputs of two files: the result kept (model.compare.stored) is read instead
+    stored = None if interactive or opts.baseline_runs or opts.candidate_runs else \
+        _stored(opts)
+    result = stored.read() if stored is not None else None
+    views, made = [], {}
+    if result is None:
+        views = load_views([opts.baseline, opts.candidate], opts.window, columns,
+                           list(stored.sides) if stored is not None else None)
+        baseline, candidate = views
+        _check_windows(baseline, candidate)
+        result = diff_traces(baseline, candidate, top=opts.top)
+        made = dict(result.context)  # as kept: the readings are the files' beside it, now
+    baseline, candidate = result.baseline, result.candidate
     for side, v in (("baseline", baseline), ("candidate", candidate)):
         readings = readings_for_report(v.trace.path, v.trace.devices)
         result.telemetry[side] = summarize(readings)
@@ -142,6 +166,13 @@ def diff(opts: DiffOptions) -> int:
             sys.stdout.flush()
         except BrokenPipeError:  # `diff ... | head`: the gate still decides the exit code
             drop_stdout()
+    # kept with what the diff worked out from them (the CSV columns read again for the pairs)
+    remember_all(views)
+    if views and stored is not None:
+        from .progress import on_stderr
+
+        with on_stderr():
+            stored.write(result, made)
     if problem is not None:
         raise problem
     if outcome is None:

@@ -10,7 +10,8 @@ import textwrap
 from typing import TextIO
 
 from ..model.errors import TraceError
-from ..model.text import clean_text
+from ..model.read.text import clean_text
+from ..present.formats import write
 from ..report.safe import md_cell
 from ..schemas import SCHEMA_VERSION
 from .common import refuse_input_as_output, write_output
@@ -29,28 +30,31 @@ def doctor(opts: DoctorOptions) -> int:
         checks += smi_checks(_load_snapshot(opts.smi_snapshot))
     width = max(60, min(shutil.get_terminal_size().columns, 120))
 
-    def render(out: TextIO) -> None:
-        if opts.format == "json":
-            json.dump({"schema_version": SCHEMA_VERSION,  # schemas/doctor.schema.json
-                       "checks": [c.as_dict() for c in checks]}, out, indent=1)
-            out.write("\n")
-        elif opts.format == "markdown":
-            out.write("| check | status | detail |\n|---|---|---|\n")
-            for c in checks:
-                out.write(f"| {md_cell(clean_text(c.name))} | {c.status} | "
-                          f"{md_cell(clean_text(c.detail))} |\n")
-        else:
-            counts = {s: sum(c.status == s for c in checks) for s in MARK}
-            out.write("ttdash doctor: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-                      + " (read-only: sysfs, procfs and the environment)\n")
-            for c in checks:  # names and details carry file and env text: made inert
-                out.write(f"{MARK[c.status]:<5} {clean_text(c.name)}\n")
-                out.write(textwrap.fill(str(clean_text(c.detail)), width, initial_indent="      ",
-                                        subsequent_indent="      ", break_on_hyphens=False)
-                          + "\n")
-
-    write_output(opts.out, render)
+    write_output(opts.out, lambda out: write("doctor", opts.format, checks, out, width))
     return exit_code(checks)
+
+
+def checks_json(checks: list, out: TextIO, width: int) -> None:
+    json.dump({"schema_version": SCHEMA_VERSION,  # schemas/doctor.schema.json
+               "checks": [c.as_dict() for c in checks]}, out, indent=1)
+    out.write("\n")
+
+
+def checks_markdown(checks: list, out: TextIO, width: int) -> None:
+    out.write("| check | status | detail |\n|---|---|---|\n")
+    for c in checks:
+        out.write(f"| {md_cell(clean_text(c.name))} | {c.status} | "
+                  f"{md_cell(clean_text(c.detail))} |\n")
+
+
+def checks_table(checks: list, out: TextIO, width: int) -> None:
+    counts = {s: sum(c.status == s for c in checks) for s in MARK}
+    out.write("ttdash doctor: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+              + " (read-only: sysfs, procfs and the environment)\n")
+    for c in checks:  # names and details carry file and env text: made inert
+        out.write(f"{MARK[c.status]:<5} {clean_text(c.name)}\n")
+        out.write(textwrap.fill(str(clean_text(c.detail)), width, initial_indent="      ",
+                                subsequent_indent="      ", break_on_hyphens=False) + "\n")
 
 
 #: A tt-smi snapshot is a few KB per board: past this it is not one (/dev/zero streams forever).

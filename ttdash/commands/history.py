@@ -70,7 +70,9 @@ def record_of(path: str | Path, window: WindowOptions, labels: dict[str, str] | 
 
     view = load_view(str(path), window)
     telemetry = summarize(readings_for_report(view.trace.path, view.trace.devices))
-    return build(view, labels=labels, telemetry=telemetry)
+    entry = view.__dict__.get("_acache")  # the analysis cache hashed the file already
+    return build(view, labels=labels, telemetry=telemetry,
+                 sha=(entry.digest, entry.size) if entry is not None else None)
 
 
 def recorder(store_uri: str | None) -> Callable[[Path], str]:
@@ -109,7 +111,7 @@ def add(opts: HistoryOptions) -> int:
     """Each PATH in turn: a bad one is said (one line) and the rest are still added; exit 2
     when any failed."""
     from ..history.schema import NewerSchema
-    from ..model.text import clean_text
+    from ..model.read.text import clean_text
 
     store = _store(opts)
     labels = _labels(opts.labels, "--label")
@@ -164,7 +166,7 @@ def list_runs(opts: HistoryOptions) -> int:
 
 def trend(opts: HistoryOptions) -> int:
     from ..history.query import trend as trend_rows
-    from ..report.history import render_runs
+    from ..report.history import render_trend
 
     store = _store(opts)
     runs = _selected(opts, _runs(store, new_ok=True))
@@ -183,7 +185,7 @@ def trend(opts: HistoryOptions) -> int:
         hint = ("; closest: " + ", ".join(close)) if close else ""
         raise TraceError(store.uri, f"no run in the selection has {what}{hint}")
     title = f"Trend of {what}: {len(rows)} run{'s' * (len(rows) != 1)}, oldest first"
-    write_output(opts.out, lambda out: render_runs(
+    write_output(opts.out, lambda out: render_trend(
         rows, opts.format, out, title, {"store": store.uri, "op": opts.op,
                                         "region": opts.region}))
     return EXIT_OK
@@ -227,14 +229,14 @@ def _trend_by(opts: HistoryOptions, store, runs: list[dict]) -> int:
 
 def check(opts: HistoryOptions) -> int:
     """The gate against the last N comparable runs, under `diff --fail-above`'s rules
-    (ttdash.model.gate): the checked run is aligned op by op with each stored run; runs it
+    (ttdash.model.compare.gate): the checked run is aligned op by op with each stored run; runs it
     matches under MIN_MATCH_RATE are other programs and left out (unless one is the other's
     first ops: a run cut short); any other refusal (no valid device time, timings missing on
     one side, a side that stops early, more corrupt timings, gaps on one side, a zero baseline)
     fails closed with exit 2."""
     from ..history import query
     from ..model.columns import MIN_MATCH_RATE
-    from ..model.signature import signature_text
+    from ..model.compare.signature import signature_text
     from ..report.history import render_check
 
     refuse_input_as_output(opts.out, opts.paths)
@@ -324,7 +326,7 @@ def baseline(opts: HistoryOptions) -> int:
     """`history baseline set NAME` (the runs chosen by --run, --where, --last) and `history
     baseline list`."""
     from ..history.baseline import baselines, check_name, set_baseline
-    from ..model.text import clean_text
+    from ..model.read.text import clean_text
 
     store = _store(opts)
     if opts.baseline_action == "list":

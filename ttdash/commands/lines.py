@@ -50,6 +50,12 @@ class LinePrinter:
         from ..live.watcher import ReportRemoved, ReportSeen, SourceReset, Status
         from ..model.errors import TraceError
 
+        # The rows came before the reports and statuses taken with them (a report ends a run):
+        # their line first, unless the table itself restarted or lost a rank meanwhile.
+        restarted = any(isinstance(e, (SourceReset, RanksChanged)) for e in notes)
+        if view is not None and not restarted:
+            self._live(view)
+            view = None
         for event in notes:
             if isinstance(event, ReportSeen):
                 key = (event.path, event.complete)
@@ -80,16 +86,19 @@ class LinePrinter:
             elif isinstance(event, RanksChanged):
                 self.line(event.message)
         if view is not None:
-            text = live_line(view)
-            if text != self._last_live:
-                self._last_live = text
-                self.line(text)
+            self._live(view)
+
+    def _live(self, view) -> None:
+        text = live_line(view)
+        if text != self._last_live:
+            self._last_live = text
+            self.line(text)
 
 
     def _rank_report(self, path: Path) -> None:
         """A rank's report: the line the watch view's status says (waiting, or merged)."""
         from ..live.feed import rank_reports
-        from ..model.discover import rank_of
+        from ..model.read.discover import rank_of
 
         reports = rank_reports(self.feed.root, self.feed.ranks, self.started)
         if not reports.ready:

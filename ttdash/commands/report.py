@@ -14,6 +14,7 @@ from .common import (
     note,
     preview_of,
     refuse_input_as_output,
+    remember,
     view_of,
     warn_data,
     write_output,
@@ -27,16 +28,18 @@ LOADING_SCREEN_BYTES = 4 << 20
 
 def report(opts: ReportOptions) -> int:
     from ..health.telemetry import readings_for_report, summarize
+    from ..present.formats import writer
     from ..report.single import Shown, file_line, render
 
     refuse_input_as_output(opts.out, opts.path)
+    written = writer("summary" if opts.summary else "report", opts.format)
     loaded = load_trace(opts.path, opts.window)
     trace = loaded.trace
     color = color_wanted(opts.format, opts.out)
     width = shutil.get_terminal_size().columns if color else None
     # The table's first line names the file: written once the file is read, before the
     # analysis (a pipe's reader sees the report start while the rest is worked out).
-    first = opts.format == "table" and not opts.summary
+    first = written.file_first
     shown = Shown(top=opts.top, rank_by=opts.rank_by, min_pct=opts.min_percentage,
                   advice=opts.advice, raw_op_codes=opts.raw_op_codes,
                   all_signposts=opts.print_signposts, summary=opts.summary,
@@ -47,15 +50,19 @@ def report(opts: ReportOptions) -> int:
         if first:
             out.write(file_line(trace, width) + "\n")
             out.flush()
-        view = analysed(loaded, opts.window)
+        view = whole = analysed(loaded, opts.window)
         if view.window_note() and not len(view.op_rows):
             note(view.window_note())
         view = restrict(view, opts)
-        if opts.format in ("csv", "perfetto"):  # the others carry the warnings in their text
+        if not written.warnings:  # the others carry the warnings in their text
             warn_data(view)
         render(view, opts.format, out, shown, color=color, width=width)
+        views.append(whole)
 
+    views: list = []
     write_output(opts.out, write)
+    for view in views:  # kept once written, with what the output worked out from it
+        remember(view)
     sys.stdout.flush()
     return EXIT_OK
 
@@ -82,7 +89,7 @@ def restrict(view, opts: ReportOptions):  # -> model.View
 
 
 def open_trace(opts: OpenOptions) -> int:
-    from ..model.discover import resolve_trace_paths
+    from ..model.read.discover import resolve_trace_paths
     from ..tui.app import run_open, run_open_loading
 
     # The details pane shows every column of an op's row: those the analysis does not read stay

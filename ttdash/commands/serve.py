@@ -209,6 +209,7 @@ def page_server(opts: ServeOptions, token: str):
                     await asyncio.wait_for(asyncio.shield(self._task), TERM_S)
                 except asyncio.TimeoutError:
                     self._task.cancel()
+            close_pipes(process)
 
     class PageServer(Server):
         """textual-serve's Server: quiet (one URL line is ours), the guard's checks on every
@@ -311,6 +312,8 @@ def page_server(opts: ServeOptions, token: str):
             for s in list(self.sessions):
                 if s.pid is not None:
                     guard.kill_tree_now(s.pid, guard.alive(guard.tree(s.pid)))
+                if s._process is not None:
+                    close_pipes(s._process)
 
     name = opts.path.rstrip("/").rsplit("/", 1)[-1] or opts.path
     server = PageServer(shlex.join(argv), host=opts.host, port=opts.port,
@@ -318,6 +321,16 @@ def page_server(opts: ServeOptions, token: str):
     server.sessions = set()
     server.token = token  # type: ignore[attr-defined]
     return server
+
+
+def close_pipes(process) -> None:
+    """A session's process pipes closed, so its transport finishes while the loop runs."""
+    for pipe in (process.stdin,):
+        if pipe is not None and not pipe.is_closing():
+            pipe.close()
+    transport = getattr(process, "_transport", None)  # (asyncio keeps it private)
+    if transport is not None and process.returncode is not None:
+        transport.close()
 
 
 async def _run(server, opts: ServeOptions) -> int:
@@ -363,4 +376,7 @@ async def _run(server, opts: ServeOptions) -> int:
                 loop.remove_signal_handler(sig)
             await runner.cleanup()
             server.kill_left()
+            # the pipes' transports close on this loop, not in a garbage collection after it
+            # ends (which printed "Exception ignored ... Event loop is closed" under load)
+            await asyncio.sleep(0)
     return EXIT_INTERRUPTED if got and got[0] == signal.SIGINT else EXIT_OK

@@ -9,6 +9,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import TextIO
 
 from ..model.errors import TraceError
 from ..schemas import SCHEMA_VERSION
@@ -19,7 +20,7 @@ def watch_state(root: Path, arch: str | None = None) -> dict:
     """The `watch --once` snapshot: runs found and the live rows so far (read-only); for a
     multi-host run's root (tt-run ranks), each rank's."""
     from ..health.telemetry import Telemetry
-    from ..model.discover import TTRUN_DIR, find_ranks
+    from ..model.read.discover import TTRUN_DIR, find_ranks
 
     _listable(root, root)
     _listable(root / TTRUN_DIR)
@@ -56,7 +57,7 @@ def _listable(path: Path, root: Path | None = None) -> None:
 def _one_state(root: Path, arch: str | None) -> dict:
     """One profiler dir's runs and live rows."""
     from ..live.feed import read_live
-    from ..model.discover import find_reports, report_is_complete
+    from ..model.read.discover import find_reports, report_is_complete
     from ..report.header import facts_dict, timing_facts
 
     for sub in (".logs", "reports"):
@@ -91,31 +92,40 @@ def _one_state(root: Path, arch: str | None) -> dict:
     }
 
 
-def watch(opts: WatchOptions) -> int:
+def state_json(state: dict, out: TextIO, root: Path) -> None:
+    """`watch --once` as JSON (schemas/watch.schema.json): the state itself."""
+    json.dump(state, out, indent=None)
+    out.write("\n")
+
+
+def state_table(state: dict, out: TextIO, root: Path) -> None:
+    """`watch --once` as plain lines: the folder, the live ops (each rank's), the runs."""
     from ..format import fmt_us
-    from ..model.discover import resolve_profiler_dir
-    from ..model.text import clean_text
+    from ..model.read.text import clean_text
+
+    def live(part: dict) -> str:
+        return (f"live: {part['live']['ops']} ops, device time "
+                f"{fmt_us(part['live']['device_time_us'])}")
+
+    head = f"{root}: {'exists' if state['exists'] else 'missing'}; " \
+           f"{len(state['runs'])} report(s)"
+    print(clean_text(head + ("" if "ranks" in state else f"; {live(state)}")), file=out)
+    for part in state.get("ranks", []):
+        print(clean_text(f"  rank {part['rank']} {live(part)}"), file=out)
+    for r in state["runs"]:
+        rank = f"rank {r['rank']}  " if "rank" in r else ""
+        print(clean_text(f"  {rank}{r['timestamp']}  {r['path']}"
+                         f"{'' if r['complete'] else ' (partial)'}"), file=out)
+
+
+def watch(opts: WatchOptions) -> int:
+    from ..model.read.discover import resolve_profiler_dir
 
     root = resolve_profiler_dir(opts.dir)
     if opts.once:
-        state = watch_state(root, opts.arch)
-        if opts.format == "json":
-            json.dump(state, sys.stdout, indent=None)
-            sys.stdout.write("\n")
-        else:
-            def live(part: dict) -> str:
-                return (f"live: {part['live']['ops']} ops, device time "
-                        f"{fmt_us(part['live']['device_time_us'])}")
+        from ..present.formats import write
 
-            head = f"{root}: {'exists' if state['exists'] else 'missing'}; " \
-                   f"{len(state['runs'])} report(s)"
-            print(clean_text(head + ("" if "ranks" in state else f"; {live(state)}")))
-            for part in state.get("ranks", []):
-                print(clean_text(f"  rank {part['rank']} {live(part)}"))
-            for r in state["runs"]:
-                rank = f"rank {r['rank']}  " if "rank" in r else ""
-                print(clean_text(f"  {rank}{r['timestamp']}  {r['path']}"
-                                 f"{'' if r['complete'] else ' (partial)'}"))
+        write("watch", opts.format, watch_state(root, opts.arch), sys.stdout, root)
         return 0
     from .common import no_terminal
     from .history import recorder

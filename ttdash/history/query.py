@@ -253,14 +253,14 @@ def compare_to_run(store: Any, run: dict[str, Any], view: Any, signatures: Any) 
     """Align `view` (the checked run; `signatures`: its ops' signature texts) with the stored
     ops of `run` as `diff` aligns two traces (signature, then op code; per device when the runs
     were analysed per device; signpost regions are not used) and return the gate's
-    ``ttdash.model.gate.Basis``. The stored run's device-time basis is taken to be the
+    ``ttdash.model.compare.gate.Basis``. The stored run's device-time basis is taken to be the
     checked run's (the store does not keep it)."""
     import numpy as np
     import pandas as pd
 
-    from ..model.align import align_sequences
-    from ..model.diff import device_groups
-    from ..model.gate import (
+    from ..model.compare.align import align_sequences
+    from ..model.compare.diff import device_groups
+    from ..model.compare.gate import (
         Basis,
         SideTotals,
         common_start,
@@ -329,7 +329,7 @@ def check(run: dict[str, Any], history: list[dict[str, Any]], fail_above: float,
           bases: list[Any] | None = None) -> Check:
     """`run` (a record row with "arch") against the median steady state of `history`, with
     the op codes whose steady-state time moved most against their own median. `bases`: the
-    gate bases (ttdash.model.gate.Basis) of `run` against each run of `history`, for the
+    gate bases (ttdash.model.compare.gate.Basis) of `run` against each run of `history`, for the
     change over the ops both ran."""
     median = statistics.median(r["steady_us"] for r in history)
     result = Check(run=run, baseline=history, fail_above=fail_above, median_us=median,

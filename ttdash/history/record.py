@@ -74,7 +74,7 @@ def _groups(names, device, steady) -> list[dict[str, Any]]:
     import pandas as pd
 
     frame = pd.DataFrame({"name": names, "device": device, "steady": steady})
-    g = frame.groupby("name", sort=True, dropna=False)
+    g = frame.groupby("name", sort=True, dropna=False, observed=True)
     sums = g.agg(ops=("device", "size"), device_us=("device", "sum"),
                  steady_us=("steady", "sum"))
     return [{"name": str(n), "ops": int(r.ops), "device_us": float(r.device_us),
@@ -87,9 +87,9 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
     import numpy as np
     import pandas as pd
 
-    from ..model.metrics import split_gaps
-    from ..model.signature import region_labels
-    from ..model.text import clean_text
+    from ..model.analysis.metrics import split_gaps
+    from ..model.compare.signature import region_labels
+    from ..model.read.text import clean_text
 
     trace = view.trace
     path = Path(trace.path).resolve()

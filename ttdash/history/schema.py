@@ -4,7 +4,7 @@ read (docs/history-schema.md says the same for people and other engines).
 
 The store keeps its own fields: `report --format csv`'s column list (model.columns.CSV_FIELDS)
 may change without changing a stored file. A stored op field the model stops computing fails
-the add loudly (export_frame finds no such column) instead of vanishing from the store.
+the add loudly (history.opcols finds no such column) instead of vanishing from the store.
 
 Versions (the integer under VERSION_KEY in each Parquet file's key-value metadata):
     1  no key: ttdash before the schema was declared. The op fields were the csv fields of the
@@ -165,25 +165,12 @@ def conform_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def op_batches(view: Any) -> Iterator[pa.RecordBatch]:
-    """The ops of `view` as OPS rows in report order, BATCH rows at a time (the frame is typed
-    a batch at a time, so a million ops never exist twice in memory)."""
-    from ..model.columns import export_frame
-    from ..model.signature import signature_text
+    """The ops of `view` as OPS rows in report order, BATCH rows at a time (history.opcols:
+    built from the view's columns as Arrow arrays; a million ops never exist twice in
+    memory)."""
+    from .opcols import op_batches as batches
 
-    model_fields = tuple(n for n in OPS.names if n not in OWN_OP_FIELDS)
-    texts = [f.name for f in OPS if f.type == pa.string() and f.name in model_fields]
-    flags = [f.name for f in OPS if f.type == pa.bool_() and f.name in model_fields]
-    ops = view.op_rows
-    for start in range(0, max(len(ops), 1), BATCH):
-        part = ops.iloc[start:start + BATCH]
-        frame = export_frame(part, model_fields)
-        for f in texts:  # missing as null, not NaN
-            frame[f] = frame[f].astype(object).where(frame[f].notna(), None)
-        for f in flags:
-            frame[f] = frame[f].astype(bool)
-        frame["signature"] = signature_text(view, part)
-        frame["is_host"] = part["is_host"].to_numpy(dtype=bool)
-        yield pa.RecordBatch.from_pandas(frame, schema=OPS, preserve_index=False)
+    return batches(view)
 
 
 def duckdb_type(t: pa.DataType) -> str:

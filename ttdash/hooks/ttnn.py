@@ -338,7 +338,7 @@ def _ttnn_version(mod: Any) -> str:
 
 def _target(path: str | os.PathLike[str] | None) -> Path:
     if path is None:
-        from ..model.discover import resolve_profiler_dir
+        from ..model.read.discover import resolve_profiler_dir
 
         return resolve_profiler_dir(None) / ".logs" / REALTIME_CSV
     p = Path(path).expanduser()

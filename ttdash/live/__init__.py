@@ -1,6 +1,6 @@
 """Live layer: tail the profiler's growing CSVs and watch its directory (no UI imports)."""
 
-from ..model.discover import RunInfo, find_reports, report_is_complete, resolve_profiler_dir
+from ..model.read.discover import RunInfo, find_reports, report_is_complete, resolve_profiler_dir
 from .tailer import CsvTailer, TailResult
 from .watcher import (
     LIVE_LOG_NAME,

@@ -12,10 +12,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model.discover import find_ranks, find_reports, rank_of, resolve_trace_paths
 from ..model.errors import TraceError
-from ..model.live import LiveModel, LiveSources, is_live_header
-from ..model.live_ranks import RankedLiveModel
+from ..model.live.ranks import RankedLiveModel
+from ..model.live.table import LiveModel, LiveSources, is_live_header
+from ..model.read.discover import find_ranks, find_reports, rank_of, resolve_trace_paths
+from .pacer import RefreshPacer
 from .tailer import CsvTailer
 from .watcher import (
     LIVE_LOG_NAME,
@@ -147,9 +148,11 @@ class LiveFeed:
 
     The watchers' threads read the files; this feed's thread applies their events: rows through
     the one source rule (`LiveSources`) into the live model, resets, and the other events kept
-    as notes. At most every `refresh` seconds (at once when the last update is older) it
-    analyses the new rows and calls `notify()`; the UI then `take()`s the latest view and the
-    notes. `notify` must be thread-safe and cheap (a coalescing UI message).
+    as notes. When rows come it analyses them and calls `notify()` (at once after a quiet
+    spell; while rows keep coming, a gap apart that `RefreshPacer` adapts to what a refresh
+    costs, never more than `refresh` seconds); the UI then `take()`s the latest view and the
+    notes, and says what showing it cost (`screen_cost`). `notify` must be thread-safe and
+    cheap (a coalescing UI message).
 
     A multi-host run (tt-run's `ttrun/rank<N>/`, `find_ranks`): one watcher per rank's folder
     into the one table. With `follow_ranks` the root is looked at again every `rank_scan`
@@ -172,6 +175,11 @@ class LiveFeed:
         self.rank_scan = rank_scan if rank_scan is not None else (
             max(0.05, poll) if poll else RANK_SCAN_S)
         self.refresh = max(0.05, refresh)
+        #: the gap between two refreshes: at most `refresh`, shorter when refreshing is cheap
+        self.pacer = RefreshPacer(most=self.refresh)
+        self._rows_since = 0  # rows applied since the last refresh
+        self._measured: tuple[int, float] | None = None  # (rows, CPU s) of the last refresh
+        self._screen_cost = 0.0  # CPU s the screen reported since the last refresh
         self._in: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._notes: list = []
@@ -282,7 +290,7 @@ class LiveFeed:
     def _run(self) -> None:
         while not self._stop.is_set():
             now = time.monotonic()
-            wait = max(0.01, self._last_flush + self.refresh - now) if self._dirty else 0.5
+            wait = max(0.01, self.pacer.wait(now, self._last_flush)) if self._dirty else 0.5
             if self.follow_ranks:
                 wait = max(0.01, min(wait, self._next_scan - now))
             try:
@@ -309,7 +317,7 @@ class LiveFeed:
                     w.pause_reading()
                 else:
                     w.resume_reading()
-            if self._dirty and time.monotonic() >= self._last_flush + self.refresh:
+            if self._dirty and self.pacer.due(time.monotonic(), self._last_flush):
                 self._flush()
 
     def _scan_ranks(self) -> None:
@@ -377,6 +385,7 @@ class LiveFeed:
             if rows and self.model.add_rows(event.source, event.header, rows, lines):
                 with self._lock:
                     self._added += len(rows)
+                self._rows_since += len(rows)
                 self._dirty = True
             elif self.sources.stale + sum(self.sources.ignored.values()) != left_out:
                 self._notify_soon()  # rows set aside change only the status note: redraw it
@@ -403,13 +412,33 @@ class LiveFeed:
         if not self._dirty:
             self._notify()  # a note with no rows: tell the UI now
 
+    def screen_cost(self, seconds: float) -> None:
+        """The UI's seconds for showing a refresh (thread-safe): counted in the next gap."""
+        with self._lock:
+            self._screen_cost += seconds
+
     def _flush(self) -> None:
+        with self._lock:
+            screen, self._screen_cost = self._screen_cost, 0.0
+        if self._measured is not None:  # the previous refresh, with what the screen reported
+            self.pacer.observe(self._measured[0], self._measured[1] + screen)
+        # CPU time of this thread, as the screen's part is: the budget is a share of a core.
+        # (Wall time grew with the other processes' load: on a shared machine the gap went to
+        # --refresh and every row waited it. Nothing piles up when refreshes come faster than
+        # they can be done: each one takes every row applied since, and the screen's message
+        # coalesces.)
+        start, cpu = time.monotonic(), time.thread_time()
         view = self.model.view()  # the analysis of the new rows happens here, not in the UI
         self.rate = self.model.rate()
         with self._lock:
             self._view = view
         self._dirty = False
-        self._last_flush = time.monotonic()
+        self._measured = (self._rows_since, time.thread_time() - cpu)
+        self._rows_since = 0
+        # the gap runs from this refresh's start: rows that came during its analysis wait the
+        # gap less that analysis (from its end, a refresh every gap + its own time: the fixed
+        # cost's share of a core was below the budget, and every row waited the difference)
+        self._last_flush = start
         self._notify()
 
 

@@ -40,7 +40,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
-from ..model.discover import RunInfo, find_reports, is_live_header, report_is_complete
+from ..model.read.discover import RunInfo, find_reports, is_live_header, report_is_complete
 from .tailer import CsvTailer
 
 __all__ = [
@@ -268,6 +268,7 @@ class ProfilerWatcher:
         self._next_report_check: float | None = None
         self._last_errors: dict[str, str] = {}
         self.passes = 0  # worker passes so far (for tests and diagnostics)
+        self._last_pass = 0.0  # monotonic start of the last pass
 
     # ------------------------------------------------------------ lifecycle
     @property
@@ -414,6 +415,7 @@ class ProfilerWatcher:
                 self._reading.wait()
                 if self._stop.is_set():
                     break
+                self._last_pass = time.monotonic()
                 try:
                     self._pass()
                 except Exception as exc:  # a bug must not kill live updates
@@ -427,8 +429,11 @@ class ProfilerWatcher:
                     timeout = min(timeout, max(0.05, self.stall_warning / 4))
                 if not self._wake.wait(timeout):
                     self._timer_due = True
-                if self.min_pass_interval > 0:
-                    self._stop.wait(self.min_pass_interval)
+                # A burst of events costs one pass per `min_pass_interval` at most; an event
+                # after a quiet spell is read at once (a write used to wait the interval too).
+                rest = self._last_pass + self.min_pass_interval - time.monotonic()
+                if rest > 0:
+                    self._stop.wait(rest)
         finally:
             self._close_sources()
 

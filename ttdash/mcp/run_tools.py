@@ -118,7 +118,7 @@ def watch_status(s: Session, args: dict[str, Any]) -> dict[str, Any]:
 
     from ..commands.watch import watch_state
     from ..model.arch import get_arch
-    from ..model.discover import resolve_profiler_dir
+    from ..model.read.discover import resolve_profiler_dir
 
     root = resolve_profiler_dir(args.get("dir"))
     arch = get_arch(args["arch"]).name if args.get("arch") else None

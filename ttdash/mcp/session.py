@@ -58,7 +58,7 @@ def window_options(args: dict[str, Any]) -> WindowOptions:
 
 def _stamp(path: str) -> tuple[Any, ...]:
     """What says a trace changed on disk: each file's (path, inode, size, mtime)."""
-    from ..model.discover import resolve_trace_paths
+    from ..model.read.discover import resolve_trace_paths
 
     out = []
     for p in resolve_trace_paths(path):

@@ -84,8 +84,8 @@ def page_why(view, page) -> dict[str, Any]:
     """The report's `why` (model.whyslow.why_contract) for the op codes of `page`: the
     window's covered_pct and those op codes' by_op_code entries (reason, saving, what to try),
     heaviest first."""
+    from ..model.analysis.whyslow import why_contract
     from ..model.query import summary_key
-    from ..model.whyslow import why_contract
 
     why = as_json(why_contract(view))  # rounded as the report writes it
     codes = set(summary_key(page, "op").astype(str)) if len(page) else set()
@@ -97,9 +97,9 @@ def explain_op(s: Session, args: dict[str, Any]) -> dict[str, Any]:
     """One op: its report record (every field), its rank by device time, its advice entries
     (the report's), what the numbers say about why it is slow, its op code's line of the
     performance model and the row's own columns."""
-    from ..model.advice import advice_frames
+    from ..model.analysis.advice import advice_frames
+    from ..model.analysis.whyslow import op_reason, why_contract
     from ..model.query import summary_key
-    from ..model.whyslow import op_reason, why_contract
     from ..report.safe import records_json
     from ..report.why import as_dict as why_dict
     from ..report.why import model_dict
@@ -205,7 +205,7 @@ def _raw_columns(view, op_id: int, device: int | None) -> tuple[dict[str, Any], 
     PROGRAM HASH past 2**53 read again from the file as its text, exact."""
     import math
 
-    from ..model.text import clean_text
+    from ..model.read.text import clean_text
 
     try:
         row = view.trace.row(op_id)

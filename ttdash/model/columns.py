@@ -13,7 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..format import fmt_floats, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
-from .discover import DISPATCH_TIMING
+from .read.discover import DISPATCH_TIMING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -371,7 +371,7 @@ def op_fields(fields: tuple[str, ...], ops: pd.DataFrame, counters: list[str] | 
     """`fields` and what these ops have beyond them: the tt-run rank after the device (a
     multi-host run), then the slowest RISC (with per-RISC times) and the `counters` columns
     (View.counter_names) under their file names."""
-    from .counters import RISC_NAMES
+    from .read.counters import RISC_NAMES
 
     out = list(fields)
     if "rank" in ops.columns and "rank" not in out:
@@ -387,6 +387,7 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     as Int64, "" bound as missing, floats rounded to 6 decimals except total_pct (a share of
     1e-6 % would lose its digits)."""
     import numpy as np
+    import pandas as pd
 
     out = ops[list(fields)].copy()
     for f in fields:
@@ -395,8 +396,12 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
         if f in INT_FIELDS or (out[f].dtype == "float32"  # the loader's whole numbers
                                and not np.isinf(out[f].to_numpy()).any()):
             out[f] = out[f].astype("Float64").round().astype("Int64")
-        elif f == "bound":
-            out[f] = out[f].replace("", None)
+        elif f == "bound":  # (a categorical's "" category dropped: NaN, as pandas 3 replaces it)
+            col = out[f]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                out[f] = col.cat.remove_categories([""]) if "" in col.cat.categories else col
+            else:
+                out[f] = col.replace("", None)
         elif out[f].dtype == "float64" and f != "total_pct":  # a tiny share keeps its digits
             with np.errstate(all="ignore"):  # 1e300 cells: rounding overflows harmlessly
                 out[f] = out[f].round(6)

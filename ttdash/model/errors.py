@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .text import clean_text
+from .read.text import clean_text
 
 
 class TraceError(Exception):

@@ -13,6 +13,7 @@ from functools import lru_cache
 from importlib import resources
 
 from . import columns as C
+from .analysis.metrics import HOST_MARKER
 from .columns import (
     METRIC_NAMES,
     PAUSE_ABOVE_US,
@@ -23,7 +24,6 @@ from .columns import (
     legend,
 )
 from .filters import DIFF_EXTRA_KEYS, TIME_UNITS, comparison_keys
-from .metrics import HOST_MARKER
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -46,7 +46,7 @@ def group_ops(ops: pd.DataFrame, by: str) -> pd.DataFrame:
     keys = (summary_key(o, "memory") if by == "memory" else o[by]).astype("string") \
         .fillna("(none)")
     t = o["device_time_us"]
-    g = t.groupby(keys, sort=False)
+    g = t.groupby(keys, sort=False, observed=True)
     out = pd.DataFrame({"count": g.size(), "total_us": g.sum(min_count=1), "mean_us": g.mean(),
                         "max_us": g.max()})
     total = float(np.nansum(t))
@@ -105,7 +105,7 @@ def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = Fal
                           "t": t, "f": f, "ft": ft, "tf": np.where(np.isnan(f), np.nan, t),
                           "category": o["category"].astype(object).to_numpy()})
     keys = ["name", "device"] if per_device else ["name"]
-    g = frame.groupby(keys, sort=False, dropna=True)
+    g = frame.groupby(keys, sort=False, dropna=True, observed=True)
     out = g.agg(op_count=("t", "size"), device_time_us=("t", "sum"), category=("category", "first"),
                 flops_pct_min=("f", "min"), flops_pct_max=("f", "max"),
                 flops_pct_mean=("f", "mean"), flops_pct_std=("f", "std"),
@@ -118,7 +118,7 @@ def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = Fal
                   "flops_pct_std", "flops_pct_weighted_mean"):
             out[c] = np.nan if c != "category" else out["name"]
     if per_device:
-        total = out.groupby("device")["device_time_us"].transform("sum")
+        total = out.groupby("device", observed=True)["device_time_us"].transform("sum")
     else:
         total = out["device_time_us"].sum()
     with np.errstate(invalid="ignore", divide="ignore"):

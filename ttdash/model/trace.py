@@ -10,15 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .arch import ArchSpec, arch_from_clock, get_arch
-from .columns import PAUSE_ABOVE_US
-from .counters import present_counters, with_counters
-from .devices import annotate_overlap, merge_devices
-from .discover import is_realtime_log
-from .errors import TraceError
-from .iterations import steady_note, steady_rows
-from .loader import RawTable, WideRows, add_column, merge_tables, read_ops_csv
-from .metrics import (
+from .analysis.devices import annotate_overlap, merge_devices
+from .analysis.iterations import steady_note, steady_rows
+from .analysis.metrics import (
     HOST_MARKER,
     MAX_DEVICE_ID,
     analyze,
@@ -26,13 +20,20 @@ from .metrics import (
     num,
     split_gaps,
     text,
+    text_category,
     total_share_pct,
     whole,
 )
+from .analysis.trust import DataWarning, corrupt_warning, trace_warnings
+from .arch import ArchSpec, arch_from_clock, get_arch
+from .columns import PAUSE_ABOVE_US
+from .errors import TraceError
+from .live.rankarch import mixed_arch_warning
 from .progress import step
-from .rankarch import mixed_arch_warning
-from .text import clean_series
-from .trust import DataWarning, corrupt_warning, trace_warnings
+from .read.counters import present_counters, with_counters
+from .read.discover import is_realtime_log
+from .read.loader import RawTable, WideRows, add_column, merge_tables, read_ops_csv
+from .read.text import clean_series
 from .window import REPLAY_COLUMN as REPLAY_COLUMN  # (and below: still importable from here)
 from .window import Window as Window
 
@@ -387,8 +388,11 @@ class Trace:
         if "_rank" in rows.columns:  # a multi-host run (tt-run ranks)
             ops["rank"] = rows["_rank"].to_numpy(dtype="float64")
         labels = self.signposts.set_index("index")["label"] if len(self.signposts) else None
-        ops["signpost"] = ops["region"].map(labels) if labels is not None else None
-        ops["signpost"] = ops["signpost"].where(ops["region"] > 0, None)
+        if labels is None:  # (a categorical: no str pointer a row)
+            ops["signpost"] = text_category(np.full(len(ops), -1, dtype=np.int8), [])
+        else:
+            codes, names = pd.factorize(ops["region"].map(labels).where(ops["region"] > 0, None))
+            ops["signpost"] = text_category(codes, [str(u) for u in names])
         return View(trace=self, window=window, description=desc, ops=ops, merged=merge,
                     window_rows=window_rows)
 
@@ -484,7 +488,7 @@ class Trace:
                 .to_numpy(dtype=bool)
             full = pd.DataFrame({"region": o["_region"].to_numpy()[is_op],
                                  "device_time_us": np.where(bad | host, np.nan, dur / 1000)[is_op]})
-        g = full.groupby("region")
+        g = full.groupby("region", observed=True)
         ops = g.size()
         dt = g["device_time_us"].sum(min_count=0)
         idx = self.signposts["index"]

@@ -13,15 +13,15 @@ import pandas as pd
 
 from ..format import fmt_us
 from ..model import View
-from ..model.advice import GAP_LIMIT_US, Advice, iter_advice
-from ..model.advice_summary import (
+from ..model.analysis.advice import GAP_LIMIT_US, Advice, iter_advice
+from ..model.analysis.advice_summary import (
     HOST_CODES,
     AdviceSummary,
     Rule,
     rule_examples,
     summarise,
 )
-from ..model.guides import (
+from ..model.analysis.guides import (
     EXTRA_FIGURES,
     KINDS,
     GuideInput,
@@ -132,15 +132,43 @@ def guides_of(view: View) -> GuideInput:
     if cached is None or cached[0] is not view.ops or cached[1] != view.pause_above_us:
         g = guide_input(view.op_rows, view.trace.ordered, view.merged,
                         view.trace.arch.dram_gbps, view.pause_above_us, source=view)
+        kept = _entries_kept(view)
+        if kept is not None:  # (from the analysis cache) the rules are not run again
+            g.cache["frames"] = kept
         cached = (view.ops, view.pause_above_us, g)
         view.__dict__["_guides"] = cached
     return cached[2]
 
 
+def _entries_kept(view: View) -> list[pd.DataFrame] | None:
+    """The guide entries kept with this view (guide_entries), for its ops and pause threshold."""
+    kept = view.__dict__.get("_guide_entries")
+    if kept is not None and kept[0] is view.ops and kept[1] == view.pause_above_us:
+        frames: list[pd.DataFrame] = kept[2]
+        return frames
+    return None
+
+
+def guide_entries(view: View) -> list[pd.DataFrame]:
+    """The guide rules' entries of this view, a frame per rule (model.guides.rule_frames), made
+    once; when the view is to be kept in the analysis cache (a command that stores it once its
+    output is written), kept with it, as the grouped advice is: a second run of `report -f json`
+    on the same file writes them without running the rules. (A run that keeps no cache drops
+    them once written: release_guides.)"""
+    kept = _entries_kept(view)
+    if kept is not None:
+        return kept
+    frames = rule_frames(guides_of(view))
+    if "_acache" in view.__dict__:
+        view.__dict__["_guide_entries"] = (view.ops, view.pause_above_us, frames)
+    return frames
+
+
 def release_guides(view: View) -> None:
-    """Drop the guide rules' entries kept for this view (made again when asked for)."""
+    """Drop the guide rules' entries kept for this view (made again when asked for; those kept
+    for the analysis cache stay, guide_entries)."""
     cached = view.__dict__.get("_guides")
-    if cached is not None:
+    if cached is not None and cached[2].cache.get("frames") is not _entries_kept(view):
         cached[2].cache.pop("frames", None)
 
 
@@ -149,7 +177,7 @@ def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame, np.ndarray | No
     rows in it (None: every row). A kind is one rule's: its rows are in one frame. No copy of
     a kind's rows is made (a million ops' padding entries are ~100 MB): callers take them a
     chunk at a time (_chunks)."""
-    for e in rule_frames(guides_of(view)):
+    for e in guide_entries(view):
         codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
         for code, kind in enumerate(kinds):
             yield str(kind), e, (np.flatnonzero(codes == code) if len(kinds) > 1 else None)
@@ -171,7 +199,7 @@ def _missing(frame: pd.DataFrame, column: str, at: np.ndarray | None) -> bool:
 def guides_cached(view: View) -> bool:
     """Whether this view's guide entries are made and kept (release_guides drops them)."""
     cached = view.__dict__.get("_guides")
-    return cached is not None and "frames" in cached[2].cache
+    return _entries_kept(view) is not None or (cached is not None and "frames" in cached[2].cache)
 
 
 def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
@@ -259,7 +287,14 @@ def guide_section(view: View, s: AdviceSummary) -> list[tuple[str, list[AdviceEn
 
 
 def summary_of(view: View) -> AdviceSummary:
-    return summarise(view.op_rows, view.pause_above_us, guides_of(view))
+    """The grouped advice of this view (made once per view, ops frame and pause threshold, and
+    kept with the view in the analysis cache: a second run does not run the rules again)."""
+    cached = view.__dict__.get("_advice_summary")
+    if cached is None or cached[0] is not view.ops or cached[1] != view.pause_above_us:
+        s = summarise(view.op_rows, view.pause_above_us, guides_of(view))
+        cached = (view.ops, view.pause_above_us, s)
+        view.__dict__["_advice_summary"] = cached
+    return cached[2]
 
 
 def summary_sections(view: View, s: AdviceSummary | None = None, guides_first: bool = False
@@ -364,3 +399,9 @@ def advice_text(view: View, mode: str) -> Iterator[str]:
     if mode == "summary":
         return summary_lines(view)
     return iter(())
+
+
+def summary_keys(view: View, shown) -> dict:  # shown: report.single.Shown
+    """The advice section's JSON key (present.sections): the grouped summary (the entries
+    themselves are streamed after it), none with `--advice none`."""
+    return {"advice_summary": summary_of(view).as_dict()} if shown.advice != "none" else {}

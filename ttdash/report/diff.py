@@ -9,12 +9,15 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_int, fmt_us, is_missing, signed_pct
-from ..model.attributes import ATTRIBUTES_MAX_CHARS
+from ..format import fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
-from ..model.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
-from ..model.gate import MAX_UNCOMPARED_SHARE, Outcome
-from ..model.pairs import MATCH_SIGNATURE
+from ..model.compare.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
+from ..model.compare.gate import MAX_UNCOMPARED_SHARE, Outcome
+from ..model.compare.pairs import MATCH_SIGNATURE
+from ..model.read.attributes import ATTRIBUTES_MAX_CHARS
+from ..present import table as tables
+from ..present.formats import write
+from ..present.table import TableSpec, cells, diff_groups, diff_side, signed_us
 from ..schemas import SCHEMA_VERSION
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 
@@ -35,11 +38,6 @@ CHUNK = 20_000
 
 # ==================================================================== number formatting
 
-def signed_us(v: object) -> str:
-    s = fmt_us(v)
-    return "+" + s if s and float(v) > 0 else s  # type: ignore[arg-type]
-
-
 def fmt_speedup(v: object) -> str:
     return "" if is_missing(v) else f"{float(v):.3f}x"  # type: ignore[arg-type]
 
@@ -53,12 +51,6 @@ def _clean(v: object) -> object:
     if isinstance(v, float):
         return round(v, 6) if math.isfinite(v) else None
     return v
-
-
-def _label(row: dict) -> str:
-    size = row.get("size")
-    code = "" if is_missing(row.get("op_code")) else str(row["op_code"])
-    return f"{code} {size}".strip() if isinstance(size, str) and size else code
 
 
 # ==================================================================== summary
@@ -205,7 +197,7 @@ def _context_json(result: DiffResult, metric: str) -> dict | None:
     ctx = result.context
     if not ctx:
         return None
-    from ..model.context import clock_note
+    from ..model.compare.context import clock_note
 
     b, c = ctx.get("baseline"), ctx.get("candidate")
     return {"baseline": b.as_dict() if b else None, "candidate": c.as_dict() if c else None,
@@ -287,62 +279,22 @@ def to_csv(result: DiffResult, out: TextIO) -> None:
 
 # ==================================================================== shared top lists
 
+def _rows(df: pd.DataFrame, spec: TableSpec) -> tuple[list[str], list[list[str]]]:
+    """Header and text cells of a list (present.table.cells of its spec)."""
+    texts, _ = cells(df, spec, severity=False)
+    return [spec.by_key[k].title for k in texts], [list(r) for r in zip(*texts.values())]
+
+
 def _op_rows(df: pd.DataFrame, kind: str) -> tuple[list[str], list[list[str]]]:
     """Header and text cells of a top list ("change", "added" or "removed")."""
-    has_region = df["region"].notna().any() if len(df) else False
-    has_cause = kind == "change" and "cause" in df.columns and bool(df["cause"].notna().any())
-    not_exact = kind == "change" and "match" in df.columns and bool(
-        (df["match"].astype(object) != "exact").any())
     if kind == "change":
-        head = ["#", "Op", "Baseline ID", "Candidate ID", "Baseline", "Candidate", "Delta",
-                "Delta %"]
-    else:
-        head = ["#", "Op", "ID", "Device time", "Op-to-op gap"]
-    if not_exact:
-        head.append("Matched on")
-    if has_cause:
-        head.append("Cause")
-    if has_region:
-        head.append("Region")
-    rows = []
-    for i, r in enumerate(df.to_dict(orient="records"), 1):
-        if kind == "change":
-            cells = [str(i), _label(r), fmt_int(_clean(r["baseline_id"])),
-                     fmt_int(_clean(r["candidate_id"])), fmt_us(r["baseline_us"]),
-                     fmt_us(r["candidate_us"]), signed_us(r["delta_us"]),
-                     signed_pct(r["delta_pct"])]
-        else:
-            side = "candidate" if kind == "added" else "baseline"
-            cells = [str(i), _label(r), fmt_int(_clean(r[f"{side}_id"])),
-                     fmt_us(r[f"{side}_us"]), fmt_us(r[f"{side}_gap_us"])]
-        if not_exact:
-            cells.append(str(r["match"]))
-        if has_cause:
-            cells.append("" if is_missing(r.get("cause")) else str(r["cause"]))
-        if has_region:
-            cells.append("" if is_missing(r["region"]) else str(r["region"]))
-        rows.append(cells)
-    return head, rows
+        return _rows(df, tables.DIFF_PAIRS)  # read when used: the spec is the one place
+    return _rows(df, diff_side("candidate" if kind == "added" else "baseline"))
 
 
 def _group_rows(df: pd.DataFrame, key: str, top: int) -> tuple[list[str], list[list[str]]]:
-    head = ["Op code" if key == "op_code" else "Region", "Ops (baseline / candidate)",
-            "Baseline", "Candidate", "Delta", "Delta %", "Share of delta"]
     g = df.reindex(df["delta_us"].abs().sort_values(ascending=False, kind="stable").index)
-    g = g.head(top)
-    has_cause = "cause" in g.columns and bool(g["cause"].notna().any())
-    if has_cause:
-        head.append("Cause")
-    rows = []
-    for r in g.to_dict(orient="records"):
-        cells = [str(r[key]), f"{int(r['baseline_count'])} / {int(r['candidate_count'])}",
-                 fmt_us(r["baseline_us"]), fmt_us(r["candidate_us"]),
-                 signed_us(r["delta_us"]), signed_pct(r["delta_pct"]),
-                 "" if is_missing(r["share_pct"]) else f"{r['share_pct']:.1f}%"]
-        if has_cause:
-            cells.append("" if is_missing(r.get("cause")) else str(r["cause"]))
-        rows.append(cells)
-    return head, rows
+    return _rows(g.head(top), diff_groups(key))
 
 
 def _sections(result: DiffResult, top: int) -> list[tuple[str, str, tuple[list[str],
@@ -434,8 +386,9 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAU
         for i, h in enumerate(head):
             t.add_column(Text(h), justify="left" if i in left else "right", no_wrap=True,
                          overflow="ellipsis", max_width=60 if i in left else None)
-        for r in rows:
-            t.add_row(*[Text(x, style=delta_style(x) if i in signed else "")  # never markup
+        for r in rows:  # (a long left cell cut here, as Rich's own cut differs by release)
+            t.add_row(*[Text(x if i not in left or len(x) <= 60 else x[:59] + "…",
+                             style=delta_style(x) if i in signed else "")  # never markup
                         for i, x in enumerate(r)])
         console.print()
         console.print(t)
@@ -457,16 +410,36 @@ def to_table(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAU
 def render_diff(result: DiffResult, fmt: str, out: TextIO, top: int = 10,
                 metric: str = DEFAULT_METRIC, color: bool = False, gate: Outcome | None = None,
                 limits: dict | None = None) -> None:
-    """`gate`: the gate's outcome, carried by the report (json: a ``gate`` object with the
+    """The diff in `fmt` (present.formats' writer of (diff, fmt); Unregistered when there is
+    none). `gate`: the gate's outcome, carried by the report (json: a ``gate`` object with the
     `limits`; table and markdown: a Gate line after the verdict)."""
-    if fmt == "json":
-        to_json(result, out, metric=metric, top=top, gate=gate, limits=limits)
-    elif fmt == "csv":
-        to_csv(result, out)
-    elif fmt == "markdown":
-        to_markdown(result, out, top=top, metric=metric, gate=gate)
-    else:
-        to_table(result, out, top=top, metric=metric, color=color, gate=gate)
+    write("diff", fmt, result, out, top=top, metric=metric, color=color, gate=gate,
+          limits=limits)
+
+
+# The registered writers (present.formats): each takes the same arguments, uses its own.
+def json_writer(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAULT_METRIC,
+                color: bool = False, gate: Outcome | None = None,
+                limits: dict | None = None) -> None:
+    to_json(result, out, metric=metric, top=top, gate=gate, limits=limits)
+
+
+def csv_writer(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAULT_METRIC,
+               color: bool = False, gate: Outcome | None = None,
+               limits: dict | None = None) -> None:
+    to_csv(result, out)
+
+
+def markdown_writer(result: DiffResult, out: TextIO, top: int = 10,
+                    metric: str = DEFAULT_METRIC, color: bool = False,
+                    gate: Outcome | None = None, limits: dict | None = None) -> None:
+    to_markdown(result, out, top=top, metric=metric, gate=gate)
+
+
+def table_writer(result: DiffResult, out: TextIO, top: int = 10, metric: str = DEFAULT_METRIC,
+                 color: bool = False, gate: Outcome | None = None,
+                 limits: dict | None = None) -> None:
+    to_table(result, out, top=top, metric=metric, color=color, gate=gate)
 
 
 __all__ = ["render_diff", "to_json", "to_csv", "to_markdown", "to_table",

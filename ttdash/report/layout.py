@@ -1,15 +1,11 @@
 """Laying out the plain-text report on a terminal of a given width: which columns give way
 (least useful first; the ID, device time and gap never: the op code is cut with "…" instead),
-header lines broken between words, and an op's label (its code and size)."""
+header lines broken between words (an op's label: present.table.op_labels)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.columns import BY_KEY, EARLY_DROP_PRIORITY, KEEP_PRIORITY
-
-if TYPE_CHECKING:
-    import pandas as pd
+from ..present.table import op_labels  # noqa: F401  (report/advice.py's name)
 
 OP_MIN, OP_FLOOR = 24, 12
 
@@ -57,24 +53,3 @@ def fit_columns(fields: list[str], widths: dict[str, int], width: int,
     shrink_op(OP_MIN)
     drop(KEEP_PRIORITY + 1)
     shrink_op(OP_FLOOR)
-
-
-def op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
-    """Op code and size ("MatmulDeviceOperation 1024x512x2048"; `raw`: the code alone), cut to
-    `limit` cells; "! " marks a row with corrupt timing, as the TUI does."""
-    import numpy as np
-    import pandas as pd
-
-    codes = ops["op_code"].astype(object).to_numpy()
-    sizes = ops["size"].astype(object).to_numpy() if "size" in ops and not raw \
-        else [None] * len(ops)
-    corrupt = ops["corrupt"].to_numpy(dtype=bool) if "corrupt" in ops else np.zeros(len(ops), bool)
-    out = []
-    for code, size, bad in zip(codes, sizes, corrupt):
-        s = "" if code is None or code is pd.NA else str(code)
-        if isinstance(size, str) and size:
-            s = f"{s} {size}"
-        if bad:
-            s = "! " + s
-        out.append(s if len(s) <= limit else s[:limit - 1] + "…")
-    return out

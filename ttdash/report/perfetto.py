@@ -9,9 +9,9 @@ import json
 from typing import TextIO
 
 from ..model import View
+from ..model.analysis.timeline import for_view
 from ..model.columns import export_frame
 from ..model.progress import step
-from ..model.timeline import for_view
 from .safe import records_json
 
 CHUNK = 20_000  # op events per block: bounded memory for a million ops

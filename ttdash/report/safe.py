@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where used: markdown cells need neither
+    import numpy as np
     import pandas as pd
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -139,20 +142,35 @@ PLAIN_KEY = re.compile(r"[A-Za-z0-9 _.%()\[\]#+-]+")
 
 
 def records_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
-                 lines: bool = False, bare: bool = False) -> str:
+                 lines: bool = False, bare: bool = False, raw: bool = False) -> Any:
     """`frame` as JSON records (pandas' encoder: its number format, null for missing), floats
     with `double_precision` decimals, a share (SIGNIFICANT_FIELDS) with 6 significant digits.
     A whole number column with a missing cell goes through as Python ints and None: pandas < 3
     writes a nullable Int64 column that has a missing cell as floats ("51778.0"), so a number's
     form would depend on its neighbours (a streamed chunk with no gap printed "51778").
     `bare`: the records without the list's brackets (what a writer streams into a list; made
-    without a copy of the text). `lines`: a record a line, as pandas writes them."""
+    without a copy of the text). `lines`: a record a line, as pandas writes them. `raw`
+    (with `bare` or `lines`): the text's UTF-8 bytes (bytes or a pyarrow buffer), what a writer
+    puts into a binary stream as it is. Made a column at a time (columns_json) when every
+    column's type allows, else by pandas' encoder: the same bytes."""
+    fast = columns_json(frame, double_precision, lines)
+    if fast is not None:
+        if raw and (bare or lines):
+            return fast
+        text = fast.to_pybytes().decode("utf-8")
+        return text if bare or lines else "[" + text + "]"
+    text = _encoded(frame, double_precision, lines, bare)
+    return text.encode("utf-8") if raw and (bare or lines) else text
+
+
+def _encoded(frame: pd.DataFrame, double_precision: int, lines: bool, bare: bool) -> str:
+    """records_json's text by pandas' encoder (a frame columns_json does not take)."""
     first = str(frame.columns[0]) if len(frame.columns) else ""
     if lines and len(frame) and PLAIN_KEY.fullmatch(first):
         # pandas walks the text in Python-called code to cut it into lines; a record starts
         # with its first key, and `},{"first":` is never inside a string (whose quotes are
         # escaped): one replace
-        text = records_json(frame, double_precision, bare=True)
+        text = _encoded(frame, double_precision, False, True)
         return text.replace(f'}},{{"{first}":', f'}}\n{{"{first}":') + "\n"
     out = frame
     for name in frame.columns:
@@ -228,3 +246,156 @@ def _shares_unquoted(frame: pd.DataFrame, shares: list[str], double_precision: i
         head, *rest = text.split(key + '"')
         text = head + "".join(key + part.replace('"', "", 1) for part in rest)
     return text
+
+
+# ------------------------------------------------------------------ records a column at a time
+def _texts_joined(parts: list) -> object:
+    """pyarrow's element-wise join of texts and literal strings (one per row), no separator."""
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def _float_texts(v: np.ndarray, decimals: int) -> object:
+    """Each float as pandas' encoder writes it (`decimals` decimals; null for NaN and
+    infinities): the column written by the encoder as one JSON list, cut at its commas (a
+    number holds none) into a pyarrow string array, no Python object per value."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pd.Series(v, dtype="float64", copy=False).to_json(
+        orient="values", double_precision=decimals).encode("ascii")
+    items = pc.split_pattern(pa.array([memoryview(text)[1:-1]], pa.binary()), b",")
+    return items.flatten().view(pa.string())
+
+
+#: What pandas' encoder escapes in a string (force_ascii=False): these, and every other control
+#: character as \u00XX; the rest as it is.
+_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("/", "\\/"), ("\b", "\\b"), ("\f", "\\f"),
+            ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+_OTHER_CONTROLS = [chr(c) for c in range(32) if chr(c) not in "\b\f\n\r\t"]
+
+
+def _string_texts(s: object, quoted: bool = True) -> object:
+    """A pyarrow string array as JSON strings, escaped as pandas' encoder does and (`quoted`)
+    in their quotes (nulls stay null)."""
+    import pyarrow.compute as pc
+
+    if pc.any(pc.match_substring_regex(s, r'[\x00-\x1f"\\/]')).as_py():
+        for c, e in _ESCAPES:
+            s = pc.replace_substring(s, c, e)
+        if pc.any(pc.match_substring_regex(s, "[\x00-\x1f]")).as_py():
+            for c in _OTHER_CONTROLS:
+                s = pc.replace_substring(s, c, f"\\u{ord(c):04x}")
+    return _texts_joined(['"', s, '"']) if quoted else s
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A column's JSON strings without their quotes (no value missing): columns_json puts the
+    quotes into the record's literal text around them."""
+    texts: object
+
+
+def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> object | None:
+    """One column's values as JSON texts, as records_json writes them: a pyarrow string array
+    (null where the value is missing), or one str when every row has the same text (a column
+    with no value: "null"; not unless `fold`), or Quoted texts (strings, none missing); None
+    for a type it does not know (records_json then lets pandas write the frame)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    dtype = s.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        if not len(dtype.categories) or codes.max() < 0:
+            return "null" if fold else None
+        cats = _column_texts(pd.Series(dtype.categories), name, decimals, fold=False)
+        if cats is None:
+            return None
+        if fold and codes.min() == codes.max():
+            return str(cats[int(codes[0])])
+        return pc.take(cats, pa.array(codes, mask=codes < 0))
+    kind = dtype.kind if isinstance(dtype, np.dtype) else ""
+    if isinstance(dtype, pd.Int64Dtype) or kind in ("i", "u"):
+        missing = s.isna().to_numpy() if isinstance(dtype, pd.Int64Dtype) else None
+        if fold and missing is not None and missing.all():
+            return "null"
+        values = s.to_numpy(dtype="int64", na_value=0) if missing is not None else s.to_numpy()
+        if fold and (missing is None or not missing.any()) and values.min() == values.max():
+            return str(int(values[0]))
+        return pc.cast(pa.array(values, mask=missing), pa.string())
+    if kind == "b":
+        return pc.if_else(pa.array(s.to_numpy()), "true", "false")
+    if kind == "f":
+        v = s.to_numpy(dtype="float64")
+        if fold and np.isnan(v).all():
+            return "null"
+        if name in SIGNIFICANT_FIELDS:  # a share: 6 significant digits
+            return pa.array(_share_texts(s, "%.6g", None), type=pa.string())  # type: ignore
+        return _float_texts(v, decimals)
+    if kind == "O" or isinstance(dtype, pd.StringDtype):
+        try:
+            text = pa.array(s.array if isinstance(dtype, pd.StringDtype) else s.to_numpy(),
+                            type=pa.string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None  # not only text
+        if fold and not text.null_count:
+            least = pc.min_max(text)
+            if least["min"] == least["max"]:
+                return str(_string_texts(text.slice(0, 1))[0])
+        if fold and not text.null_count:  # the quotes go into the record's literal text
+            return Quoted(_string_texts(text, quoted=False))
+        return _string_texts(text)
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_text(name: str) -> str:
+    """A column name as a JSON string, as pandas' encoder writes it (_string_texts)."""
+    import pyarrow as pa
+
+    return str(_string_texts(pa.array([name]))[0])
+
+
+def columns_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
+                 lines: bool = False) -> object | None:
+    """records_json's records (bare: comma-separated; `lines`: each ends with a newline) made
+    a column at a time, as UTF-8 bytes (a pyarrow buffer): each column's values turned into
+    JSON texts by pyarrow and numpy, the records joined from them in pyarrow, with no Python
+    object per record nor per value (a share excepted). The same bytes as pandas' encoder
+    writes; None for a frame with a column type it does not handle, or no rows."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(frame) or not len(frame.columns) or not frame.columns.is_unique \
+            or not 0 < double_precision <= 15:
+        return None
+    parts: list[object] = []
+    literal = ""  # the record's fixed text since the last column of varying texts
+    for k, name in enumerate(frame.columns):
+        texts = _column_texts(frame.iloc[:, k], str(name), double_precision)
+        if texts is None:
+            return None
+        literal += ("{" if not k else ",") + _key_text(str(name)) + ":"
+        if isinstance(texts, str):
+            literal += texts
+        elif isinstance(texts, Quoted):
+            parts += [literal + '"', texts.texts]
+            literal = '"'
+        else:
+            parts += [literal, pc.fill_null(texts, "null")]
+            literal = ""
+    parts.append(literal + ("}\n" if lines else "},"))
+    if len(parts) == 1:  # every row the same record
+        parts.append(pa.array([""] * len(frame), type=pa.string()))
+    joined = _texts_joined(parts)
+    if isinstance(joined, pa.ChunkedArray):
+        joined = joined.combine_chunks()
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)
+    start, end = offsets[joined.offset], offsets[joined.offset + len(joined)]
+    return joined.buffers()[2].slice(start, end - start - (0 if lines else 1))

@@ -11,10 +11,10 @@ from typing import TextIO, TypeVar
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_mhz, fmt_texts, fmt_us
+from ..format import fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
-from ..model.advice import advice_frames
+from ..model.analysis.advice import advice_frames
 from ..model.columns import (
     BY_KEY,
     JSON_FIELDS,
@@ -25,10 +25,12 @@ from ..model.columns import (
     op_fields,
 )
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
-from ..model.discover import DISPATCH_TIMING
 from ..model.progress import step
-from ..model.runs import replay_sessions
-from ..model.text import clean_text
+from ..model.read.text import clean_text
+from ..present.sections import blocks as section_blocks
+from ..present.sections import facts as section_facts
+from ..present.sections import json_keys as section_keys
+from ..present.table import OPS, SUMMARY_GROUPS, cells, op_groups, op_labels
 from ..schemas import SCHEMA_VERSION
 from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's and tests' names)
     advice_entries,
@@ -40,22 +42,16 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     summary_of,
     summary_sections,
 )
-from .choices import DEFAULT_RANK, RANK_FIELDS, RANK_WORDS
-from .header import (
-    Fact,
-    facts_line,
-    iterations_dict,
-    iterations_line,
-    replay_line,
-    timing_facts,
+from .choices import DEFAULT_RANK, RANK_FIELDS
+from .header import (  # noqa: F401  (file_line, summary_dict, shown_line: callers' names)
+    file_line,
+    shown_line,
+    summary_dict,
+    summary_facts,
+    write_md_facts,
 )
-from .layout import fit_columns, op_labels, wrap
+from .layout import fit_columns, wrap
 from .safe import json_clean, md_cell, records_json, write_csv
-from .where import as_dict as where_dict
-from .where import where_lines
-from .why import as_dict as why_dict
-from .why import headline, heaviest_lines, why_lines
-from .why import sections as why_sections
 
 T = TypeVar("T")
 
@@ -101,60 +97,11 @@ def select(view: View, shown: Shown = ALL, rows=None) -> pd.DataFrame:
     return ops
 
 
-def shown_line(view: View, shown: Shown) -> str | None:
-    """What of the ops the table holds, when not every one: the top N and what ranks them, the
-    share floor."""
-    parts = []
-    if shown.top:
-        parts.append(f"the top {shown.top:,} of {len(view.op_rows):,} ops by "
-                     f"{RANK_WORDS[shown.rank_by]}, largest first (--rank-by)")
-    if shown.min_pct:
-        parts.append(f"ops at or above {shown.min_pct:g}% of wall time")
-    return "Shown: " + "; ".join(parts) if parts else None
-
-
-def summary_dict(view: View) -> dict:
-    t = view.trace
-    return {
-        "file": str(t.path),
-        "arch": t.arch.name if t.arch_detected else None,  # never one nothing said
-        "peaks_arch": t.arch.name,  # whose peaks the DRAM and FLOP shares use
-        "arch_source": t.arch_source,
-        "arch_detected": t.arch_detected,
-        "clock_mhz": t.clock_mhz,
-        "device_time_basis": t.timing,
-        "devices": len(t.devices) or None,
-        "ranks": t.ranks or None,  # a multi-host run's tt-run ranks
-        "window": view.description,
-        "window_note": view.window_note() or None,
-        "merged_devices": view.merged,
-        "signposts": [
-            {"index": int(r.index), "name": r.name, "occurrence": int(r.occurrence),
-             "label": r.label, "id": int(r.id), "ops": int(r.ops),
-             "device_time_us": round(float(r.device_time_us), 6)}
-            for r in t.signposts.itertuples(index=False)
-        ],
-        "totals": view.totals(),
-        "bound_share_pct": {k: round(v, 3) for k, v in view.bound_shares().items()},
-        "warnings": [w.as_dict() for w in view.warnings()],
-        # metal-trace replay sessions compared with each other (iterations of one run)
-        "replay_sessions": replay_sessions(view) or None,
-        # repeated iterations and the warm-up verdict (model.iterations)
-        "iterations": iterations_dict(view),
-    }
-
-
 def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
-    doc = {"schema_version": SCHEMA_VERSION, **summary_dict(view)}  # schemas/report.schema.json
-    if shown.telemetry:
-        doc["telemetry"] = shown.telemetry
-    if shown.top:
-        doc["ranked_by"] = {"top": shown.top, "by": RANK_FIELDS[shown.rank_by]}
-    doc["where_the_time_goes"] = where_dict(view)
     made = not guides_cached(view)  # the guide entries made here are dropped once written
-    doc.update(why_dict(view))  # performance_model, core_balance, ccl_bandwidth, program_cache
-    if shown.advice != "none":  # streamed: a million-op trace has hundreds of thousands
-        doc["advice_summary"] = summary_of(view).as_dict()
+    # every section's keys (present.sections; schemas/report.schema.json); the advice entries
+    # are streamed after them: a million-op trace has hundreds of thousands
+    doc = {"schema_version": SCHEMA_VERSION, **section_keys(view, shown)}
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
     if shown.advice != "none":  # CHUNK entries at a time: no Python object per entry, and
@@ -175,7 +122,7 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         step("writing json", start, len(ops))
         chunk = export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
         out.write("," if start else "")  # 6 decimals; total_pct 6 significant digits
-        out.write(records_json(chunk, bare=True))
+        put(out, records_json(chunk, bare=True, raw=True))
     out.write("]}\n")
 
 
@@ -184,8 +131,20 @@ def _records(out: TextIO, frames: Iterable[pd.DataFrame]) -> None:
     sep = ""
     for frame in frames:
         out.write(sep)
-        out.write(records_json(frame, bare=True))
+        put(out, records_json(frame, bare=True, raw=True))
         sep = ","
+
+
+def put(out: TextIO, data: object) -> None:
+    """UTF-8 bytes (records_json's `raw`: bytes or a pyarrow buffer) written to `out`: into the
+    binary stream under it when it has one that takes UTF-8 (no str of the text made), else
+    as text."""
+    binary = getattr(out, "buffer", None)
+    if binary is None or str(getattr(out, "encoding", "")).lower().replace("_", "-") != "utf-8":
+        out.write(memoryview(data).tobytes().decode("utf-8"))  # type: ignore[arg-type]
+        return
+    out.flush()
+    binary.write(data)
 
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
@@ -195,22 +154,14 @@ def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
               prepare=lambda part: export_frame(view.with_counters(part), fields))
 
 
-def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...],
-                 raw: bool = False) -> dict[str, list[str]]:
-    cells: dict[str, list[str]] = {}
-    for f in fields:
-        if f == "op_code":
-            cells[f] = op_labels(ops, raw=raw)
-            continue
-        spec, values = BY_KEY[f], ops[f].to_numpy()
-        fast = fmt_texts(values) if spec.kind in TEXT_KINDS else None
-        cells[f] = fast if fast is not None else spec.fmt_array(values)
-    if "device_time_us" in cells and "corrupt" in ops:
-        dt = cells["device_time_us"]
-        for i in np.flatnonzero(ops["corrupt"].to_numpy(dtype=bool)):
-            if not dt[i]:
-                dt[i] = "corrupt"
-    return cells
+def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...], raw: bool = False,
+                 color: bool = False) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+    """The op table's texts and (`color`) severities: present.table.cells of the op spec (op
+    codes with their size unless `raw`; a corrupt row's missing device time says so)."""
+    spec = OPS.select(fields)
+    if raw:
+        spec = spec.replace("op_code", texts=lambda f: op_labels(f, raw=True))
+    return cells(ops, spec, severity=color)
 
 
 def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
@@ -219,59 +170,13 @@ def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
     return list(iter_summary_lines(view, all_signposts))
 
 
-def file_line(trace, width: int | None = None) -> str:  # (model.Trace)
-    """The table's first line, "File: PATH" (wrapped at `width`), as soon as the trace is read:
-    `report` writes it before the analysis."""
-    return "\n".join(wrap(str(clean_text(f"File: {trace.path}")), width))
-
-
 def iter_summary_lines(view: View, all_signposts: bool = False,
                        file: bool = True) -> Iterator[str]:
     """summary_lines, the first as soon as it is made (the table flushes it while the rest of
     the header is worked out: the iterations, the performance model). `file`: with the "File:"
     line (file_line)."""
-    sm = view.summary()
-    if file:
-        yield file_line(view.trace)
-    facts = timing_facts(view)
-
-    def bound(f: Fact) -> bool:
-        return f.key.startswith("bound:")
-
-    dev = f"{len(sm.devices)} ({', '.join(str(d) for d in sm.devices)})" if sm.devices else "none"
-    clock = fmt_mhz(sm.clock_mhz) if sm.clock_mhz else "unknown clock"
-    arch = sm.arch or f"not detected, Wormhole peaks assumed: {view.trace.arch.name}"
-    lines = [
-        f"Arch: {arch} ({sm.arch_source}), {clock}; devices: {dev}"
-        + (" (per device)" if sm.per_device else "")
-        + (f"; ranks: {len(view.trace.ranks)} ({', '.join(map(str, view.trace.ranks))}), "
-           "device ids offset per rank" if view.trace.ranks else ""),
-        f"Window: {sm.window}; {sm.ops:,} ops",
-        f"Time: {facts_line([f for f in facts if f.key != 'window' and not bound(f)])} "
-        f"(pauses: {sm.pauses:,} op-to-op gaps above {fmt_us(sm.pause_above_us)}; dispatch: "
-        "the shorter ones)",
-    ]
-    if sm.timing == "dispatch":
-        lines.append(f"Timing: {DISPATCH_TIMING}")
-    if sm.window_note:
-        lines.append(f"Note: {sm.window_note}")
-    if sm.bound_shares:
-        lines.append("Device time by bound: " + ", ".join(f.text for f in facts if bound(f)))
-    lines.extend(f"Warning: {w.message}" for w in sm.warnings)
-    if sm.host_ops:
-        lines.append(f"Host fallback ops: {sm.host_ops}")
-    sessions = replay_sessions(view)
-    if sessions:
-        lines.append(replay_line(sessions))
-    it = iterations_line(view)
-    if it:
-        lines.append(it)
-    if sm.signposts:
-        show = sm.signposts if all_signposts else sm.signposts[:6]
-        more = len(sm.signposts) - len(show)
-        lines.append(f"Signposts ({len(sm.signposts)}): {', '.join(show)}"
-                     + (f", +{more} more (--print-signposts lists them)" if more > 0 else ""))
-    yield from (str(clean_text(line)) for line in lines)
+    shown = Shown(all_signposts=all_signposts, file_line=file)
+    return (f.line for f in summary_facts(view, shown))
 
 
 def head_lines(view: View, shown: Shown) -> list[str]:
@@ -280,10 +185,8 @@ def head_lines(view: View, shown: Shown) -> list[str]:
 
 
 def iter_head_lines(view: View, shown: Shown) -> Iterator[str]:
-    """head_lines, each as it is made."""
-    yield from iter_summary_lines(view, shown.all_signposts, file=shown.file_line)
-    m = headline(view)  # then "where": the heaviest ops, before the table in file order
-    yield from filter(None, [shown_line(view, shown), m and f"Model: {m}", *heaviest_lines(view)])
+    """head_lines, each as it is made: every section's facts (present.sections)."""
+    return (f.line for f in section_facts(view, shown))
 
 
 def summed_note(view: View) -> str:
@@ -323,14 +226,13 @@ def shown_fields(view: View, ops: pd.DataFrame) -> list[str]:
     return [f for f in op_fields(TABLE_FIELDS, ops)
             if f in ("op_code", "device_time_us") or ops[f].notna().any()
             and (f != "device" or len(view.trace.devices) > 1)
-            and not (ops[f].dtype == object and (ops[f].fillna("") == "").all())]
+            and not (ops[f].dtype in (object, "category")  # text (categorical: the model's)
+                     and (ops[f].astype(object).fillna("") == "").all())]
 
 
 def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     out.write("## ttdash report\n\n")
-    for line in head_lines(view, shown):
-        key, _, rest = line.partition(": ")
-        out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
+    write_md_facts(out, section_facts(view, shown))
     ops = select(view, shown, rows)
     fields = tuple(shown_fields(view, ops))
     out.write("\n| " + " | ".join(BY_KEY[f].title for f in fields) + " |\n")
@@ -340,7 +242,7 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     memo: dict[str, str] = {}
     for start in range(0, len(ops), CHUNK):
         step("writing markdown", start, len(ops))
-        cells = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
+        cells, _ = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
         for f in fields:
             if f not in numeric:
                 cells[f] = [memo[c] if c in memo else memo.setdefault(c, md_cell(c))
@@ -353,14 +255,9 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     if rows is not None:  # a TUI export is the table on screen; the rest covers the whole view
         return
     grouped = _grouped_advice(view, shown, summary_sections)
-    where = where_lines(view)
-    if where:
-        out.write(f"\n### {md_cell(where[1].partition(':')[0])}\n\n"
-                  f"{md_cell(where[1].partition(': ')[2])}\n\n")
-        out.writelines(f"- {md_cell(line.strip())}\n" for line in where[2:])
-    for title, why in why_sections(view):
-        out.write(f"\n### {md_cell(title)}\n\n{md_cell(why[0])}\n\n")
-        out.writelines(f"- {md_cell(line.strip())}\n" for line in why[1:])
+    for block in section_blocks(view):
+        out.write(f"\n### {md_cell(block.title)}\n\n{md_cell(block.lead)}\n\n")
+        out.writelines(f"- {md_cell(line.strip())}\n" for line in block.items)
     if shown.advice == "full":
         sections = advice_sections(view)
     else:
@@ -392,30 +289,27 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     fields = shown_fields(view, ops)
     n = len(ops)
 
-    def chunk_cells(start: int) -> dict[str, list[str]]:
-        return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes)
+    def chunk_cells(start: int) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+        return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes,
+                            color=color)
 
     # Column widths from every cell, a chunk at a time; the cells are kept for the rows pass
     # up to KEEP_ROWS rows (formatted once; ~100 MB of text), else formatted again in the rows
     # pass (a million rows of text would not fit in bounded memory).
     titles = {f: BY_KEY[f].title for f in fields}
     cell_w = {f: 0 for f in fields}
-    kept: dict[int, dict[str, list[str]]] = {}
+    kept: dict[int, tuple[dict[str, list[str]], dict[str, np.ndarray]]] = {}
     for start in range(0, n, CHUNK):
         step("measuring columns", start, n)
-        cells = chunk_cells(start)
+        texts, sevs = chunk_cells(start)
         for f in fields:
-            cell_w[f] = max(cell_w[f], max(map(len, cells[f]), default=0))
+            cell_w[f] = max(cell_w[f], max(map(len, texts[f]), default=0))
         if n <= KEEP_ROWS:
-            kept[start] = cells
+            kept[start] = texts, sevs
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
         fit_columns(fields, widths, width, titles)
-    severity = {f: BY_KEY[f].severity for f in fields if BY_KEY[f].coloured}
-    raw = {f: ops[f].to_numpy() for f in severity}
-    host = ops["is_host"].to_numpy(dtype=bool) if "is_host" in ops else None
-
     def cell(f: str, text: str) -> str:
         w = widths[f]
         if len(text) > w:
@@ -428,7 +322,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
-        cells = kept.pop(start, None) or chunk_cells(start)
+        cells, sevs = kept.pop(start, None) or chunk_cells(start)
         if not color:  # cells cut a column at a time (only a narrowed one), a row one format
             cols = [[c if len(c) <= widths[f] else c[:widths[f] - 1] + "…" for c in cells[f]]
                     if cell_w[f] > widths[f] else cells[f] for f in fields]
@@ -439,15 +333,9 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
             parts = []
             for f in fields:
                 text = cell(f, cells[f][i - start])
-                if color:
-                    sev = severity[f](raw[f][i]) if f in severity else None
-                    if f == "op_code" and host is not None and host[i]:
-                        sev = Severity.BAD
-                    if f in ("op_code", "device_time_us") and cells[f][i - start].startswith(
-                            ("! ", "corrupt")):
-                        sev = Severity.WARN
-                    if sev is not None:
-                        text = SGR[sev] + text + RESET
+                sev = sevs[f][i - start] if f in sevs else None  # every colour rule
+                if sev is not None:
+                    text = SGR[sev] + text + RESET
                 parts.append(text)
             lines.append("  ".join(parts).rstrip())
         out.write("\n".join(lines) + "\n")
@@ -455,8 +343,9 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     if shown.telemetry:
         out.write("\n".join(wrap(summary_line(shown.telemetry), width)) + "\n")
     grouped = _grouped_advice(view, shown, lambda v: list(advice_text(v, "summary")))
-    for line in where_lines(view) + why_lines(view):
-        out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
+    for block in section_blocks(view):
+        for line in block.lines():
+            out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
     for line in grouped if grouped is not None else advice_text(view, shown.advice):
         out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
 
@@ -475,17 +364,15 @@ def _grouped_advice(view: View, shown: Shown, make: Callable[[View], list[T]]) -
 
 def render(view: View, fmt: str, out: TextIO, shown: Shown = ALL, color: bool = False,
            width: int | None = None) -> None:
-    """`view` in the format named `fmt` (report.formats: its registered writer)."""
-    from .formats import BY_NAME
+    """`view` in the format named `fmt`: the writer present.formats registers for (report, fmt),
+    or for (summary, fmt) with `shown.summary`; Unregistered when there is none."""
+    from ..present.formats import BY_NAME, writer
 
-    if shown.summary:
-        render_summary(view, fmt, out, shown)
-        return
-    spec = BY_NAME[fmt]
-    if spec.terminal:
-        spec.write()(view, out, shown, color=color, width=width)
+    write = writer("summary" if shown.summary else "report", fmt).write()
+    if BY_NAME[fmt].terminal:
+        write(view, out, shown, color=color, width=width)
     else:
-        spec.write()(view, out, shown)
+        write(view, out, shown)
 
 
 def render_to_string(view: View, fmt: str, shown: Shown = ALL) -> str:
@@ -505,43 +392,25 @@ def groups_csv(groups: pd.DataFrame, by: str, out: TextIO) -> None:
 
 
 def groups_markdown(groups: pd.DataFrame, by: str, out: TextIO) -> None:
-    title = BY_KEY[by].title if by in BY_KEY else by
-    out.write(f"| {md_cell(title)} | Ops | Device time | Mean | Max | Share |\n")
-    out.write("|---|---:|---:|---:|---:|---:|\n")
-    share = BY_KEY["total_pct"]
-    for r in groups.itertuples(index=False):
-        out.write(f"| {md_cell(getattr(r, by))} | {int(r.count)} | {fmt_us(r.total_us)} | "
-                  f"{fmt_us(r.mean_us)} | {fmt_us(r.max_us)} | {share.fmt(r.share_pct)} |\n")
+    spec = op_groups(by, BY_KEY[by].title if by in BY_KEY else by)
+    texts, _ = cells(groups, spec, severity=False)
+    cols = [spec.by_key[k] for k in texts]
+    out.write("| " + " | ".join(md_cell(c.title) if c.key == by else c.title for c in cols)
+              + " |\n")
+    out.write("|" + "|".join("---" if c.left else "---:" for c in cols) + "|\n")
+    for row in zip(*texts.values()):
+        out.write("| " + " | ".join(md_cell(t) if c.key == by else t
+                                    for c, t in zip(cols, row)) + " |\n")
 
 
 # ------------------------------------------------------------------ the grouped summary
-SUMMARY_COLUMNS = {  # field -> (title, left-aligned)
-    "name": ("Group", True), "device": ("Device", False), "op_count": ("Ops", False),
-    "device_time_us": ("Device time", False), "total_pct": ("Total % (device)", False),
-    "category": ("Category", True), "flops_pct_min": ("FLOPs% min", False),
-    "flops_pct_max": ("max", False), "flops_pct_mean": ("mean", False),
-    "flops_pct_std": ("std", False), "flops_pct_weighted_mean": ("weighted", False),
-}
-
-
 def _summary_cells(groups: pd.DataFrame) -> dict[str, list[str]]:
-    cells: dict[str, list[str]] = {}
-    for f in groups.columns:
-        v = groups[f].tolist()
-        if f == "device_time_us":
-            cells[f] = [fmt_us(x) for x in v]
-        elif f in ("name", "category"):
-            cells[f] = ["" if x is None or x != x else str(clean_text(str(x))) for x in v]
-        elif f in ("device", "op_count"):
-            cells[f] = [f"{int(x):,}" for x in v]
-        else:
-            cells[f] = ["" if x is None or x != x else f"{x:,.2f}%" for x in v]
-    return cells
+    return cells(groups, SUMMARY_GROUPS, severity=False)[0]
 
 
-def render_summary(view: View, fmt: str, out: TextIO, shown: Shown) -> None:
+def summary_groups_of(view: View, shown: Shown) -> tuple[str, pd.DataFrame]:
     """tt-perf-report's summary report (its --summary-file CSV: groups by op, input 0 memory
-    or category, with FLOPs % statistics), in the four formats."""
+    or category, with FLOPs % statistics): (what it groups by, the groups)."""
     from ..model.query import summary_groups
 
     by = shown.summary or "memory"
@@ -549,42 +418,64 @@ def render_summary(view: View, fmt: str, out: TextIO, shown: Shown) -> None:
     if by == "category":  # no FLOPs statistics across op types
         groups = groups.drop(columns=[c for c in groups.columns if c.startswith("flops_pct")]
                              + ["category"])
-    if fmt == "json":  # schemas/report-summary.schema.json
-        doc = {"schema_version": SCHEMA_VERSION, **summary_dict(view)}
-        doc["group_by"] = by
-        frame = groups.astype(object).where(groups.notna(), None)
-        doc["groups"] = frame.to_dict("records")
-        out.write(json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False) + "\n")
-        return
-    if fmt == "csv":
-        write_csv(groups, ("name", "category"), out)
-        return
-    cells = _summary_cells(groups)
-    fields = list(groups.columns)
-    lines = summary_lines(view, shown.all_signposts)
-    title = f"Summary by {by}: {len(groups):,} groups"
-    if fmt == "markdown":
-        out.write("## ttdash report: summary\n\n")
-        for line in lines:
-            key, _, rest = line.partition(": ")
-            out.write(f"- **{md_cell(key)}**: {md_cell(rest)}\n")
-        out.write(f"\n{md_cell(title)}\n\n| " + " | ".join(
-            SUMMARY_COLUMNS[f][0] for f in fields) + " |\n")
-        out.write("|" + "|".join("---" if SUMMARY_COLUMNS[f][1] else "---:" for f in fields)
-                  + "|\n")
-        for i in range(len(groups)):
-            out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
-        out.write("\n" + md_cell(totals_line(view)) + "\n")
-        return
-    widths = {f: max([len(SUMMARY_COLUMNS[f][0])] + [len(c) for c in cells[f]]) for f in fields}
+    return by, groups
+
+
+def render_summary(view: View, fmt: str, out: TextIO, shown: Shown) -> None:
+    """The grouped summary in `fmt` (present.formats' writer of (summary, fmt))."""
+    render(view, fmt, out, shown if shown.summary else Shown(summary="memory"))
+
+
+def summary_json(view: View, out: TextIO, shown: Shown) -> None:
+    """schemas/report-summary.schema.json"""
+    by, groups = summary_groups_of(view, shown)
+    doc = {"schema_version": SCHEMA_VERSION, **summary_dict(view)}
+    doc["group_by"] = by
+    frame = groups.astype(object).where(groups.notna(), None)
+    if "device" in frame:  # --per-device: a device id (grouped as a float), never null
+        frame["device"] = [int(d) for d in groups["device"]]
+    doc["groups"] = frame.to_dict("records")
+    out.write(json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False) + "\n")
+
+
+def summary_csv(view: View, out: TextIO, shown: Shown) -> None:
+    write_csv(summary_groups_of(view, shown)[1], ("name", "category"), out)
+
+
+def summary_markdown(view: View, out: TextIO, shown: Shown) -> None:
+    by, groups = summary_groups_of(view, shown)
+    cells, fields = _summary_cells(groups), list(groups.columns)
+    out.write("## ttdash report: summary\n\n")
+    write_md_facts(out, summary_facts(view, Shown(all_signposts=shown.all_signposts)))
+    out.write(f"\n{md_cell(summary_title(by, groups))}\n\n| " + " | ".join(
+        SUMMARY_GROUPS.by_key[f].title for f in fields) + " |\n")
+    out.write("|" + "|".join("---" if SUMMARY_GROUPS.by_key[f].left else "---:" for f in fields)
+              + "|\n")
+    for i in range(len(groups)):
+        out.write("| " + " | ".join(md_cell(cells[f][i]) for f in fields) + " |\n")
+    out.write("\n" + md_cell(totals_line(view)) + "\n")
+
+
+def summary_title(by: str, groups: pd.DataFrame) -> str:
+    return f"Summary by {by}: {len(groups):,} groups"
+
+
+def summary_table(view: View, out: TextIO, shown: Shown, color: bool = False,
+                  width: int | None = None) -> None:
+    """The summary as aligned text (never coloured: no colour rule applies to its groups)."""
+    by, groups = summary_groups_of(view, shown)
+    cells, fields = _summary_cells(groups), list(groups.columns)
+    head = {f: SUMMARY_GROUPS.by_key[f].title for f in fields}
+    widths = {f: max([len(head[f])] + [len(c) for c in cells[f]]) for f in fields}
 
     def row(texts: dict[str, str]) -> str:
-        return "  ".join(texts[f].ljust(widths[f]) if SUMMARY_COLUMNS[f][1]
+        return "  ".join(texts[f].ljust(widths[f]) if SUMMARY_GROUPS.by_key[f].left
                          else texts[f].rjust(widths[f]) for f in fields).rstrip()
 
-    for line in lines:
+    for line in summary_lines(view, shown.all_signposts):
         out.write(line + "\n")
-    out.write(f"\n{title}\n" + row({f: SUMMARY_COLUMNS[f][0] for f in fields}) + "\n")
+    out.write(f"\n{summary_title(by, groups)}\n"
+              + row(head) + "\n")
     for i in range(len(groups)):
         out.write(row({f: cells[f][i] for f in fields}) + "\n")
     out.write("\n" + totals_line(view) + "\n")

@@ -12,17 +12,28 @@ from typing import Any
 from ..format import fmt_us
 from ..model import View
 from ..model.query import summary_groups
+from ..present.sections import Block
 
 #: Groups named one by one (the rest are counted).
 TOP_GROUPS = 8
+TITLE = "Where the time goes"
 GROUP_BASIS = ("shares of device time; groups: op code and input 0 memory, as "
                "tt-perf-report's summary")
 
 
 def top_groups(view: View, n: int = TOP_GROUPS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The `n` groups with the most device time, and the rest (groups, ops, time, share); host
-    fallback ops have no device time and are counted on the next line instead."""
-    ops = view.op_rows
+    fallback ops have no device time and are counted on the next line instead. Made once per
+    view and ops frame (kept with the view in the analysis cache)."""
+    cached = view.__dict__.get("_where")
+    if cached is not None and cached[0] is view.ops and cached[1] == n:
+        return cached[2]
+    found = _top_groups(view.op_rows, n)
+    view.__dict__["_where"] = (view.ops, n, found)
+    return found
+
+
+def _top_groups(ops, n: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     g = summary_groups(ops[~ops["is_host"].to_numpy(dtype=bool)], "memory")
     head, rest = g.iloc[:n], g.iloc[n:]
     rows = [{"group": str(r.name), "ops": int(r.op_count),
@@ -39,14 +50,26 @@ def as_dict(view: View) -> dict[str, Any]:
     return {"basis": GROUP_BASIS, "groups": rows, "rest": rest}
 
 
+def keys(view: View, shown: object = None) -> dict[str, Any]:
+    """The section's JSON key (present.sections)."""
+    return {"where_the_time_goes": as_dict(view)}
+
+
 def where_lines(view: View) -> list[str]:
-    """The section as text lines (markdown takes the same lines as a list)."""
+    """The section as the table's text lines."""
+    return [line for b in blocks(view) for line in b.lines()]
+
+
+def blocks(view: View) -> list[Block]:
+    """The section (present.sections): the device time and its groups, the time around it, the
+    data-trust warnings; none without device ops."""
     tot = view.totals()
     if not tot["device_ops"]:
         return []
     rows, rest = top_groups(view)
-    out = ["", f"Where the time goes: {fmt_us(tot['device_time_us'])} of device time in "
-               f"{tot['device_ops']:,} device ops ({GROUP_BASIS})"]
+    lead = (f"{fmt_us(tot['device_time_us'])} of device time in {tot['device_ops']:,} device "
+            f"ops ({GROUP_BASIS})")
+    out = []
     ops_w = max(len(f"{n:,}") for n in [rest["ops"], *(r["ops"] for r in rows)])
     for r in rows:
         out.append(f"  {r['device_share_pct']:6.2f}%  {fmt_us(r['device_time_us']):>9}  "
@@ -66,4 +89,4 @@ def where_lines(view: View) -> list[str]:
         around += f"; {tot['host_ops']:,} host fallback ops"
     out.append(around)
     out.extend(f"Warning: {w.message}" for w in view.warnings())
-    return out
+    return [Block(TITLE, lead, tuple(out), titled=True)]

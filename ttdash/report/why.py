@@ -10,12 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..format import fmt_saving, fmt_share, fmt_us, plural
-from ..model import View, whyslow
+from ..model import View
+from ..model.analysis import whyslow
+from ..model.analysis.perfmodel import ModelSummary
 from ..model.columns import LOW_GRID_PCT, SKEW_FLAG
-from ..model.perfmodel import ModelSummary
-from ..model.text import clean_text
+from ..model.read.text import clean_text
+from ..present.sections import Block, Labelled
+from ..present.table import WHY_GROUPS, cells
 
 #: Groups named in the section (the rest counted); JSON has them all.
 TOP_GROUPS = 8
@@ -222,11 +226,18 @@ def reason_lines(view: View) -> list[str]:
     if lead is None:
         return []
     out = [lead]
-    out.append(f"  {'Device':>9}  {'Share':>6}  {'Saving':>9}  Op code: reason")
     rows = c["by_op_code"]
-    for g in rows[:TOP_GROUPS]:
-        out.append(f"  {fmt_us(g['device_us']):>9}  {fmt_share(g['share_pct']):>6}  "
-                   f"{fmt_saving(g['saving_us']):>9}  {g['op_code']}: {g['reason']}")
+    # present.table.WHY_GROUPS, the TUI's ranking too (here the file's text as it is: the
+    # outputs make it inert)
+    spec = WHY_GROUPS.select(("device_us", "share_pct", "saving_us", "reason")).replace(
+        "reason", texts=lambda f: [f"{g}: {r}" for g, r in zip(f["group"], f["reason"])])
+    frame = pd.DataFrame(rows[:TOP_GROUPS], columns=["op_code", "device_us", "share_pct",
+                                                     "saving_us", "reason"])
+    texts, _ = cells(frame.rename(columns={"op_code": "group"}), spec, severity=False)
+    dev, share, saving, reason = (spec.by_key[k] for k in spec.keys())
+    out.append(f"  {dev.title:>9}  {share.title:>6}  {saving.title:>9}  {reason.title}")
+    for d, sh, sv, r in zip(*texts.values()):
+        out.append(f"  {d:>9}  {sh:>6}  {sv:>9}  {r}")
     if len(rows) > TOP_GROUPS:
         rest = rows[TOP_GROUPS:]
         out.append(f"  {fmt_us(sum(g['device_us'] for g in rest)):>9}  "
@@ -245,7 +256,13 @@ HEAVIEST = 5
 
 def heaviest_lines(view: View, n: int = HEAVIEST) -> list[str]:
     """The `n` ops with the most device time, each with its reason (model.reasons)."""
-    from ..model import reasons
+    return [f.line for f in heaviest_facts(view, n=n)]
+
+
+def heaviest_facts(view: View, shown: object = None, n: int = HEAVIEST) -> list[Labelled]:
+    """The header's "Heaviest K" facts: the `n` ops with the most device time, each with its
+    reason (model.reasons)."""
+    from ..model.analysis import reasons
 
     ops = view.ops
     if not n or "device_time_us" not in ops:
@@ -262,9 +279,9 @@ def heaviest_lines(view: View, n: int = HEAVIEST) -> list[str]:
                                    float(o.get("cores", np.nan)), float(w["why_grid"]),
                                    float(dur[pos]), o.get("math_fidelity"),
                                    float(view.trace.arch.dram_gbps))
-        out.append(str(clean_text(
-            f"Heaviest {k}: op {int(o['id'])} {o['op_code']}, {fmt_us(dur[pos])} "
-            f"({fmt_share(dur[pos] / total * 100 if total else 0)} of device time): {text}")))
+        out.append(Labelled(f"Heaviest {k}", str(clean_text(
+            f"op {int(o['id'])} {o['op_code']}, {fmt_us(dur[pos])} "
+            f"({fmt_share(dur[pos] / total * 100 if total else 0)} of device time): {text}"))))
     return out
 
 
@@ -286,10 +303,23 @@ def sections(view: View) -> list[tuple[str, list[str]]]:
 
 def why_lines(view: View) -> list[str]:
     """Every section for the text table, each after a blank line."""
-    out: list[str] = []
-    for _, lines in sections(view):
-        out += ["", *lines]
-    return out
+    return [line for b in blocks(view) for line in b.lines()]
+
+
+def blocks(view: View) -> list[Block]:
+    """The sections after the op table (present.sections): each lead, then its items."""
+    return [Block(title, lines[0], tuple(lines[1:])) for title, lines in sections(view)]
+
+
+def model_facts(view: View, shown: object = None) -> list[Labelled]:
+    """The header's "Model" fact: the performance model's headline (none without a model)."""
+    m = headline(view)
+    return [Labelled("Model", m)] if m else []
+
+
+def keys(view: View, shown: object = None) -> dict[str, Any]:
+    """The sections' JSON keys (as_dict)."""
+    return as_dict(view)
 
 
 def model_dict(view: View) -> dict[str, Any] | None:

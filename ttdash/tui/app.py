@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingsMap
 from textual.containers import Horizontal
 from textual.notifications import SeverityLevel
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, OptionList, Static
 
@@ -26,17 +27,15 @@ from ..model import View, Window
 from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
 from ..model.query import FILTER_KEYS, Filter, group_ops
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 from ..report import formats
 from ..report.header import timing_facts
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .export import GROUP_WRITERS, OP_EXPORTS, export_format, suffix_list, write_ops
 from .optable import OpTable
 from .palette import TTDashCommands
-from .rooflineview import RooflineView
 from .tableview import TABLE_BINDINGS, TableViewMixin
-from .timelineview import TimelineView
-from .whyview import WhyList, WhyView
+from .views import VIEWS, TraceView
 from .widgets import (
     AdviceView,
     DetailScreen,
@@ -88,12 +87,7 @@ class TraceScreen(TableViewMixin, Screen):
         *TABLE_BINDINGS,
         Binding("enter", "details", "Details", id="ttdash.details"),
         Binding("s", "toggle_signposts", "Signposts", show=False, id="ttdash.toggle_signposts"),
-        Binding("1", "show('ops')", "Ops", show=False, id="ttdash.view_ops"),
-        Binding("2", "show('grouped')", "Group", id="ttdash.view_grouped"),
-        Binding("3", "show('advice')", "Advice", show=False, id="ttdash.view_advice"),
-        Binding("4", "show('timeline')", "Timeline", show=False, id="ttdash.view_timeline"),
-        Binding("5", "show('roofline')", "Roofline", show=False, id="ttdash.view_roofline"),
-        Binding("6", "show('why')", "Why slow", show=False, id="ttdash.view_why"),
+        *(v.binding() for v in VIEWS),
         Binding("c", "group_by", "Group by", show=False, id="ttdash.group_by"),
         Binding("a", "columns", "Columns", show=False, id="ttdash.columns"),
         Binding("y", "copy_row", "Copy", show=False, id="ttdash.copy"),
@@ -112,6 +106,13 @@ class TraceScreen(TableViewMixin, Screen):
     """
     filter_keys = FILTER_KEYS
     filter_hint = FILTER_HINT
+    #: the status line's own part after the table's (a stored run's id, the live state)
+    status_extra: var[str] = var("", init=False)
+    #: the screen's state the status line shows, each a reactive: a change asks for the status
+    #: line, which is computed once after the message that changed it (update_status)
+    STATUS_STATE: tuple[str, ...] = ("status_extra",)
+    #: how many times the status line was computed (tests count them per live refresh)
+    status_draws = 0
     #: the heaviest ops first (host ops, without device time, after every device op)
     default_sort: str | None = "device_time_us"
 
@@ -120,20 +121,38 @@ class TraceScreen(TableViewMixin, Screen):
         self.view = view
         self.protected = protected
         self.state = self.new_state(view.ops)
+        #: the views (tui.views.VIEWS as it is now: a view appended to it before the screen is
+        #: made is mounted, bound, shown and listed like the others)
+        self.views = tuple(VIEWS)
+        self._bind_views()
         self.status_extra = ""
+        self._status_due = False
+        self._status_row: tuple[int, int] | None = None  # (cursor, rows) the status line shows
         self.loading_note = ""  # the whole trace still loading: its progress, first in the header
+
+    @classmethod
+    def late_bindings(cls, views: tuple[TraceView, ...] | None = None) -> list[Binding]:
+        """The keys of views declared after the class was made (its BINDINGS has the others);
+        the keys page lists them too."""
+        merged = cls._merged_bindings
+        bound = {b.id for bs in merged.key_to_bindings.values() for b in bs} if merged else set()
+        return [v.binding() for v in (VIEWS if views is None else views)
+                if v.binding_id not in bound]
+
+    def _bind_views(self) -> None:
+        for key, bindings in BindingsMap(self.late_bindings(self.views)).key_to_bindings.items():
+            self._bindings.key_to_bindings.setdefault(key, []).extend(bindings)
+
+    def trace_view(self, view_id: str | None) -> TraceView:
+        return next(v for v in self.views if v.id == view_id)
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
         with Horizontal(id="body"):
             yield SignpostList(id="signposts")
-            with ContentSwitcher(initial="ops", id="switcher"):
-                yield OpTable(id="ops")
-                yield GroupedView(id="grouped")
-                yield AdviceView(id="advice")
-                yield TimelineView(id="timeline")
-                yield RooflineView(id="roofline")
-                yield WhyView(id="why")
+            with ContentSwitcher(initial=self.views[0].id, id="switcher"):
+                for v in self.views:
+                    yield v.widget(id=v.id)
         yield from self.panels()
         yield Static(id="status")
         yield SteadyFooter()
@@ -151,6 +170,8 @@ class TraceScreen(TableViewMixin, Screen):
         self.unmounted()
 
     def mounted(self) -> None:
+        for name in self.STATUS_STATE:
+            self.watch(self, name, self.update_status, init=False)
         self.set_view(self.view)
         self.query_one(OpTable).focus()
         self.show_window_note()
@@ -187,27 +208,15 @@ class TraceScreen(TableViewMixin, Screen):
         self.update_header()
 
     def refresh_current_view(self) -> None:
-        """The grouped view, timeline or roofline, when shown, follow the table's rows."""
-        current = self.query_one(ContentSwitcher).current
-        if current == "grouped":
-            self.show_groups()
-        elif current == "timeline":
-            self.show_timeline()
-        elif current == "roofline":
-            self.refresh_roofline()
-        elif current == "why":
-            self.query_one(WhyView).show(self.view)
+        """The view shown, when it `follows` the table (grouped, timeline, roofline, why), shows
+        the table's rows."""
+        v = self.trace_view(self.query_one(ContentSwitcher).current)
+        if v.follows:
+            self.fill(v)
 
-    def show_groups(self) -> None:
-        """The grouped view of the table's rows, in file order (its plot is device time over
-        the run, whatever the table's sort)."""
-        self.query_one(GroupedView).show(self.view.ops, np.sort(self.table.rows))
-
-    def show_timeline(self) -> None:
-        self.query_one(TimelineView).show(self.view, self.table.rows, self.table.current_pos())
-
-    def refresh_roofline(self) -> None:
-        self.query_one(RooflineView).show(self.view, self.table.rows, self.table.current_pos())
+    def fill(self, v: TraceView) -> None:
+        if v.show is not None:
+            v.show(self, self.query_one(f"#{v.id}"))
 
     def on_op_picked(self, message: OpPicked) -> None:
         """The timeline or roofline moved to an op: the table's cursor follows."""
@@ -227,19 +236,46 @@ class TraceScreen(TableViewMixin, Screen):
         self.update_status()
 
     def update_status(self) -> None:
-        is_sp = self.view.ops["is_signpost"].to_numpy(dtype=bool)
+        """Ask for the status line: computed once, right after the message being handled,
+        however many changes of it asked (a live refresh changes rows, header and cursor)."""
+        if not self._status_due:
+            self._status_due = True
+            self.call_next(self._draw_status)
+
+    @property
+    def status_pending(self) -> bool:
+        """A change asked for the status line and it is not drawn yet."""
+        return self._status_due
+
+    def _draw_status(self) -> None:
+        try:
+            if self.is_mounted:
+                self.status_draws += 1
+                self.draw_status()
+        finally:  # what the drawing changed itself asks for nothing more
+            self._status_due = False
+
+    def draw_status(self) -> None:
+        """The status line of the screen's state (subclasses add their part, then call this)."""
         rows = self.table.rows
-        n_ops = int((~is_sp).sum())
-        shown = int((~is_sp[rows]).sum()) if len(rows) else 0
+        self._status_row = (self.table.cursor, len(rows))
+        n_ops = int(self.view.totals()["ops"])  # kept per view (a live one's as rows come)
+        if len(rows) == len(self.view.ops):  # every row, in some order: no pass over them
+            shown = n_ops  # (two passes over a live table at each refresh: 8 ms at 600k rows)
+        else:
+            is_sp = self.view.ops["is_signpost"].to_numpy(dtype=bool)
+            shown = int((~is_sp[rows]).sum()) if len(rows) else 0
         parts = self.status_parts()
         if shown != n_ops:
             parts.insert(1, f"showing {shown:,} of {n_ops:,} ops")
         if self.status_extra:
             parts.append(self.status_extra)
-        self.query_one("#status", Static).update(plain(" · ".join(parts)))
+        # one line high whatever it says: no layout of the screen (a live refresh draws it)
+        self.query_one("#status", Static).update(plain(" · ".join(parts)), layout=False)
 
     def on_op_table_cursor_moved(self, message: OpTable.CursorMoved) -> None:
-        self.update_status()
+        if self._status_row != (self.table.cursor, len(self.table.rows)):
+            self.update_status()  # not when the status line already shows this row
 
     def on_resize(self) -> None:
         panel = self.query_one(SignpostList)
@@ -259,11 +295,9 @@ class TraceScreen(TableViewMixin, Screen):
         notes = ["ctrl+p: command palette (sort, views, themes, export).",
                  f"Filter: {FILTER_HINT}.",
                  "Remap keys in ~/.config/ttdash/keymap.toml: binding_id = \"key\"."]
+        keyed = [self.query_one(OpTable)] + [self.query_one(v.keys) for v in self.views if v.keys]
         self.app.push_screen(HelpScreen("ttdash keys: trace view",
-                                        help_rows(self.app, self, self.query_one(OpTable),
-                                                  self.query_one(TimelineView),
-                                                  self.query_one(RooflineView),
-                                                  self.query_one(WhyList)),
+                                        help_rows(self.app, self, *keyed),
                                         notes, legend=legend(),
                                         warnings=[w.message for w in self.view.warnings()]))
 
@@ -304,24 +338,13 @@ class TraceScreen(TableViewMixin, Screen):
             "ttdash report FILE compares the sessions; --replay N opens one"), done)
 
     def action_details(self) -> None:
-        focused = self.focused
-        if isinstance(focused, (SignpostList, AdviceView, WhyList)):
-            return  # handled by on_option_list_option_selected / the why view
-        if isinstance(focused, (TimelineView, RooflineView)):
-            pos = self.table.current_pos()
-            if pos is not None:
-                self.push_details(self.view.ops.iloc[pos])
-            return
-        if self.query_one(ContentSwitcher).current == "grouped":
-            self.narrow_to_group()
-            return
-        op = self.query_one(OpTable).current_row()
-        if op is None:
-            return
-        if op["is_signpost"]:
-            self.narrow(int(op["region"]))
-            return
-        self.push_details(op)
+        """enter: the shown view's `details` (None: its widget takes enter itself, as the
+        signposts panel does)."""
+        if isinstance(self.focused, SignpostList):
+            return  # handled by on_option_list_option_selected
+        v = self.trace_view(self.query_one(ContentSwitcher).current)
+        if v.details is not None:
+            v.details(self, self.query_one(f"#{v.id}"))
 
     def push_details(self, op) -> None:
         try:
@@ -388,30 +411,17 @@ class TraceScreen(TableViewMixin, Screen):
             panel.focus()
 
     def action_show(self, name: str) -> None:
-        self.query_one(ContentSwitcher).current = name
-        if name == "grouped":
-            self.show_groups()
-            self.query_one("#groups").focus()
-        elif name == "advice":
-            self.query_one(AdviceView).show(self.view)
-            self.query_one(AdviceView).focus()
-        elif name == "timeline":
-            self.show_timeline()
-            self.query_one(TimelineView).focus()
-        elif name == "roofline":
-            self.refresh_roofline()
-            self.query_one(RooflineView).focus()
-        elif name == "why":
-            self.query_one(WhyView).show(self.view)
-            self.query_one(WhyList).focus()
-        else:
-            self.query_one(OpTable).focus()
+        v = self.trace_view(name)
+        self.query_one(ContentSwitcher).current = v.id
+        self.fill(v)
+        widget = self.query_one(f"#{v.id}")
+        (widget.query_one(v.focus) if v.focus is not None else widget).focus()
 
     def action_group_by(self) -> None:
         g = self.query_one(GroupedView)
         cycle = ("op_code", "category", "memory")  # the last: tt-perf-report's summary groups
         g.by = cycle[(cycle.index(g.by) + 1) % len(cycle)]
-        self.show_groups()
+        self.fill(self.trace_view("grouped"))
 
     def action_copy_row(self) -> None:
         op = self.query_one(OpTable).current_row()
@@ -448,14 +458,8 @@ class TraceScreen(TableViewMixin, Screen):
     def palette_commands(self) -> list[tuple[str, Callable[[], Any]]]:
         """The table's commands (sort) and the trace view's, for the palette (tui.palette)."""
         cmds = super().palette_commands()
+        cmds += [(v.palette, partial(self.action_show, v.id)) for v in self.views]
         cmds += [
-            ("view: ops table", partial(self.action_show, "ops")),
-            ("view: grouped by op code / category", partial(self.action_show, "grouped")),
-            ("view: advice", partial(self.action_show, "advice")),
-            ("view: timeline (when ops ran, per device)", partial(self.action_show, "timeline")),
-            ("view: roofline (FLOP/byte vs TFLOP/s)", partial(self.action_show, "roofline")),
-            ("view: why slow (time above the performance model)",
-             partial(self.action_show, "why")),
             ("view: toggle signpost panel", self.action_toggle_signposts),
             ("filter: ops…", self.action_filter),
             ("filter: clear (whole trace)", self.action_widen),

@@ -17,9 +17,11 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 
 from ..model.columns import BY_KEY
-from ..model.counters import RISC_COLUMN, RISC_NAMES, RISC_ROLES
-from ..model.text import clean_text
-from .optable import PICKABLE_COLUMNS, Col, _col
+from ..model.read.counters import RISC_COLUMN, RISC_NAMES, RISC_ROLES
+from ..model.read.text import clean_text
+from ..present.screen import counter_column, on_screen
+from ..present.table import OPS
+from .optable import PICKABLE_COLUMNS, Col
 
 TITLE_WIDTH = 12
 
@@ -40,12 +42,12 @@ def optional_columns(counters: list[str], ops: pd.DataFrame | None = None) -> li
     """The columns a view with these counter columns (View.counter_names) can add to the table,
     the slowest RISC first; then the model's columns and the core skew that have a value in
     `ops` (an op with a performance model, per-core times)."""
-    out = [_col("slowest_risc", 6, 1, "text", "left")] \
-        if any(n in RISC_NAMES for n in counters) else []
+    out = [on_screen(OPS.by_key["slowest_risc"])] if any(n in RISC_NAMES for n in counters) \
+        else []
     for name in counters:
         kind = "ns" if name in RISC_NAMES else "pct" if "(%)" in name else "num"
         title = counter_title(name)
-        out.append(Col(name, title, max(len(title), 7), 1, kind))
+        out.append(counter_column(name, title, max(len(title), 7), kind))
     if ops is not None:
         out += [c for c in PICKABLE_COLUMNS if c.key in ops and ops[c.key].notna().any()]
     return out

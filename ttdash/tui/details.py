@@ -14,9 +14,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..format import cell_text, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
-from ..model.advice import op_advice
+from ..model.analysis.advice import op_advice
 from ..model.columns import BY_KEY
-from ..model.counters import RISC_COLUMN, RISC_ROLES, counter_cells, risc_times, slowest_risc
+from ..model.read.counters import RISC_COLUMN, RISC_ROLES, counter_cells, risc_times, slowest_risc
 from .richtext import bullet_list, plain
 
 #: A value longer than this is cut (with the count of characters left out) until `x`.

@@ -20,9 +20,12 @@ from textual.widgets import ContentSwitcher, DataTable, Static
 from ..format import fmt_us, is_missing, signed_pct
 from ..model import Trace, Window
 from ..model.columns import legend
-from ..model.diff import DiffResult, diff_traces
+from ..model.compare.diff import DiffResult, diff_traces
 from ..model.query import DIFF_FILTER_KEYS, Filter
-from ..model.text import clean_text
+from ..model.read.text import clean_text
+from ..present import table as tables
+from ..present.screen import screen_spec
+from ..present.table import SCREEN, TableSpec
 from ..report import formats
 from ..report.diff import fmt_speedup, render_diff, signed_us
 from .app import TTDashApp, run_guarded
@@ -40,24 +43,14 @@ from .widgets import (
     plain,
 )
 
-DIFF_COLUMNS = (
-    Col("baseline_id", "A id", 6, 4, "id"),
-    Col("candidate_id", "B id", 6, 4, "id"),
-    Col("status", "", 1, 0, "status", "left"),
-    Col("op_code", "Op code", 22, 0, "op", "left", pref=40),
-    Col("baseline_us", "A time", 9, 0, "us"),
-    Col("candidate_us", "B time", 9, 0, "us"),
-    Col("delta_us", "Δ time", 9, 2, "dus"),
-    Col("delta_pct", "Δ%", 8, 0, "dpct"),
-    Col("delta_bar", "◂fast│slow▸", 11, 3, "dbar", "left", pref=15),
-    Col("bounds", "Bound A→B", 11, 5, "text", "left"),
-    # what changed between A's op and B's (model.changes' cause text: "fidelity HiFi2 ->
-    # HiFi4"); after the times at 80 columns, cut with "…" (enter shows it whole)
-    Col("cause", "Cause", 15, 1, "text", "left", pref=48),
-    Col("baseline_gap_us", "A gap", 9, 6, "us"),
-    Col("candidate_gap_us", "B gap", 9, 6, "us"),
-    Col("region_label", "Region", 16, 7, "text", "left", pref=24),
-)
+
+def screen_columns(spec: TableSpec) -> tuple[Col, ...]:
+    """The TUI table's columns: a spec's SCREEN columns (present.table.screen_spec)."""
+    return screen_spec(spec).columns
+
+
+#: The diff table's columns: present.table.DIFF_PAIRS's (the text outputs' lists share it).
+DIFF_COLUMNS = screen_columns(tables.DIFF_PAIRS)
 STATUS_MARK = {"matched": " ", "added": "+", "removed": "-"}
 FILTER_HINT = ("text matches the op code; keys status:added status:removed status:matched "
                "sp:REGION bound:SLOW op:Matmul; -term or !term excludes; terms are ANDed; "
@@ -68,18 +61,26 @@ class DiffTable(OpTable):
     """One table for both traces: scrolling is synced by construction."""
 
     COLUMNS = DIFF_COLUMNS
+    SPECIAL = frozenset({"status", "dus", "dpct", "dbar"})  # drawn here (noise, bars, marks)
     COMPONENT_CLASSES = OpTable.COMPONENT_CLASSES | {"optable--faster", "optable--slower"}
     DEFAULT_CSS = """
     DiffTable > .optable--faster { color: $success; }
     DiffTable > .optable--slower { color: $error; }
     """
 
-    def _cell(self, c: Col, w: int, r: int):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.spec = tables.DIFF_PAIRS  # read when made: a column added to the spec shows here
+        self.COLUMNS = screen_columns(self.spec)
+
+    def _cell(self, c: Col, w: int, pos: int):
         d = self._data
-        if c.kind not in ("status", "dus", "dpct", "dbar"):
-            return super()._cell(c, w, r)
+        kind = c.screen_kind or c.kind
+        if kind not in self.SPECIAL:  # present.table.cells, as the op table
+            return super()._cell(c, w, pos)
+        r = int(self.rows[pos])
         v = d[c.key][r]
-        if c.kind == "status":
+        if kind == "status":
             s = d["status"][r]
             mark = "~" if s == "moved" else STATUS_MARK.get(s, "?")
             style = {"+": "optable--slower", "-": "optable--faster"}.get(mark)
@@ -89,9 +90,9 @@ class DiffTable(OpTable):
         noise = bool(d["within_noise"][r])
         style = self._style("optable--dim") if noise else self._style(
             "optable--slower" if v > 0 else "optable--faster" if v < 0 else "optable--dim")
-        if c.kind == "dus":
+        if kind == "dus":
             return signed_us(v), style
-        if c.kind == "dpct":
+        if kind == "dpct":
             text = f"{v:+.0f}%" if abs(v) >= 1000 else f"{v:+.1f}%"
             return ("≈" if noise else "") + text, style
         half = max(1, (w - 1) // 2)  # diverging bar: faster grows left, slower right
@@ -105,9 +106,13 @@ class DiffTable(OpTable):
 
 def with_cause(result: DiffResult) -> pd.DataFrame:
     """The diff's display frame with each pair's cause (the pairs' ``cause``, as the table
-    output prints it; "" for none), control characters made visible."""
+    output prints it; "" for none), control characters made visible, and every other field
+    of the pairs that present.table.DIFF_PAIRS shows on screen."""
     frame = result.display_frame()
     pairs = result.pairs.reset_index(drop=True)
+    for c in tables.DIFF_PAIRS.on(SCREEN):
+        if c.key not in frame.columns and c.key in pairs.columns and c.key != "cause":
+            frame[c.key] = pairs[c.key].to_numpy()
     cause = pairs["cause"] if "cause" in pairs.columns else pd.Series([None] * len(pairs))
     texts = {c: str(clean_text(str(c))) for c in cause.dropna().unique()}
     frame["cause"] = pd.Series([texts.get(c, "") if isinstance(c, str) else ""

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,27 +23,35 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Sparkline, Static
 
 from ..format import fmt_us, is_missing
-from ..history.query import labels_text, trend
+from ..history.query import trend
 from ..history.record import file_sha256, stored_view
-from ..model.diff import diff_traces
+from ..model.columns import Severity
+from ..model.compare.diff import diff_traces
 from ..model.errors import TraceError
-from ..model.text import clean_text
+from ..model.read.text import clean_text
+from ..present.screen import change_rule
+from ..present.table import RUNS, SCREEN, cells
 from .app import TraceScreen, TTDashApp
 from .diffview import DiffScreen
 from .historytrend import ID_CHARS, TrendScreen, _text
 from .widgets import HelpScreen, SteadyFooter, help_rows, plain
 
-#: Table columns (key, title, right-aligned); the widths come from the rows (`_layout`).
-COLUMNS = (("mark", "", False), ("added", "Added", False), ("run", "Run", False),
-           ("arch", "Arch", False), ("ops", "Ops", True), ("device", "Device", True),
-           ("steady", "Steady", True), ("change", "Δ prev", True), ("labels", "Labels", False))
+#: The run list's columns: present.table.RUNS's (as `history list`), the change coloured from
+#: CHANGE_PCT on; the date in local time (shorter on a narrow screen).
+CHANGE_PCT = 1.0  # a change against the run before coloured from this many percent
+SPEC = RUNS.replace("change_pct", rule=change_rule(CHANGE_PCT))
+#: Table columns (row field, spec key); the widths come from the rows (`_layout`).
+FIELDS = (("arch", "arch"), ("ops", "ops"), ("device", "device_time_us"),
+          ("steady", "steady_us"), ("change", "change_pct"), ("labels", "labels"))
+COLUMNS = (("mark", "", False), ("added", "Added", False), ("run", SPEC.by_key["run_id"].head,
+                                                              False),
+           *((f, SPEC.by_key[k].head, not SPEC.by_key[k].left) for f, k in FIELDS))
 LONG_DATE, SHORT_DATE = "%Y-%m-%d %H:%M", "%m-%d %H:%M"
 #: Below this width the year is dropped from "Added" (the status line has the full date).
 LONG_DATE_FROM = 110
 MIN_LABELS = 8
 SAMPLE_DAY = datetime(2000, 12, 31, 23, 59)
 RESIZE_SETTLE = 0.15  # seconds
-CHANGE_PCT = 1.0  # a change against the run before coloured from this many percent
 
 
 class SourceChanged(Exception):
@@ -73,27 +82,29 @@ class RunRow:
     ops: str
     device: str
     steady: str
-    change: float | None
+    change: float | None  # the steady time's change against the run before, in percent
+    change_text: str
     labels: str
-
-    @property
-    def change_text(self) -> str:
-        return "" if self.change is None else f"{self.change:+.1f}%"
+    change_severity: Severity | None = None
 
 
 def history_rows(runs: list[dict[str, Any]]) -> list[RunRow]:
     """The table's rows, newest first; `change`: steady state against the previous run of the
     same arch, window and model label (history.query.trend, as `history list`)."""
     change = {p["run_id"]: p["change_pct"] for p in trend(runs)}
+    newest = list(reversed(runs))
+    frame = pd.DataFrame({"change_pct": [change.get(r["run_id"]) for r in newest],
+                          **{k: [r.get(k) for r in newest] for f, k in FIELDS
+                             if k != "change_pct"}})
+    texts, sev = cells(frame, SPEC.select(k for _, k in FIELDS), where=SCREEN)
     out = []
-    for r in reversed(runs):
+    for i, r in enumerate(newest):
+        t = {f: _text(texts[k][i]) if k in texts else "" for f, k in FIELDS}
         out.append(RunRow(run=r, run_id=str(r["run_id"]), added=r["added_at"].astimezone(),
-                          arch=_text(r.get("arch")),
-                          ops=f"{int(_num(r.get('ops'))):,}",
-                          device=fmt_us(_num(r.get("device_time_us"))),
-                          steady=fmt_us(_num(r.get("steady_us"))),
-                          change=change.get(r["run_id"]),
-                          labels=_text(labels_text(r.get("labels")))))
+                          arch=t["arch"], ops=t["ops"], device=t["device"], steady=t["steady"],
+                          change=change.get(r["run_id"]), change_text=t["change"],
+                          labels=t["labels"],
+                          change_severity=sev["change_pct"][i]))
     return out
 
 
@@ -280,7 +291,7 @@ class HistoryScreen(Screen):
             "ops": widest((r.ops for r in rows), "Ops"),
             "device": widest((r.device for r in rows), "Device"),
             "steady": widest((r.steady for r in rows), "Steady"),
-            "change": widest((r.change_text for r in rows), "Δ prev"),
+            "change": widest((r.change_text for r in rows), SPEC.by_key["change_pct"].head),
         }
         used = sum(widths.values()) + 1  # + the scrollbar
         widths["labels"] = max(MIN_LABELS, width - used)
@@ -312,8 +323,8 @@ class HistoryScreen(Screen):
             table.move_cursor(row=table.get_row_index(keep), animate=False)
 
     def cells(self, r: RunRow, long: bool) -> list[Text]:
-        style = "red" if r.change and r.change >= CHANGE_PCT else \
-            "green" if r.change and r.change <= -CHANGE_PCT else ""
+        style = {Severity.BAD: "red", Severity.GOOD: "green"}.get(r.change_severity, "") \
+            if r.change_severity is not None else ""
         lab = Text(" " + r.labels, no_wrap=True, overflow="ellipsis")
         return [self.mark_text(r.run_id), Text(r.added.strftime(LONG_DATE if long else SHORT_DATE)),
                 Text(r.run_id[:ID_CHARS]), Text(r.arch, no_wrap=True, overflow="ellipsis"),
@@ -491,7 +502,7 @@ class HistoryScreen(Screen):
         self.app.push_screen(TrendScreen(same, run["run_id"], [g["name"] for g in groups]))
 
     def action_help(self) -> None:
-        notes = ["Newest first. Δ prev: steady state (device + dispatch gaps, pauses "
+        notes = ["Newest first. Change: steady state (device + dispatch gaps, pauses "
                  "excluded) against the previous run of the same arch. B, C: the marks of d.",
                  "Remap keys in ~/.config/ttdash/keymap.toml: binding_id = \"key\"."]
         if self.skipped:

@@ -16,7 +16,7 @@ from textual_plotext import PlotextPlot
 
 from ..format import fmt_us, is_missing
 from ..history.query import numeric_labels, trend, trend_by
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 from .widgets import HelpScreen, SteadyFooter, help_rows
 
 ID_CHARS = 8  # run ids are shown by their first characters (here and in the history's table)

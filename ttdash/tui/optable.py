@@ -4,7 +4,7 @@ ops frame. Columns are dropped by priority to fit the width; op text is never pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -19,45 +19,25 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..format import bar, fmt_int, fmt_num, fmt_pct, fmt_us, is_missing
-from ..model.columns import (
-    BY_KEY,
-    NEVER_CUT,
-    SCREEN_FIELDS,
-    Severity,
-)
+from ..format import bar, fmt_pct, is_missing
+from ..model.analysis.metrics import column_values
+from ..model.columns import NEVER_CUT, SCREEN_FIELDS, Severity
+from ..present.screen import on_screen
+from ..present.table import OPS, SCREEN, Column, TableSpec, cells
 
-
-@dataclass(frozen=True)
-class Col:
-    key: str
-    title: str
-    width: int  # minimum width
-    priority: int  # 0 = always shown; larger numbers are dropped first when space is short
-    kind: str = "text"  # id, op, us, pct, bar, int, bound, text
-    align: str = "right"
-    pref: int = 0  # preferred width when space allows (0 = same as width)
-
-
-def _col(key: str, width: int | None = None, priority: int | None = None,
-         kind: str | None = None, align: str | None = None, pref: int | None = None) -> Col:
-    """A table column of the registry's column `key`: title, width, priority, kind and
-    alignment from model.columns unless given."""
-    spec = BY_KEY[key]
-    return Col(key, spec.short, spec.width if width is None else width,
-               spec.priority if priority is None else priority,
-               kind or spec.screen_kind or spec.kind, align or spec.align,
-               spec.pref if pref is None else pref)
-
-
-COLUMNS = tuple(_col(k) for k in SCREEN_FIELDS)
+#: A column of a TUI table: present.table's Column, its head as its title (on_screen).
+Col = Column
+#: The op table's columns: present.table.OPS's, in model.columns.SCREEN_FIELDS's order.
+COLUMNS = tuple(on_screen(OPS.by_key[k]) for k in SCREEN_FIELDS)
 #: The performance model's per-op figures (model.perfmodel): not default columns (at 80 columns
 #: they would push the DRAM/FLOP bars off), but sortable from the sort picker (`S e`, `S r`)
 #: and shown, like the counters, when picked with `a` (priority 1: after the device time).
-MODEL_COLUMNS = tuple(_col(k, priority=1) for k in ("pm_eff_pct", "recoverable_us"))
+MODEL_COLUMNS = tuple(replace(on_screen(OPS.by_key[k]), priority=1)
+                      for k in ("pm_eff_pct", "recoverable_us"))
 #: Per-op figures picked with `a` and sorted by without being shown: the model's and the core
 #: skew (the slowest core / the average, files with per-core times; yellow from SKEW_FLAG).
-PICKABLE_COLUMNS = (*MODEL_COLUMNS, _col("core_skew", priority=1))
+PICKABLE_COLUMNS = (*MODEL_COLUMNS, replace(on_screen(OPS.by_key["core_skew"]), priority=1))
+BLOCK = 128  # rows whose cells are made at once (present.table.cells), as they come on screen
 SEVERITY_CLASS = {Severity.GOOD: "optable--good", Severity.WARN: "optable--warn",
                   Severity.BAD: "optable--bad"}
 OP_MAX = 72
@@ -102,9 +82,9 @@ def layout(width: int, multi_device: bool, columns: tuple[Col, ...] = COLUMNS,
     preferred width), then to the other columns' preferred widths (bars appear), then to the
     op code again. `need`: the widths never-cut columns (ids, calls) need for their values."""
     need = need or {}
-    columns = tuple(Col(c.key, c.title, max(c.width, need.get(c.key, 0)), c.priority, c.kind,
-                        c.align, max(c.pref, need.get(c.key, 0)) if c.pref else 0)
-                    for c in columns)
+    columns = tuple(replace(c, width=max(c.width, need.get(c.key, 0)),
+                            pref=max(c.pref, need.get(c.key, 0)) if c.pref else 0)
+                    if c.key in need else c for c in columns)
     cols = candidates(columns, multi_device, empty)
     while len(cols) > 2:
         need = sum(c.width for c in cols) + len(cols) - 1
@@ -193,6 +173,9 @@ class OpTable(ScrollView, can_focus=True):
         self._extra: tuple[Col, ...] = ()
         self._need: dict[str, int] = {}
         self._signposts: tuple[tuple[int, int, int], int] = ((-1, -1, -1), 0)
+        #: the table's columns (present.table): OPS; the diff table's DIFF_PAIRS
+        self.spec: TableSpec = OPS
+        self._blocks: dict[int, tuple[dict[str, list[str]], dict[str, np.ndarray]]] = {}
 
     @property
     def all_columns(self) -> tuple[Col, ...]:
@@ -244,7 +227,7 @@ class OpTable(ScrollView, can_focus=True):
         if ops is not self.ops:
             # Column arrays once per frame: rendering a line is then index lookups only, and a
             # re-sort or re-filter of the same frame costs nothing here.
-            self._data = {c: ops[c].to_numpy() for c in ops.columns}
+            self._data = {c: column_values(ops[c]) for c in ops.columns}
             self._note_empty_columns()
             self._note_widths()
         self.ops = ops
@@ -252,6 +235,7 @@ class OpTable(ScrollView, can_focus=True):
         self.multi_device = multi_device
         self._generation += 1
         self._cache.clear()
+        self._blocks = {}
         self.virtual_size = Size(self.size.width, len(rows) + 1)
         if current is not None:
             hit = np.flatnonzero(self._data["id"][rows] == current) if len(rows) else []
@@ -266,11 +250,17 @@ class OpTable(ScrollView, can_focus=True):
         """Live growth: only the newly visible lines are repainted (or the tail when following)."""
         old = len(self.rows)
         self.ops, self.rows = ops, rows
-        self._data = {c: ops[c].to_numpy() for c in ops.columns}
+        # a block that was short of rows is made again with the new ones
+        self._blocks = {b: v for b, v in self._blocks.items() if (b + 1) * BLOCK <= old}
+        self._data = {c: column_values(ops[c]) for c in ops.columns}
         self._note_empty_columns(since=old)
-        self._note_widths()
-        self.virtual_size = Size(self.size.width, len(rows) + 1)
-        self._refresh_scrollbars()
+        self._note_widths(since=old)
+        # The table's size on screen stays: its scroll range and scrollbar are updated without
+        # a layout of the screen (virtual_size's own setter asks for one, and a layout repaints
+        # every widget: most of a live refresh's paint). A scrollbar that appears still does.
+        size = Size(self.size.width, len(rows) + 1)
+        self.set_reactive(OpTable.virtual_size, size)
+        self._scroll_update(size)
         if follow and len(rows):
             self.cursor = len(rows) - 1
             return
@@ -279,9 +269,15 @@ class OpTable(ScrollView, can_focus=True):
         if 0 < first_line < self.size.height:
             self.refresh_lines(first_line, self.size.height - first_line)
 
-    def _note_widths(self) -> None:
-        """Never-cut columns widen to their widest value (a 1,000,011-op trace's ID)."""
-        need = int_widths(self._data)
+    def _note_widths(self, since: int = 0) -> None:
+        """Never-cut columns widen to their widest value (a 1,000,011-op trace's ID).
+        `since`: rows before it were measured already (live growth: only the new rows)."""
+        if since:
+            need = dict(self._need)
+            for k, w in int_widths({k: v[since:] for k, v in self._data.items()}).items():
+                need[k] = max(need.get(k, 0), w)
+        else:
+            need = int_widths(self._data)
         if need != self._need:
             self._need = need
             self._columns = []  # re-layout
@@ -402,8 +398,11 @@ class OpTable(ScrollView, can_focus=True):
     def _layout(self) -> list[tuple[Col, int]]:
         width = self.scrollable_content_region.width
         if width != self._cols_width or not self._columns:
-            self._columns = layout(width, self.multi_device, self.all_columns,
-                                   self._empty | self._hidden | self._sort_only, self._need)
+            columns = layout(width, self.multi_device, self.all_columns,
+                             self._empty | self._hidden | self._sort_only, self._need)
+            if [c.key for c, _ in columns] != [c.key for c, _ in self._columns]:
+                self._blocks = {}  # other columns: their cells are made again
+            self._columns = columns
             self._cols_width = width
         return self._columns
 
@@ -431,7 +430,7 @@ class OpTable(ScrollView, can_focus=True):
             title = c.title
             if c.key == self.sort_key:
                 title += "↓" if self.sort_desc else "↑"
-            segs.append(Segment(fit(title, w, c.align == "left"),
+            segs.append(Segment(fit(title, w, c.left),
                                 sorted_style if c.key == self.sort_key else base))
             if i < len(cols) - 1:
                 segs.append(Segment(" ", base))
@@ -456,8 +455,8 @@ class OpTable(ScrollView, can_focus=True):
             return Strip([Segment(text, sp + cursor if cursor else sp)], width)
         segs: list[Segment] = []
         for i, (c, w) in enumerate(cols):
-            text, style = self._cell(c, w, r)
-            text = fit(text, w, c.align == "left")
+            text, style = self._cell(c, w, pos)
+            text = fit(text, w, c.left)
             if style:
                 style = base + style + cursor if cursor else base + style
             segs.append(Segment(text, style or base))
@@ -468,49 +467,34 @@ class OpTable(ScrollView, can_focus=True):
             segs.append(Segment(" " * (width - used), base))
         return Strip(segs, width)
 
-    def _severity(self, key: str, v: object) -> Style | None:
-        """The colour of a cell by its column's rule in model.columns.SEVERITY (gap, cores,
-        bound, model efficiency, core skew): every cell of a column with a rule gets it here."""
-        spec = BY_KEY.get(key)
-        sev = spec.severity(v) if spec is not None else None
-        return self._style(SEVERITY_CLASS[sev]) if sev else None
+    def _block(self, pos: int) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+        """The cells of the BLOCK rows around display row `pos`: present.table.cells of the laid
+        out columns, a column at a time (only blocks that come on screen are made)."""
+        b = pos // BLOCK
+        got = self._blocks.get(b)
+        if got is None:
+            spec = TableSpec(self.spec.name, tuple(c for c, _ in self._layout()))
+            part = self.ops.take(self.rows[b * BLOCK:(b + 1) * BLOCK])
+            got = self._blocks[b] = cells(part, spec, where=SCREEN)
+        return got
 
-    def _cell(self, c: Col, w: int, r: int) -> tuple[str, Style | None]:
-        d = self._data
-        v = d[c.key][r] if c.key in d else None
-        if c.kind == "op":
-            size = d["size"][r] if "size" in d else ""
-            text = f"{v} {size}" if isinstance(size, str) and size else str(v)
-            if "corrupt" in d and d["corrupt"][r]:
-                return "! " + text, self._style("optable--warn")
-            if "is_host" in d and d["is_host"][r]:
-                return text, self._style("optable--bad")
-            return text, None
-        if c.kind == "bound":
-            s = "" if is_missing(v) else str(v)
-            return s, self._severity(c.key, s)
-        # the registry's colour rule of the column, if it has one (gap, cores, efficiency, skew)
-        style = self._severity(c.key, v) if c.kind != "bar" else None
-        if c.kind == "us":
-            if c.key == "device_time_us" and is_missing(v) and "corrupt" in d and d["corrupt"][r]:
-                return "corrupt", self._style("optable--warn")
-            return fmt_us(v), style
-        if c.kind == "pct":
-            return fmt_pct(v), style
-        if c.kind == "ns":  # a per-RISC kernel time: in us like the device time
-            return ("" if is_missing(v) else fmt_us(float(v) / 1000)), style
-        if c.kind == "num":  # a hardware counter (whole numbers as such) or the core skew
-            spec = BY_KEY.get(c.key)
-            whole = not is_missing(v) and float(v).is_integer() and spec is None
-            return (spec.fmt(v) if spec is not None else fmt_num(v, 0 if whole else 2)), style
-        if c.kind == "bar":
+    def _cell(self, c: Col, w: int, pos: int) -> tuple[str, Style | None]:
+        """A cell of display row `pos`: its text and colour from present.table.cells (the
+        column's kind, digits and colour rule); a bar drawn from its value."""
+        kind = c.screen_kind or c.kind
+        if kind == "bar":
+            v = self._data[c.key][int(self.rows[pos])] if c.key in self._data else None
             if is_missing(v):
                 return "", None
             if w < BAR_CELLS + 5:  # narrow: the number alone
                 return fmt_pct(v, 0), self._style("optable--bar")
             return f"{bar(v, BAR_CELLS)}{fmt_pct(v, 0).rjust(w - BAR_CELLS)}", \
                 self._style("optable--bar")
-        if c.kind in ("int", "id"):
-            return fmt_int(v), style
-        return ("" if is_missing(v) else str(v)), (self._style("optable--dim")
-                                                    if c.key == "signpost" else style)
+        texts, sev = self._block(pos)
+        i = pos % BLOCK
+        col = texts.get(c.key)
+        text = col[i] if col is not None else ""
+        s = sev[c.key][i] if c.key in sev else None
+        if s is not None:
+            return text, self._style(SEVERITY_CLASS[s])
+        return text, self._style("optable--dim") if c.key == "signpost" else None

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..format import is_missing
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 
 
 def plain(value: object) -> Text:

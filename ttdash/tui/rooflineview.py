@@ -12,7 +12,7 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from ..format import log_ticks
-from ..model.roofline import Points, points, roofs
+from ..model.analysis.roofline import Points, points, roofs
 from .widgets import OpPicked, plain, rows_key
 
 MAX_POINTS = 4000  # scatter cells on screen are far fewer; the rest are drawn by a sample

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Log, Static
 
-from ..model.ttlang import TtlangLog
+from ..model.analysis.ttlang import TtlangLog
 from ..runner import LiveSources, LogsSnapshot, Workload, WorkloadError, snapshot_logs
 from .app import TTDashApp, run_guarded
 from .watch import WatchScreen
@@ -158,7 +158,7 @@ class RunScreen(WatchScreen):
         (the device profiler off, or no device opened) and where to look, instead of "waiting
         for ... to appear" under an empty table; None otherwise (rows arriving after the exit
         take the message back)."""
-        from ..model.live import NO_ROWS
+        from ..model.live.table import NO_ROWS
 
         if self.workload.state not in ("exited", "failed") or self.live.total_rows \
                 or self.mode != "live" or self.report_path is not None:
@@ -166,14 +166,14 @@ class RunScreen(WatchScreen):
         return (f"workload ended · no live rows in {self.root / '.logs'} ({NO_ROWS}); "
                 "`ttdash doctor` checks this host")
 
-    def update_status(self) -> None:
+    def draw_status(self) -> None:
         reason = self.no_rows_reason()
         if reason is None:
-            super().update_status()
+            super().draw_status()
             return
         kept, self.watch_status = self.watch_status, ("warning", reason)
         try:
-            super().update_status()
+            super().draw_status()
         finally:
             self.watch_status = kept
 

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from ..model.columns import BY_KEY
 from ..model.query import ASCENDING_KEYS
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 from .optable import Col
 
 #: Mnemonic letters where the title's own letters collide or read badly (DRAM% -> m, FLOP% ->

@@ -234,7 +234,7 @@ class TableViewMixin:
         if key is None:
             return "sort: file order"
         col = next((c for c in self.table.all_columns if sort_key_of(c.key) == key), None)
-        title = (col.title if col is not None else "") or key
+        title = (col.head if col is not None else "") or key
         return f"sort: {title} {'↓' if self.state.sort_desc else '↑'}"
 
     def status_parts(self, order: bool = False) -> list[str]:

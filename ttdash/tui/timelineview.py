@@ -19,8 +19,8 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from ..format import fmt_us, is_missing
+from ..model.analysis.timeline import BOUNDS, CUMULATIVE, CYCLES, Timeline, binned, for_view, op_at
 from ..model.columns import PAUSE_ABOVE_US
-from ..model.timeline import BOUNDS, CUMULATIVE, CYCLES, Timeline, binned, for_view, op_at
 from .widgets import OpPicked, plain, rows_key
 
 LEVELS = " ▁▂▃▄▅▆▇█"

@@ -11,6 +11,7 @@ import pandas as pd
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -18,15 +19,15 @@ from textual.widgets.option_list import Option
 from ..live import ROOT_DELETED, ReportRemoved, ReportSeen, SourceReset, Status
 from ..live.feed import LiveFeed, RanksChanged, rank_reports, ranks_text
 from ..model import Trace, Window
-from ..model.discover import (
+from ..model.errors import TraceError
+from ..model.live.rankarch import MIXED_ARCH
+from ..model.live.table import LiveSources
+from ..model.read.discover import (
     find_reports,
     rank_of,
     report_is_complete,
 )
-from ..model.errors import TraceError
-from ..model.live import LiveSources
-from ..model.rankarch import MIXED_ARCH
-from ..model.text import clean_text
+from ..model.read.text import clean_text
 from ..model.trace import REPLAY_COLUMN
 from .app import TraceScreen, TTDashApp, summary_text
 from .telemetry import TelemetryStrip
@@ -137,6 +138,14 @@ class WatchScreen(TraceScreen):
     #: live rows in the order they arrive (following the tail), and a report switched to in
     #: file order, the cursor on the op it was on (the same call count)
     default_sort: str | None = None
+    #: the live state the status line shows (reactives: a change redraws it, once a message)
+    mode: var[str] = var("live", init=False)
+    follow: var[bool] = var(True, init=False)
+    paused: var[bool] = var(False, init=False)
+    pending_new: var[int] = var(0, init=False)
+    watch_status: var[tuple[str, str]] = var(("info", ""), init=False)  # (level, message)
+    STATUS_STATE = (*TraceScreen.STATUS_STATE, "mode", "follow", "paused", "pending_new",
+                    "watch_status")
 
     def __init__(self, root: Path, *, refresh: float = 0.5, poll: float | None = None,
                  arch: str | None = None, sources: LiveSources | None = None,
@@ -169,6 +178,7 @@ class WatchScreen(TraceScreen):
         self._auto_ts: float | None = None
         self.baseline: Path | None = None
         self.candidate: Path | None = None
+        self._screen_mark: float | None = None  # the UI thread's CPU clock at the last refresh
 
     @property
     def live(self):  # the live model (its counters are safe to read from the UI)
@@ -199,6 +209,13 @@ class WatchScreen(TraceScreen):
 
     def on_feed_updated(self, _: FeedUpdated) -> None:
         view, added, notes = self.feed.take()
+        if view is not None:
+            # What the screen spent since the last refresh (that one's update and render):
+            # the feed's pacer counts it in the gap between refreshes.
+            now = time.thread_time()
+            if self._screen_mark is not None:
+                self.feed.screen_cost(now - self._screen_mark)
+            self._screen_mark = now
         for note in notes:
             self._note(note)
         if view is not None:
@@ -285,13 +302,14 @@ class WatchScreen(TraceScreen):
         if self.mode == "live":
             tot = self.view.totals()
             extra = f"live: {tot['ops']:,} ops · {self.feed.rate:,.0f} ops/s"
-            self.query_one("#summary", Static).update(summary_text(self.view, extra,
-                                                                   self.sort_text()))
+            # #summary has a fixed height: no layout of the screen (it would repaint all of it)
+            self.query_one("#summary", Static).update(
+                summary_text(self.view, extra, self.sort_text()), layout=False)
             self.update_status()
         else:
             super().update_header()
 
-    def update_status(self) -> None:
+    def draw_status(self) -> None:
         level, message = self.watch_status
         bits = ["live" if self.mode == "live" else "report (L live, R runs)"]
         if self.mode == "live":
@@ -321,7 +339,7 @@ class WatchScreen(TraceScreen):
         if note:
             bits.append(note)
         self.status_extra = " · ".join(bits)
-        super().update_status()
+        super().draw_status()
         status = self.query_one("#status", Static)
         status.set_class(level == "error", "-error")
         status.set_class(level == "warning", "-warning")

@@ -9,8 +9,6 @@ data") is drawn in the warning colour: not known to be fine."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 from rich.cells import cell_len
@@ -28,49 +26,38 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ..format import fmt_int, fmt_pct, fmt_saving, fmt_share, fmt_us, is_missing, plural
-from ..model import reasons, whyslow
-from ..model.text import clean_text
+from ..format import fmt_int, fmt_saving, fmt_share, fmt_us, is_missing, plural
+from ..model.analysis import reasons, whyslow
+from ..model.read.text import clean_text
+from ..present.table import (  # noqa: F401  (NO_MODEL: the tests' name)
+    NO_MODEL,
+    SCREEN,
+    WHY_GROUPS,
+    WHY_OPS,
+    Column,
+    TableSpec,
+    cells,
+)
 from ..report import why
 from .optable import fit
 from .widgets import OpPicked
 
 #: From this width the footer lists every line of what to try (narrower: the first).
 WIDE = 160
-#: What an op without a performance model says in the model column.
-NO_MODEL = "no model"
-
-
-@dataclass(frozen=True)
-class WhyCol:
-    key: str
-    title: str
-    width: int
-    left: bool = False
-
-
-#: The op codes' table (the report section's columns) and one op code's ops.
-GROUP_COLS = (WhyCol("device_us", "Device", 9), WhyCol("share", "Share", 6),
-              WhyCol("saving_us", "Saving", 9), WhyCol("ops", "Ops", 6),
-              WhyCol("reason", "Op code: reason", 12, left=True))
-OP_COLS = (WhyCol("id", "ID", 6), WhyCol("device_us", "Device", 9),
-           WhyCol("saving_us", "Saving", 9), WhyCol("pm_eff_pct", "Model", 8),
-           WhyCol("why", "Reason", 26, left=True), WhyCol("op_code", "Op code", 12, left=True))
+#: The op codes' table (the report section's columns) and one op code's ops: present.table's
+#: WHY_GROUPS and WHY_OPS.
+GROUP_COLS, OP_COLS = WHY_GROUPS.columns, WHY_OPS.columns
+BLOCK = 128  # rows formatted at once
+WhyCol = Column
+_BY_KEY = {**WHY_OPS.by_key, **WHY_GROUPS.by_key}
 
 
 def cell(key: str, v: object) -> str:
     """One cell's text: times as the report writes them, a missing efficiency as no model."""
-    if key == "saving_us":
-        return fmt_saving(v)
-    if key == "device_us":
-        return "" if is_missing(v) else fmt_us(v)
-    if key == "pm_eff_pct":
-        return NO_MODEL if is_missing(v) else fmt_pct(v)
-    if key == "share":
-        return "" if is_missing(v) else fmt_share(v)
-    if key in ("id", "ops"):
-        return fmt_int(v)
-    return "" if is_missing(v) else str(clean_text(str(v)))
+    col = _BY_KEY.get(key)
+    if col is None or col.texts is not None:
+        return "" if is_missing(v) else str(clean_text(str(v)))
+    return col.format_one(v)
 
 
 def inert(text: str) -> Text:
@@ -123,11 +110,13 @@ class WhyList(ScrollView, can_focus=True):
         self.frame = pd.DataFrame()
         self.cols: tuple[WhyCol, ...] = GROUP_COLS
         self._data: dict[str, np.ndarray] = {}
+        self._blocks: dict[int, dict[str, list[str]]] = {}
         self._unmodelled = np.zeros(0, dtype=bool)
 
     def set_rows(self, frame: pd.DataFrame, cols: tuple[WhyCol, ...], cursor: int = 0) -> None:
         self.frame, self.cols = frame, cols
         self._data = {c: frame[c].to_numpy() for c in frame.columns}
+        self._blocks = {}  # cell texts, BLOCK rows at a time as they come on screen
         if "why_class" in frame:
             self._unmodelled = frame["why_class"].to_numpy() == reasons.NO_DATA
         elif "class" in frame:
@@ -205,19 +194,17 @@ class WhyList(ScrollView, can_focus=True):
         return self._strip([self._text(c.key, r) for c in self.cols], widths, width, style)
 
     def _text(self, key: str, r: int) -> str:
-        d = self._data
-        if key == "op_code":  # with its shapes, as the op table writes it
-            size = d["size"][r] if "size" in d else ""
-            code = cell(key, d[key][r])
-            return f"{code} {cell('size', size)}" if isinstance(size, str) and size else code
-        if key == "share":
-            return cell(key, d["share_pct"][r])
-        if key == "reason":
-            return cell(key, f"{d['group'][r]}: {d['reason'][r]}")
-        if key == "why":
-            return reasons.short_reason(int(d["why_class"][r]), float(d["why_pct"][r]),
-                                        float(d["cores"][r]), float(d["why_grid"][r]))
-        return cell(key, d[key][r]) if key in d else ""
+        """A cell's text: present.table.cells of the rows' block (a column at a time; an op
+        code's 25,000 ops are not all formatted to show a screenful); a column the frame lacks
+        is blank."""
+        b = r // BLOCK
+        block = self._blocks.get(b)
+        if block is None:
+            part = self.frame.iloc[b * BLOCK:(b + 1) * BLOCK]
+            block = self._blocks[b] = cells(part, TableSpec("why", self.cols), where=SCREEN,
+                                            severity=False)[0]
+        texts = block.get(key)
+        return texts[r - b * BLOCK] if texts is not None else ""
 
     def _strip(self, texts: list[str], widths: list[int], width: int, style: Style) -> Strip:
         cells = [fit(t, w, c.left) for t, w, c in zip(texts, widths, self.cols)]

@@ -25,15 +25,15 @@ from textual_plotext import PlotextPlot
 
 from ..format import (
     bar,
-    fmt_pct,
     fmt_us,
     is_missing,
     linear_ticks,
 )
-from ..model.advice import GAP_LIMIT_US
+from ..model.analysis.advice import GAP_LIMIT_US
 from ..model.errors import TraceError
 from ..model.query import downsample_sum, group_ops
-from ..model.text import clean_text
+from ..model.read.text import clean_text
+from ..present.table import SCREEN, cells, op_groups
 from ..report.export import check_target, write_atomic
 from .details import DetailScreen, detail_body  # noqa: F401  (re-exported: importers of widgets)
 from .richtext import bullet_list, plain
@@ -57,6 +57,32 @@ class SteadyFooter(Footer):
                 return
             self._shown = shown
         super().bindings_changed(screen)
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self.call_after_refresh(self.fit)
+
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Show the keys that fit whole, in their order, and hide the rest (at 80 columns the
+        last key was cut to "R R"): every key stays in `?` and the command palette."""
+        from textual.widgets._footer import FooterKey
+
+        def width(key) -> int:
+            margin = key.styles.margin
+            return key.render().cell_len + margin.left + margin.right
+
+        keys = list(self.query(FooterKey))
+        room = self.size.width - sum(width(k) for k in keys if k.has_class("-command-palette"))
+        fits = True
+        for key in keys:
+            if key.has_class("-command-palette"):
+                continue
+            room -= width(key)
+            fits = fits and room >= 0
+            key.display = fits
 
 
 class HeaderText(Visual):
@@ -448,18 +474,18 @@ class GroupedView(Vertical):
         # screen by a long op code.
         width = self.size.width or self.app.size.width
         name_w = max(10, width - (6 + 9 + 9 + 9 + 6) - 12 - 2)
+        spec = op_groups(self.by, title)  # present.table: the columns and their cells
+        name_col, *numbers = spec.columns
         table.add_column(title, width=name_w)
-        for h, w in (("Count", 6), ("Total", 9), ("Mean", 9), ("Max", 9), ("Share", 6)):
-            table.add_column(Text(h, justify="right"), width=w)
+        for c in numbers:
+            table.add_column(Text(c.head, justify="right"), width=c.width)
         shown = groups.head(500)
-        self._names = [str(clean_text(str(v))) for v in shown[self.by]]
-        for name, g in zip(self._names, shown.itertuples(index=False)):
+        texts, _ = cells(shown, spec, where=SCREEN, severity=False)
+        self._names = [str(clean_text(t)) for t in texts[self.by]]
+        for i, name in enumerate(self._names):
             cut = name if len(name) <= name_w else name[:name_w - 1] + "…"
-            table.add_row(plain(cut), Text(str(int(g.count)), justify="right"),
-                          Text(fmt_us(g.total_us), justify="right"),
-                          Text(fmt_us(g.mean_us), justify="right"),
-                          Text(fmt_us(g.max_us), justify="right"),
-                          Text(fmt_pct(g.share_pct), justify="right"))
+            table.add_row(plain(cut), *(Text(texts[c.key][i], justify="right")
+                                        for c in numbers))
         top = groups.head(10)
         bars = self.query_one("#bars", Static)
         values = [0.0 if is_missing(v) or not math.isfinite(v) else float(v)

@@ -1,0 +1,330 @@
+"""The analysis cache (model.analysis_cache): a second run prints byte for byte what the first
+did without analysing again; a changed byte, another option, another ttdash or a damaged file is
+a miss, never a stale answer; the same content under another name is a hit; eviction keeps to
+the cache's own files; `--no-cache` keeps nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPORT_FIXTURES, real_dir
+
+from ttdash.cli import main
+from ttdash.model import trace as trace_mod
+from ttdash.model.read import analysis_cache, cache, loader
+
+FORMATS = ("table", "csv", "json", "markdown", "perfetto")
+GENERATED = Path(__file__).resolve().parent.parent / "fixtures" / "generated"
+#: one device with signposts, 8 devices (merged: annotate_overlap, merge_devices), a generated
+#: multi-device trace
+FILES = [real_dir() / "tt-perf-report__bh20_oft.csv",
+         real_dir() / "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+         GENERATED / "n300_2dev_report.csv"]
+
+
+def _analyses(monkeypatch) -> list[int]:
+    """Counts the analyses (Trace.view) and CSV parses from now on."""
+    done: list[int] = []
+    view, parse = trace_mod.Trace.view, loader._parse
+    monkeypatch.setattr(trace_mod.Trace, "view",
+                        lambda *a, **k: done.append(1) or view(*a, **k))
+    monkeypatch.setattr(loader, "_parse", lambda *a, **k: done.append(2) or parse(*a, **k))
+    return done
+
+
+def _main(argv: list[str]) -> int:
+    """The CLI in this process, the environment as it was after (--no-cache sets
+    TTDASH_NO_CACHE for the process)."""
+    before = os.environ.get("TTDASH_NO_CACHE")
+    try:
+        return main(argv)
+    finally:
+        if before is None:
+            os.environ.pop("TTDASH_NO_CACHE", None)
+        else:
+            os.environ["TTDASH_NO_CACHE"] = before
+
+
+def _report(src: Path, out: Path, fmt: str, *flags: str) -> bytes:
+    assert _main(["report", str(src), "-f", fmt, "-o", str(out), "--force", *flags]) == 0
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("src", FILES, ids=lambda p: p.name)
+def test_a_second_run_prints_the_first_runs_bytes_without_analysing(src, cached, tmp_path,
+                                                                     monkeypatch):
+    """Every format: cold with the cache off, the first run (which stores the view), and a
+    second one that neither parses nor analyses print the same bytes."""
+    path = tmp_path / src.name  # (the report's File: line names it: the same in every run)
+    shutil.copyfile(src, path)
+    out = tmp_path / "out"
+    for fmt in FORMATS:
+        want = _report(path, out, fmt, "--no-cache")
+        assert _report(path, out, fmt) == want, fmt
+        assert len(list(cached.glob("*.view"))) == 1
+        with monkeypatch.context() as m:
+            done = _analyses(m)
+            assert _report(path, out, fmt) == want, fmt
+            assert not done, f"{fmt}: analysed again ({done})"
+
+
+def test_options_that_change_the_view_are_their_own_entries(cached, tmp_path, monkeypatch):
+    src = FILES[1]
+    out = tmp_path / "out"
+    for flags in ([], ["--per-device"], ["--pause-above", "5"], ["--arch", "wormhole_b0"],
+                  ["--perf-report-window"]):
+        want = _report(src, out, "json", "--no-cache", *flags)
+        assert _report(src, out, "json", *flags) == want, flags
+        with monkeypatch.context() as m:
+            done = _analyses(m)
+            assert _report(src, out, "json", *flags) == want, flags
+            assert not done
+    assert len(list(cached.glob("*.view"))) == 5
+
+
+def _touch_middle(path: Path) -> None:
+    """One digit past the fingerprinted first and last 64 KiB (or of a small file) changed in
+    place, size and mtime kept (tar, rsync -t)."""
+    data = bytearray(path.read_bytes())
+    st = os.stat(path)
+    k = next(i for i in range(len(data) // 2, len(data)) if 49 <= data[i] <= 56)
+    data[k] += 1
+    with open(path, "r+b") as f:
+        f.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("racy", [True, False])
+def test_any_byte_change_is_analysed_again(racy, cached, tmp_path, monkeypatch):
+    """racy: the file was changed just before (its whole content is hashed on every read);
+    else it looks long settled, and the change still moves its ctime (a new identity)."""
+    # (racy however long a loaded machine takes between the write and the read, or never)
+    monkeypatch.setattr(cache, "RACY_NS", 10**30 if racy else -(10**30))
+    path = tmp_path / "ops.csv"
+    shutil.copyfile(FILES[1], path)
+    out = tmp_path / "out"
+    _report(path, out, "csv")
+    _touch_middle(path)
+    want = _report(path, out, "csv", "--no-cache")
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        assert _report(path, out, "csv") == want
+        assert 1 in done  # analysed again
+    assert len(list(cached.glob("*.view"))) == 2
+
+
+def test_the_same_content_under_another_name_is_a_hit(cached, tmp_path, monkeypatch):
+    a, b = tmp_path / "a" / "ops.csv", tmp_path / "b" / "renamed.csv"
+    for p in (a, b):
+        p.parent.mkdir()
+        shutil.copyfile(FILES[0], p)
+    out = tmp_path / "out"
+    _report(a, out, "table")
+    want = _report(b, out, "table", "--no-cache")
+    assert str(b).encode() in want
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        assert _report(b, out, "table") == want  # its own path in the File: line
+        assert _main(["history", "add", str(b), "--store", str(tmp_path / "store")]) == 0
+        assert not done
+    assert len(list(cached.glob("*.view"))) == 1
+
+
+def test_a_hard_link_is_not_hashed_again_a_copy_is(cached, tmp_path, monkeypatch):
+    """The hash of a file's whole content is remembered by its identity less its path: another
+    name of the same inode (a hard link, 1.6 CPU-s of SHA-256 at a million ops) is not read
+    through again; a copy (another inode) is, and a file changed since is."""
+    a = tmp_path / "a" / "ops.csv"
+    a.parent.mkdir()
+    shutil.copyfile(FILES[0], a)
+    link, copy = tmp_path / "link.csv", tmp_path / "copy.csv"
+    os.link(a, link)
+    shutil.copyfile(a, copy)
+    monkeypatch.setattr(cache, "RACY_NS", -(10**30))  # settled files (a racy one is hashed
+    hashed: list[Path] = []                              # every time, whatever its name)
+    real = analysis_cache.sha256_of
+    monkeypatch.setattr(analysis_cache, "sha256_of", lambda p: hashed.append(p) or real(p))
+    out = tmp_path / "out"
+    want = _report(a, out, "csv")
+    assert hashed == [a]
+    assert _report(link, out, "csv") == want and hashed == [a]
+    assert _report(copy, out, "csv") == want and hashed == [a, copy]
+    assert _report(a, out, "csv") == want and hashed == [a, copy]
+    _touch_middle(link)  # the same inode, changed: hashed again under either name
+    _report(a, out, "csv")
+    assert hashed == [a, copy, a]
+
+
+def damages(data: bytes) -> list[bytes]:
+    """A stored file's bytes cut in half, less its last byte, zeroed, its trailer's hash
+    altered, one bit flipped."""
+    mid = len(data) // 2
+    return [data[:mid], data[:-1], b"\0" * len(data), data[:-40] + b"x" * 32 + data[-8:],
+            data[:mid] + bytes([data[mid] ^ 1]) + data[mid + 1:]]
+
+
+def test_a_new_ttdash_or_a_damaged_file_is_a_miss(cached, tmp_path, monkeypatch):
+    src, out = FILES[0], tmp_path / "out"
+    want = _report(src, out, "json")
+    [entry] = cached.glob("*.view")
+    with monkeypatch.context() as m:  # another model or report code: another name
+        m.setattr(analysis_cache, "_CODE", ["another ttdash"])
+        done = _analyses(m)
+        assert _report(src, out, "json") == want
+        assert 1 in done
+    for damaged in damages(entry.read_bytes()):
+        entry.write_bytes(damaged)
+        with monkeypatch.context() as m:
+            done = _analyses(m)
+            assert _report(src, out, "json") == want
+            assert 1 in done
+    other = next(e for e in cached.glob("*.view") if e != entry)  # the other code's entry
+    entry.write_bytes(other.read_bytes())  # another key's analysis put at this name
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        assert _report(src, out, "json") == want
+        assert 1 in done
+
+
+def test_no_cache_keeps_nothing_and_eviction_keeps_to_its_own_files(cached, tmp_path,
+                                                                     monkeypatch):
+    out = tmp_path / "out"
+    _report(FILES[0], out, "csv", "--no-cache")
+    assert not cached.exists()
+    monkeypatch.setenv("TTDASH_NO_CACHE", "1")
+    _report(FILES[0], out, "csv")
+    assert not cached.exists()
+    monkeypatch.delenv("TTDASH_NO_CACHE")
+    _report(FILES[0], out, "csv")
+    views = list(cached.glob("*.view"))
+    assert len(views) == 1 and len(list(cached.glob("*.digest"))) == 1
+    foreign = [cached / ("0" * 40 + ".view"), cached / ("1" * 40 + ".digest"),
+               cached / "notes.txt"]
+    for f in foreign:
+        f.write_bytes(b"not ttdash's")
+    stale = cached / ("2" * 40 + ".view.abc.tmp")
+    stale.write_bytes(cache.VIEW_MAGIC + b"partial")
+    os.utime(stale, (0, 0))
+    cache.evict(0)  # everything of its own goes, nothing else
+    assert sorted(cached.iterdir()) == sorted(foreign)
+    _report(FILES[2], out, "csv")  # a size bound counts the analyses too
+    older = set(cached.glob("*.view")) - set(foreign)
+    total = sum(f.stat().st_size for f in cached.iterdir() if f not in foreign)
+    monkeypatch.setenv("TTDASH_CACHE_MAX_MB", str((total - 1) / (1 << 20)))
+    _report(FILES[0], out, "csv")
+    assert not older & set(cached.iterdir())  # the least recently used analysis went
+    assert set(cached.glob("*.view")) - set(foreign) == set(views)  # the one just made stays
+    assert set(foreign) <= set(cached.iterdir())
+
+
+def test_diff_reads_either_side_from_the_cache(cached, tmp_path, monkeypatch):
+    a, b = FILES[0], real_dir() / REPORT_FIXTURES[2]
+    out = tmp_path / "d.json"
+    argv = ["diff", str(a), str(b), "-f", "json", "-o", str(out), "--force"]
+    assert _main([*argv, "--no-cache"]) == 0
+    want = out.read_bytes()
+    _report(a, tmp_path / "x", "csv")  # the baseline alone cached
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        assert _main(argv) == 0
+        assert out.read_bytes() == want
+        assert done.count(1) == 1  # the candidate only
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        assert _main(argv) == 0
+        assert out.read_bytes() == want
+        assert not done
+
+
+@pytest.mark.parametrize("src", FILES, ids=lambda p: p.name)
+def test_the_cached_view_is_the_analysed_one_dtypes_and_all(src, cached, monkeypatch):
+    from ttdash.commands.common import view_of
+    from ttdash.commands.options import WindowOptions
+
+    opts = WindowOptions()
+    fresh = view_of(str(src), opts, "lazy")
+    assert "_acache" in fresh.__dict__ and len(list(cached.glob("*.view"))) == 1
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        again = view_of(str(src), opts, "lazy")
+        assert not done
+    for a, b in ((again.ops, fresh.ops), (again.trace.ordered, fresh.trace.ordered),
+                 (again.trace.signposts, fresh.trace.signposts)):
+        pd.testing.assert_frame_equal(a, b)  # values, dtypes (object text stays object), index
+    assert again.summary() == fresh.summary()
+    assert again.trace.path == src and again.window == fresh.window
+    assert again.trace.wide is not None  # open's details: every column of a row, on demand
+    row = int(fresh.ops["id"].iloc[0])
+    pd.testing.assert_series_equal(again.trace.row(row).sort_index(),
+                                   fresh.trace.row(row).sort_index(), check_dtype=False)
+
+
+def _derived(monkeypatch) -> list[str]:
+    """Counts, from now on, what a report or diff works out from a view besides the analysis:
+    the advice rules' summary, "where the time goes", the CSV columns read again for a diff."""
+    from ttdash.model.read import attributes
+    from ttdash.report import advice, where
+
+    done: list[str] = []
+    summarise, groups, read = advice.summarise, where._top_groups, attributes._read_csv_columns
+    monkeypatch.setattr(advice, "summarise", lambda *a, **k: done.append("advice")
+                        or summarise(*a, **k))
+    monkeypatch.setattr(where, "_top_groups", lambda *a, **k: done.append("where")
+                        or groups(*a, **k))
+    monkeypatch.setattr(attributes, "_read_csv_columns", lambda *a, **k: done.append("csv")
+                        or read(*a, **k))
+    return done
+
+
+@pytest.mark.parametrize("fmt", ("table", "markdown", "json"))
+def test_a_second_report_keeps_the_advice_and_where_the_time_goes(fmt, cached, tmp_path,
+                                                                  monkeypatch):
+    """The advice summary and "where the time goes" are kept with the view: the first run
+    makes them (and stores them), the second prints the same bytes without making them."""
+    src, out = FILES[1], tmp_path / "out"
+    want = _report(src, out, fmt, "--no-cache")
+    with monkeypatch.context() as m:
+        done = _derived(m)
+        assert _report(src, out, fmt) == want
+        assert {"advice", "where"} <= set(done)
+    with monkeypatch.context() as m:
+        done = _derived(m) + _analyses(m)
+        assert _report(src, out, fmt) == want
+        assert not done, done
+    with monkeypatch.context() as m:  # another pause threshold: its own view, its own advice
+        done = _derived(m)
+        _report(src, out, fmt, "--pause-above", "5")
+        assert "advice" in done
+
+
+def test_a_second_diff_does_not_read_the_csv_again(cached, tmp_path, monkeypatch):
+    """The columns a diff reads again from the CSV (ATTRIBUTES) are kept with the view, written
+    once for a file and its hard link (one entry), and the output is the same bytes."""
+    a = tmp_path / "a.csv"
+    shutil.copyfile(FILES[0], a)
+    b = tmp_path / "b.csv"
+    os.link(a, b)
+    out = tmp_path / "d.csv"
+    argv = ["diff", str(a), str(b), "-f", "csv", "-o", str(out), "--force"]
+    assert _main([*argv, "--no-cache"]) == 0
+    want = out.read_bytes()
+    writes: list[Path] = []
+    write = analysis_cache.Entry.write
+    monkeypatch.setattr(analysis_cache.Entry, "write",
+                        lambda self, v: writes.append(self.file) or write(self, v))
+    with monkeypatch.context() as m:
+        done = _derived(m)
+        assert _main(argv) == 0
+        assert out.read_bytes() == want
+        assert done.count("csv") == 2  # each side's, analysed here
+    assert len(writes) == 1 and len(list(cached.glob("*.view"))) == 1
+    with monkeypatch.context() as m:
+        done = _derived(m) + _analyses(m)
+        assert _main(argv) == 0
+        assert out.read_bytes() == want
+        assert not done, done
+    assert len(writes) == 1  # nothing new to keep

@@ -1,0 +1,1 @@
+"""What the numbers mean: per-op metrics, advice and the guides, reasons, iterations, trust."""

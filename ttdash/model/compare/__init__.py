@@ -1,0 +1,1 @@
+"""Comparing traces: alignment, pairs, what changed, the diff and its gate."""

@@ -1,0 +1,1 @@
+"""The live op table of a run being profiled, and its ranks."""

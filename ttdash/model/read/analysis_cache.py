@@ -1,0 +1,460 @@
+"""The analysed view of a large trace kept beside its parsed copy, so the same file (or the same
+content under another name) is not analysed twice with the same options.
+
+One file per (content, options) under `$XDG_CACHE_HOME/ttdash/traces/`, named
+`<40 hex>.view`, beside the parsed copies of `model.cache` and under the same size bound and
+eviction (least recently used first, only the cache's own files). Its name is a hash of:
+- the source's whole content (SHA-256, the figure `history add` records as `sha256`); a small
+  alias file per source identity (`<40 hex>.digest`: size, mtime/ctime ns, inode, device,
+  first and last 64 KiB, as `model.cache` keys its copies, less the path: a hard link is the
+  same identity) spares hashing an unchanged file again, and is not used for a file changed within
+  `cache.RACY_NS` of the look at it (git's racy-clean rule: it is hashed every time);
+- every option that changes the view (`key`: the window, the arch override, the device merge,
+  the pause threshold, given by the caller), and what the path itself decides (a tt-run rank
+  folder, a realtime log's name, the arch from a `profile_log_device.csv` beside it);
+- ttdash's version and the code of `ttdash/model` and `ttdash/report` (a new ttdash never reads
+  an old analysis), and this format's `VERSION`.
+
+The file holds the `View` (with its `Trace`) pickled, less its large frames and arrays, which
+are columns of Arrow IPC sections in the same file, memory-mapped on read: numbers as they are,
+text as dictionary codes and the distinct values. What a command worked out from the view
+(iterations, data warnings, the why-slow figures, totals, the grouped advice, "where the time
+goes", the CSV columns a diff reads again) is kept with it when the command has made them before
+the view is stored (`report` and `diff` store it once their output is written). It is written
+to a temporary name and renamed, only when the source still is what was hashed (stamp, and the
+whole hash again when racy). Any doubt on read (a bad magic, a record that is not this key's,
+a truncated or altered file, an unpickling error) is a miss: the trace is read and analysed
+again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..progress import step
+from ..trace import _arch_from_log
+from . import cache
+from .discover import REALTIME_LOGS, rank_of
+from .loader import WideRows
+
+VERSION = 1
+MAGIC = cache.VIEW_MAGIC
+SUFFIX = ".view"
+BIG = 4096  # frames and arrays with at least this many rows go to the Arrow sections
+#: per-view caches not kept: the op rows (a slice of ops, made again at once), the guide
+#: rules' input (its entries are dropped once written), this module's own handle
+_DROP = ("_op_rows", "_guides", "_acache")
+#: lz4 frames: a million ops' view is ~630 MB of columns, ~10x less on disk; read through the
+#: map and unpacked as fast as the disk gives them
+_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
+#: the trailer: pickle offset, pickle, its index and record lengths, the SHA-1 of everything
+#: before the trailer (a flipped bit anywhere is a miss), MAGIC
+_FOOT = struct.Struct("<QQQQ20s8s")
+_CODE: list[str] = []
+_MASKED = (pd.arrays.IntegerArray, pd.arrays.BooleanArray, pd.arrays.FloatingArray)
+_ALIAS_HEAD = cache.ALIAS_HEAD
+
+
+def _code() -> str:
+    """ttdash's version and the code that makes a view and what is derived from it."""
+    if not _CODE:
+        h = hashlib.sha256(cache._fingerprint().encode())
+        package = Path(__file__).resolve().parent
+        while package.name != "ttdash":  # (wherever in the model this module sits)
+            package = package.parent
+        for part in ("report", "present"):
+            for f in sorted((package / part).glob("*.py")):
+                h.update(f"{part}/{f.name}".encode() + b"\0" + f.read_bytes())
+        h.update(str(VERSION).encode())
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
+
+
+def sha256_of(path: Path) -> tuple[str, int] | None:
+    """(hex SHA-256, size) of the whole file, or None when it cannot be read."""
+    opened = cache._open_regular(path)
+    if opened is None:
+        return None
+    f, _ = opened
+    h, size = hashlib.sha256(), 0
+    with f:
+        try:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+                size += len(block)
+        except OSError:
+            return None
+    return h.hexdigest(), size
+
+
+def path_facts(path: Path) -> list[Any]:
+    """What the path, not the content, decides of a view (trace.detect_arch, discover)."""
+    return [rank_of(path), path.name in REALTIME_LOGS, _arch_from_log(path)]
+
+
+@dataclass
+class Entry:
+    """Where the analysed view of one source, with one set of options, lives."""
+
+    slot: cache.Slot
+    digest: str
+    size: int
+    file: Path
+    record: dict[str, Any]
+
+    @classmethod
+    def of(cls, source: Path, key: str) -> Entry | None:
+        """The entry of a regular file worth caching (as model.cache decides), or None."""
+        slot = cache.Slot.of(source)
+        if slot is None:
+            return None
+        found = _alias(slot)
+        if found is None:
+            step("hashing the file", 0, 1)
+            found = sha256_of(source)
+            if found is None or not slot.unchanged():
+                return None
+            if not slot.racy:
+                _write_alias(slot, found)
+        digest, size = found
+        record = {"v": VERSION, "sha256": digest, "size": size, "key": key,
+                  "path": path_facts(source), "code": _code()}
+        name = hashlib.sha256(json.dumps(record, default=str).encode()).hexdigest()[:40]
+        return cls(slot, digest, size, cache.traces_dir() / f"{name}{SUFFIX}", record)
+
+    def read(self, lazy: bool = False) -> Any:
+        """The stored view (a model.View), its trace's path this source's (and, `lazy`, every
+        column of a row read from the parsed copy on demand, as a lazy read gives); None on
+        any doubt."""
+        view = read_stored(self.file, self.record, MAGIC, "reading the cached analysis")
+        if view is None:
+            return None
+        trace = view.trace
+        trace.path = self.slot.source
+        if lazy and self.slot.file.is_file():  # the parsed copy: every column of a row, on demand
+            trace.wide = WideRows(self.slot.file, self.slot.source, trace.header)
+        view.__dict__["_acache"] = self
+        self.known = _known(view)
+        return view
+
+    def grown(self, view: Any) -> bool:
+        """`view` is not stored yet, or has gained what its command worked out since it was
+        read from the cache (a csv report's analysis, then a json report's iterations)."""
+        known = getattr(self, "known", None)
+        return known is None and not self.file.exists() or (
+            known is not None and not _known(view) <= known)
+
+    def write(self, view: Any) -> bool:
+        """Keep `view` (a model.View of this source) if the source is still what was hashed;
+        then evict past the bound. True when kept."""
+        return store(self.file, lambda f: _dump(view, f, self.record), self.unchanged)
+
+    def unchanged(self) -> bool:
+        """The source still is what was hashed (stamp; and the whole hash again when racy)."""
+        return self.slot.unchanged() and (
+            not self.slot.racy or sha256_of(self.slot.source) == (self.digest, self.size))
+
+
+def read_stored(file: Path, record: dict[str, Any], magic: bytes, what: str) -> Any:
+    """What `store` kept at `file` for `record` (load), or None on any doubt: not a regular
+    file private to this user in a private folder (cache.open_cached), damaged, another's."""
+    try:
+        opened = cache.open_cached(file)
+        if opened is None:
+            return None
+        opened[0].close()
+        step(what, 0, 1)
+        found = load(file, record, magic)
+        os.utime(file, follow_symlinks=False)  # last use, for eviction
+    except (*cache._BAD, pickle.UnpicklingError, EOFError, KeyError, TypeError,
+            AttributeError, IndexError, ImportError, struct.error):
+        return None
+    return found
+
+
+def store(file: Path, write: Any, same: Any) -> bool:
+    """`write(f)` into a temporary file beside `file` (in the private cache folder), renamed
+    to `file` when `same()` (the sources are still what was read); then evict past the bound.
+    True when kept."""
+    try:
+        cache.make_dir()
+        if not cache.trusted_dir():
+            return False
+        fd, name = tempfile.mkstemp(suffix=".tmp", prefix=f"{file.name}.", dir=file.parent)
+    except OSError:
+        return False
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "w+b") as f:
+            write(f)
+        if not same():
+            tmp.unlink(missing_ok=True)
+            return False
+        os.replace(tmp, file)
+    except (*cache._BAD, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        tmp.unlink(missing_ok=True)
+        return False
+    cache.evict(cache.max_bytes(), keep=file)
+    return True
+
+
+def _known(view: Any) -> set[str]:
+    """What a view and its trace hold worked out (their cached figures, by name)."""
+    trace = view.trace
+    return ({f"view.{k}" for k in view.__dict__ if k not in _DROP}
+            | {f"trace.{k}" for k in trace.__dict__}
+            | {f"iterations.{k}" for k in trace.__dict__.get("_iterations", {})})
+
+
+# ------------------------------------------------------------------ the identity -> hash alias
+def _identity(slot: cache.Slot) -> dict[str, Any]:
+    """The source's identity less its path: the same inode, size, times and first and last
+    blocks under another name (a hard link) is the same file, and its hash is not made again."""
+    record = slot.record(None)
+    record.pop("source")
+    return record
+
+
+def _alias_file(slot: cache.Slot) -> Path:
+    name = hashlib.sha256(json.dumps(_identity(slot)).encode()).hexdigest()[:40]
+    return slot.file.with_name(f"{name}.digest")
+
+
+def _alias(slot: cache.Slot) -> tuple[str, int] | None:
+    """The source's hash as recorded for this very identity (not for a racy one)."""
+    if slot.racy:
+        return None
+    opened = cache.open_cached(_alias_file(slot))
+    if opened is None:
+        return None
+    with opened[0] as f:
+        try:
+            record = json.loads(f.read(1 << 12))
+        except (OSError, ValueError):
+            return None
+    if not isinstance(record, dict) or record.get("identity") != _identity(slot):
+        return None
+    digest, size = record.get("sha256"), record.get("size")
+    if not isinstance(digest, str) or not isinstance(size, int) or size != slot.stamp[0]:
+        return None
+    return digest, size
+
+
+def _write_alias(slot: cache.Slot, found: tuple[str, int]) -> None:
+    text = json.dumps({"identity": _identity(slot), "sha256": found[0], "size": found[1]})
+    assert text.encode().startswith(_ALIAS_HEAD)
+    store(_alias_file(slot), lambda f: f.write(text.encode()), lambda: True)
+
+
+# ------------------------------------------------------------------ the file format
+class _Columns:
+    """The large arrays of one pickle, an Arrow IPC section each (read and released one at a
+    time: the peak is the frames made, not twice them)."""
+
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
+
+    def add(self, values: np.ndarray) -> tuple[int, int]:
+        self.arrays.append(values)
+        return len(values), len(self.arrays) - 1
+
+
+def _frame_spec(df: pd.DataFrame, cols: _Columns) -> tuple[Any, ...]:
+    """How to make `df` again: its labels, index and each column's values or codes."""
+    specs: list[tuple[Any, ...]] = []
+    for i in range(df.shape[1]):
+        s = df.iloc[:, i]
+        dt = s.dtype
+        if isinstance(dt, np.dtype) and dt.kind in "biuf":
+            specs.append(("np", cols.add(s.to_numpy())))
+        elif isinstance(dt, pd.CategoricalDtype):
+            specs.append(("cat", cols.add(s.cat.codes.to_numpy()), dt))
+        elif isinstance(s.array, _MASKED):  # Int64, boolean, Float64: values and the NA mask
+            arr = s.array
+            specs.append(("masked", cols.add(arr.to_numpy(dtype=dt.numpy_dtype,
+                                                          na_value=dt.numpy_dtype.type(0))),
+                          cols.add(arr.isna()), dt))
+        elif isinstance(dt, np.dtype) and dt.kind == "O":
+            specs.append(_object_spec(s, cols))
+        else:
+            specs.append(("py", s))
+    index = df.index
+    if not isinstance(index, pd.RangeIndex) and isinstance(index.dtype, np.dtype) \
+            and index.dtype.kind in "iu" and index.name is None:
+        index = ("np", cols.add(index.to_numpy()))
+    return df.columns, index, specs, dict(df.attrs)
+
+
+def _object_spec(s: pd.Series, cols: _Columns) -> tuple[Any, ...]:
+    """Text as codes and the distinct strings, the missing cells' own value (None or NaN)
+    restored; anything else (mixed types, pd.NA) pickled as it is."""
+    values = s.to_numpy()
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
+        return ("py", s)
+    codes, uniques = pd.factorize(values)
+    missing = values[codes < 0]
+    if not len(missing):
+        na: Any = None
+    elif all(v is None for v in missing):
+        na = None
+    elif all(isinstance(v, float) and v != v for v in missing):
+        na = float("nan")
+    else:
+        return ("py", s)
+    return ("obj", cols.add(codes.astype(np.int32)), np.asarray(uniques, dtype=object), na,
+            s.name)
+
+
+def _dump(view: Any, f: io.BufferedWriter, record: dict[str, Any]) -> None:
+    """`view` stored (dump), less its per-view caches and its rows read on demand."""
+    saved = {k: view.__dict__.pop(k) for k in _DROP if k in view.__dict__}
+    wide, view.trace.wide = view.trace.wide, None
+    try:
+        dump(view, f, record)
+    finally:
+        view.__dict__.update(saved)
+        view.trace.wide = wide
+
+
+def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes = MAGIC) -> None:
+    """`root` pickled, its large frames, series and arrays as Arrow sections (see module),
+    `magic` at both ends, `record` checked on read (load)."""
+    cols = _Columns()
+    refs: dict[int, int] = {}
+    made: list[tuple[Any, ...]] = []
+    keep: list[Any] = []  # the objects whose ids are in refs, alive until the pickle is made
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            big = isinstance(obj, (pd.DataFrame, pd.Series)) and len(obj) >= BIG
+            arr = (type(obj) is np.ndarray and obj.ndim == 1 and obj.dtype.kind in "biuf"
+                   and len(obj) >= BIG)
+            if not (big or arr):
+                return None
+            k = refs.get(id(obj))
+            if k is None:
+                if arr:
+                    made.append(("arr", cols.add(obj)))
+                elif isinstance(obj, pd.Series):
+                    made.append(("series", _frame_spec(obj.to_frame(), cols), obj.name))
+                else:
+                    made.append(("frame", _frame_spec(obj, cols)))
+                k = refs[id(obj)] = len(made) - 1
+                keep.append(obj)
+            return k
+
+    buf = io.BytesIO()
+    Pickler(buf, protocol=5).dump(root)
+    f.write(magic)
+    sections = []
+    for values in cols.arrays:
+        f.write(b"\0" * (-f.tell() % 64))
+        start = f.tell()
+        table = pa.table({"c": values})
+        with pa.ipc.new_file(pa.PythonFile(f, mode="w"), table.schema,
+                             options=_OPTIONS) as w:
+            w.write_table(table)
+        sections.append((len(values), start, f.tell() - start))
+    tail = pickle.dumps((sections, made), protocol=5)
+    meta = json.dumps(record, default=str).encode()
+    body = buf.getvalue()
+    at = f.tell()
+    f.write(body)
+    f.write(tail)
+    f.write(meta)
+    f.flush()
+    check = hashlib.sha1(usedforsecurity=False)
+    with open(f.fileno(), "rb", closefd=False) as again:
+        again.seek(0)
+        for block in iter(lambda: again.read(1 << 20), b""):
+            check.update(block)
+    f.seek(0, os.SEEK_END)
+    f.write(_FOOT.pack(at, len(body), len(meta), len(tail), check.digest(), magic))
+
+
+def load(path: Path, record: dict[str, Any], magic: bytes = MAGIC) -> Any:
+    """What `dump` stored at `path` for `record` with `magic`, or None (any doubt)."""
+    with pa.memory_map(str(path)) as mm:
+        whole = mm.read_buffer()
+    n = whole.size
+    if n < 8 + _FOOT.size or whole.slice(0, 8).to_pybytes() != magic:
+        return None
+    at, body_len, meta_len, tail_len, digest, last = _FOOT.unpack(
+        whole.slice(n - _FOOT.size, _FOOT.size).to_pybytes())
+    end = n - _FOOT.size
+    if last != magic or at + body_len + tail_len + meta_len != end:
+        return None
+    if hashlib.sha1(memoryview(whole.slice(0, end)), usedforsecurity=False).digest() != digest:
+        return None
+    meta = whole.slice(end - meta_len, meta_len).to_pybytes()
+    if json.loads(meta) != json.loads(json.dumps(record, default=str)):
+        return None  # another key's analysis put at this name
+    sections, made = pickle.loads(whole.slice(at + body_len, tail_len))
+    objects: dict[int, Any] = {}
+
+    def column(ref: tuple[int, int]) -> np.ndarray:
+        length, (rows, start, size) = ref[0], sections[ref[1]]
+        table = pa.ipc.open_file(whole.slice(start, size)).read_all()
+        if table.num_rows != length or rows != length:
+            raise IndexError("a section of another length")
+        arr = table.column(0).to_numpy()
+        return arr if arr.flags.writeable else arr.copy()
+
+    def build(k: int) -> Any:
+        item = made[k]
+        if item[0] == "arr":
+            return column(item[1])
+        df = _frame(item[1], column)
+        return df.iloc[:, 0].rename(item[2]) if item[0] == "series" else df
+
+    class Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid: Any) -> Any:
+            if not isinstance(pid, int) or not 0 <= pid < len(made):
+                raise pickle.UnpicklingError("bad reference")
+            if pid not in objects:
+                objects[pid] = build(pid)
+            return objects[pid]
+
+    return Unpickler(io.BytesIO(whole.slice(at, body_len).to_pybytes())).load()
+
+
+def _frame(spec: tuple[Any, ...], column: Any) -> pd.DataFrame:
+    labels, index, specs, attrs = spec
+    if isinstance(index, tuple):
+        index = pd.Index(column(index[1]))
+    data: dict[int, Any] = {}
+    for i, s in enumerate(specs):
+        kind = s[0]
+        if kind == "np":
+            data[i] = column(s[1])
+        elif kind == "cat":
+            data[i] = pd.Categorical.from_codes(column(s[1]), dtype=s[2])
+        elif kind == "masked":
+            data[i] = s[3].construct_array_type()(column(s[1]), column(s[2]))
+        elif kind == "obj":
+            codes, uniques, na = column(s[1]), s[2], s[3]
+            values = uniques.take(codes, mode="clip") if len(uniques) else \
+                np.full(len(codes), na, dtype=object)
+            if len(uniques) and (codes < 0).any():
+                values[codes < 0] = na
+            # a Series of dtype object: pandas would make text of a bare array (str dtype)
+            data[i] = pd.Series(values, index=index, dtype=object, copy=False)
+        else:
+            data[i] = s[1].array
+    df = pd.DataFrame(data, index=index, copy=False)
+    df.columns = labels
+    df.attrs.update(attrs)
+    return df
