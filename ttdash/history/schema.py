@@ -134,6 +134,16 @@ def source_columns(table: str, version: int, columns: list[str], present: set[st
     return [n for c in columns if (n := renamed.get(c, c)) in present]
 
 
+def missing(table: str, version: int, present: set[str], required: tuple[str, ...] = ()
+            ) -> list[str]:
+    """The fields (current names) a file of `version` lacks among those it must have: every
+    declared field when it is of this version (the layout is fixed; a footer byte changed on
+    disk can rename a column, and no page checksum covers the footer), else the `required`
+    ones (older files may lack fields added since)."""
+    names = TABLES[table].names if version == SCHEMA_VERSION else list(required)
+    return [c for c in names if not source_columns(table, version, [c], present)]
+
+
 def conform(data: pa.Table, table: str, version: int, columns: list[str] | None = None
             ) -> pa.Table:
     """`data` (read from a file of `version`) as the current schema of `table` (or its

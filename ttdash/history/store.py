@@ -54,6 +54,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -74,6 +75,9 @@ COMPACT_ABOVE = 32
 WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_page_checksum": True}
 #: How every file is opened (pq.ParquetFile's options).
 VERIFY: dict[str, Any] = {"page_checksum_verification": True}
+#: What reading a damaged file can raise (a changed footer byte can make a column's name
+#: invalid UTF-8, which pyarrow raises as UnicodeDecodeError).
+_UNREADABLE = (OSError, pa.ArrowException, UnicodeDecodeError)
 #: Rounds of re-listing a reader makes when files it listed were merged away meanwhile.
 RELIST = 50
 #: Tries of one listing: a folder made by another writer during a listing fails it in pyarrow 16
@@ -221,17 +225,14 @@ class Store:
                     self.skipped.append(f"{name}: not a ttdash runs file ({exc}); skipped")
                     return None
                 present = set(pf.schema_arrow.names)
-                missing = [c for c in REQUIRED
-                           if not sch.source_columns("runs", version, [c], present)]
-                if missing:
-                    self.skipped.append(f"{name}: not a ttdash runs file (no "
-                                        f"{', '.join(missing[:3])} column); skipped")
+                if (lacks := _lacks("runs", version, present)):
+                    self.skipped.append(f"{name}: {lacks}; skipped")
                     return None
                 wanted = columns or RUNS.names
                 table = pf.read(columns=sch.source_columns("runs", version, wanted, present))
         except FileNotFoundError:
             return _VANISHED
-        except (OSError, pa.ArrowException) as exc:
+        except _UNREADABLE as exc:
             self.skipped.append(f"{name}: {_damage(exc)}; skipped")
             return None
         try:
@@ -317,9 +318,12 @@ class Store:
             except ValueError as exc:
                 raise TraceError(self._rel(path), f"not a ttdash ops file ({exc})") from None
             present = set(pf.schema_arrow.names)
+            if (lacks := _lacks("ops", version, present)):
+                raise TraceError(self._rel(path), f"{lacks}: cannot read the ops of run "
+                                 f"{run['run_id']}")
             try:
                 read = pf.read(columns=sch.source_columns("ops", version, columns, present))
-            except (OSError, pa.ArrowException) as exc:
+            except _UNREADABLE as exc:
                 raise TraceError(self._rel(path), f"{_damage(exc)}: cannot read the ops of run "
                                  f"{run['run_id']}") from None
         return sch.conform(read, "ops", version, columns)
@@ -336,16 +340,25 @@ class Store:
                 with self.fs.open_input_file(path) as fh:
                     pf = pq.ParquetFile(fh, **VERIFY)
                     try:
-                        sch.check_version(pf.metadata.metadata, self._rel(path))
+                        version = sch.check_version(pf.metadata.metadata, self._rel(path))
                     except ValueError as exc:
                         self.skipped.append(f"{self._rel(path)}: not a ttdash {table} file "
                                             f"({exc}); skipped")
                         return False
+                    if (lacks := _lacks(table, version, set(pf.schema_arrow.names))):
+                        self.skipped.append(f"{self._rel(path)}: {lacks}; skipped")
+                        return False
+                    blank = 0
                     for i in range(pf.num_row_groups):  # every page, against its checksum
-                        pf.read_row_group(i)
+                        group = pf.read_row_group(i)
+                        if table == "runs":  # rows the view leaves out, named as runs() does
+                            blank += _blank_rows(group, version)
+                    if blank:
+                        self.skipped.append(f"{self._rel(path)}: {blank} row(s) without "
+                                            f"{', '.join(REQUIRED)}; skipped")
             except FileNotFoundError:
                 return False
-            except (OSError, pa.ArrowException) as exc:
+            except _UNREADABLE as exc:
                 self.skipped.append(f"{self._rel(path)}: {_damage(exc)}; skipped")
                 return False
             return True
@@ -367,7 +380,7 @@ class Store:
                         out.write(block)
             except FileNotFoundError:  # merged away meanwhile (runs files only)
                 return _VANISHED
-            except (OSError, pa.ArrowException) as exc:
+            except _UNREADABLE as exc:
                 raise self._error(exc, f"cannot read {self._rel(path)}") from None
             return True
 
@@ -524,6 +537,26 @@ def _remote_hint(exc: BaseException) -> str:
         return (f"no connection to {'AWS_ENDPOINT_URL=' + where if where else 'the endpoint'}: "
                 + text)
     return text
+
+
+def _lacks(table: str, version: int, present: set[str]) -> str:
+    """"" when a file of `table` and `version` with the columns `present` has every field it
+    must have (schema.missing), else what to say of it."""
+    gone = sch.missing(table, version, present, REQUIRED if table == "runs" else ())
+    if not gone:
+        return ""
+    return (f"not a ttdash {table} file as written (no {', '.join(gone[:3])} column"
+            f"{'s' if len(gone) > 1 else ''}: a changed footer or another tool's file)")
+
+
+def _blank_rows(group: pa.Table, version: int) -> int:
+    """Rows of a runs row group without one of the REQUIRED fields."""
+    names = sch.names_in("runs", version)
+    mask = None
+    for c in REQUIRED:
+        col = group[names.get(c, c)]
+        mask = col.is_null() if mask is None else pc.or_(mask, col.is_null())
+    return pc.sum(mask).as_py() or 0
 
 
 def _damage(exc: BaseException) -> str:
