@@ -172,6 +172,13 @@ def page_server(opts: ServeOptions, token: str):
             await self.remote_close()  # its process is gone: the page shows the session ended
 
         @property
+        def running(self) -> bool:
+            """Starting, or its process not ended: what holds a place under --max-sessions
+            (one whose process is gone frees it while its last output drains)."""
+            process = self._process
+            return process is None or process.returncode is None
+
+        @property
         def pid(self) -> int | None:
             return self._process.pid if self._process is not None else None
 
@@ -237,7 +244,7 @@ def page_server(opts: ServeOptions, token: str):
             pass  # textual-serve prints a banner; the URL line is printed once listening
 
         def full(self) -> bool:
-            return self.closing or len(self.sessions) >= opts.max_sessions
+            return self.closing or sum(s.running for s in self.sessions) >= opts.max_sessions
 
         async def handle_index(self, request: web.Request):  # type: ignore[override]
             if self.full():
