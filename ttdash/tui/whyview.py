@@ -290,7 +290,9 @@ class WhyView(Vertical):
             g = lst.frame.iloc[min(lst.cursor, len(lst.frame) - 1)]
             tries = list(g["try"])
             # a narrow screen keeps room for the rows: the first line and how many more
-            keep = tries if self.size.width >= WIDE else tries[:1]
+            # (before its first layout the view has no size yet: the screen's width then)
+            width = self.size.width or self.app.size.width
+            keep = tries if width >= WIDE else tries[:1]
             lines += [f"Try: {t}" for t in keep] or [f"{g['group']}: no guide line for "
                                                      "this reason"]
             more = f" ({plural(len(tries) - len(keep), 'more line')}: wider, or the " \
