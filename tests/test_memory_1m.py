@@ -1,6 +1,6 @@
 """The guides' and iterations' memory savings for a million-op report (#38) change no number:
 the padding and fusion rules a chunk of ops at a time find the same entries as in one chunk,
-the summary summed per rule frame equals the group-by over every entry, the kinds share one
+the summary's sums are the exact sums of every entry of a kind, the kinds share one
 str, and find_period's in-place power spectrum is bit for bit the whole-array product."""
 
 from __future__ import annotations
@@ -44,27 +44,50 @@ def test_rules_in_small_chunks_find_the_same_entries(monkeypatch, name):
 
 @pytest.mark.parametrize("name", [OFT, CLIP, "tt-perf-report__bh_64_clip_encoder_1.csv",
                                   "tt-perf-report__ops_perf_results_2025_09_18_11_39_20.csv"])
-def test_summary_is_the_group_by_over_every_entry(name):
-    """The sums the summary printed when it grouped the concatenation of every entry (bh20_oft:
-    a group-by of the fusion rule's frame alone gives 5439.7530000000015 us, this 5439.753;
-    wh_clip_encoder_2: the figures stacked in one block give 271.01300000000003 us, the
-    concatenation's one-column blocks 271.013)."""
+def test_summary_sums_are_exact_a_rule_at_a_time(name, monkeypatch):
+    """The summary sums each kind's entries exactly (math.fsum: the same bits however they are
+    split; a group-by's sum depends on the block pandas keeps a column in, wh_clip_encoder_2:
+    271.01300000000003 us stacked, 271.013 alone, the figures' 271.013), each rule's entries
+    made, summed and dropped before the next rule runs, the same from entries kept (JSON)."""
+    import math
+    import weakref
+
+    from ttdash.model.analysis import guides
+
     g = _fresh(name)
-    assert len(rule_frames(g)) > 1
-    e = entries(g)
-    figures = [f for f in EXTRA_FIGURES if f in e.columns]
-    sums = e.groupby(e["kind"].to_numpy(dtype=object), sort=False)[
-        ["device_us", "gap_us", "at_stake_us", "saving_us", *figures]].sum(min_count=1)
+    e = entries(_fresh(name))
+    live, seen = [], []
+    rules = guides.guide_frames
+
+    def one_at_a_time(gi):
+        for frame in rules(gi):
+            assert all(r() is None for r in live), "an earlier rule's entries are still held"
+            live.append(weakref.ref(frame))
+            seen.append(len(frame))
+            yield frame
+            del frame
+
+    monkeypatch.setattr(guides, "guide_frames", one_at_a_time)
     got = {r.kind.kind: r for r in summarise_guides(g).rules}
-    assert set(got) == set(sums.index)
-    for kind, s in sums.iterrows():
-        r = got[kind]
-        assert (r.device_us, r.gap_us, r.at_stake_us) == \
-            (s["device_us"], s["gap_us"], s["at_stake_us"])  # exact, not approx
-        assert r.figures == {f: s[f] for f in figures if pd.notna(s[f])}
-        if r.saving_us is not None:
-            assert r.saving_us == s["saving_us"]
+    assert len(seen) > 1 and sum(seen) == len(e) and "frames" not in g.cache
+    figures = [f for f in EXTRA_FIGURES if f in e.columns]
+    kinds = e["kind"].to_numpy(dtype=object)
+    assert set(got) == set(kinds)
+    for kind, r in got.items():
+        rows = e[kinds == kind]
+
+        def exact(column, rows=rows):
+            v = rows[column].dropna().to_numpy(dtype="float64")
+            return math.fsum(v) if len(v) else None
+
+        assert (r.ops, r.device_us, r.gap_us, r.at_stake_us) == \
+            (len(rows), exact("device_us"), exact("gap_us"), exact("at_stake_us"))
+        assert r.figures == {f: exact(f) for f in figures if exact(f) is not None}
+        assert r.saving_us == (exact("saving_us") if r.kind.estimate else None)
+    monkeypatch.setattr(guides, "guide_frames", rules)
     assert summarise_guides(g).entries == len(e)
+    rule_frames(g)  # kept (as JSON keeps them): summed from them, the same bits
+    assert summarise_guides(g) == summarise_guides(_fresh(name))
 
 
 def test_entry_kinds_share_one_str():

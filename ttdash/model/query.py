@@ -39,10 +39,24 @@ def sort_order(ops: pd.DataFrame, rows: np.ndarray, key: str | None,
     return rows[np.argsort(ranks, kind="stable")]
 
 
+#: The op columns summary_key and summary_groups read.
+SUMMARY_INPUTS = ("op_code", "in0_memory", "category", "device", "device_time_us",
+                  "flops_pct", "is_host", "is_signpost")
+
+
+def summary_inputs(ops: pd.DataFrame, keep: np.ndarray | None = None,
+                   also: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The SUMMARY_INPUTS (and `also`) columns of `ops`, of the rows `keep` (bool; None: every
+    row): what a group-by copies of a million-op frame, not its other 50 columns (a row mask on
+    the whole frame copied ~200 MB for a table of a few hundred groups)."""
+    cols = [c for c in dict.fromkeys((*SUMMARY_INPUTS, *also)) if c in ops.columns]
+    return ops[cols] if keep is None else ops.loc[keep, cols]
+
+
 def group_ops(ops: pd.DataFrame, by: str) -> pd.DataFrame:
     """Device time by op code, category or "memory" (op code and input 0 memory, as
     tt-perf-report's summary groups): count, total, mean, share; largest first."""
-    o = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
+    o = summary_inputs(ops, ~ops["is_signpost"].to_numpy(dtype=bool), (by,))
     keys = (summary_key(o, "memory") if by == "memory" else o[by]).astype("string") \
         .fillna("(none)")
     t = o["device_time_us"]
@@ -95,7 +109,7 @@ def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = Fal
     device, `per_device`) the ops, their device time (host ops count 0) and its share, the
     category, and FLOPs % min / max / mean / std / mean weighted by device time; largest
     first. Signposts are left out."""
-    o = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
+    o = summary_inputs(ops, ~ops["is_signpost"].to_numpy(dtype=bool))
     t = o["device_time_us"].to_numpy(dtype="float64").copy()
     t[o["is_host"].to_numpy(dtype=bool)] = 0.0
     f = o["flops_pct"].to_numpy(dtype="float64")

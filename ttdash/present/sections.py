@@ -101,9 +101,14 @@ def blocks(view: Any, sections: Iterable[Section] | None = None) -> Iterable[Blo
         yield from s.blocks_of(view)
 
 
-def json_keys(view: Any, shown: Any, sections: Iterable[Section] | None = None) -> dict[str, Any]:
-    """Every section's JSON keys, in order."""
-    doc: dict[str, Any] = {}
-    for s in SECTIONS if sections is None else sections:
-        doc.update(s.json_of(view, shown))
-    return doc
+def json_keys(view: Any, shown: Any, sections: Iterable[Section] | None = None,
+              last: str | None = None, before_last: Callable[[], object] | None = None
+              ) -> dict[str, Any]:
+    """Every section's JSON keys, in order; the section keyed `last` worked out after the
+    others, `before_last()` run first (what it makes is then not held through the others)."""
+    chosen = list(SECTIONS if sections is None else sections)
+    made = {s.key: s.json_of(view, shown) for s in chosen if s.key != last}
+    if before_last is not None:
+        before_last()
+    made.update({s.key: s.json_of(view, shown) for s in chosen if s.key == last})
+    return {k: v for s in chosen for k, v in made[s.key].items()}

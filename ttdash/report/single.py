@@ -36,6 +36,7 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     advice_entries,
     advice_sections,
     advice_text,
+    guide_entries,
     guide_frames_of,
     guides_cached,
     release_guides,
@@ -99,9 +100,13 @@ def select(view: View, shown: Shown = ALL, rows=None) -> pd.DataFrame:
 
 def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     made = not guides_cached(view)  # the guide entries made here are dropped once written
-    # every section's keys (present.sections; schemas/report.schema.json); the advice entries
-    # are streamed after them: a million-op trace has hundreds of thousands
-    doc = {"schema_version": SCHEMA_VERSION, **section_keys(view, shown)}
+    # every section's keys (present.sections; schemas/report.schema.json), the advice's last:
+    # the guide rules' entries it sums are made once for it and the entries below, once the
+    # other sections' working memory is gone (held through them, they added ~90 MiB to a
+    # million ops' peak). The entries are streamed after the keys: a million ops have 1.5M.
+    doc = {"schema_version": SCHEMA_VERSION, **section_keys(
+        view, shown, last="advice",
+        before_last=(lambda: guide_entries(view)) if shown.advice != "none" else None)}
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
     if shown.advice != "none":  # CHUNK entries at a time: no Python object per entry, and

@@ -19,6 +19,7 @@ object per op); `summarise_guides` groups them per kind for the first answer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -143,6 +144,7 @@ def guide_frames(g: GuideInput) -> Iterator[pd.DataFrame]:
         frame = find(g)
         if len(frame):
             yield frame
+        del frame  # (not held while the next rule runs)
 
 
 def rule_frames(g: GuideInput) -> list[pd.DataFrame]:
@@ -205,48 +207,60 @@ class GuideSummary:
 
 
 def summarise_guides(g: GuideInput) -> GuideSummary:
-    """The guide entries per kind (arrays and group-bys; no object per op). The sums are a
-    group-by over every rule frame's figures concatenated, as over the concatenated entries
-    (the same bits: a group-by of one rule's frame alone, or of one column, can differ in the
-    last bit), without the entries' other columns."""
-    frames = rule_frames(g)
-    if not frames:
-        return GuideSummary()
+    """The guide entries per kind (arrays and group-bys; no object per op). A rule at a time:
+    the entries found here are summed and dropped (a million ops have 1.5 million; holding
+    every rule's at once, with their figures concatenated, was ~240 MiB of a million-op
+    table's peak), unless they are kept already (rule_frames). A kind is one rule's, so its
+    sums are the same group-by over the same rows, in the same order, as over every entry."""
+    kept = g.cache.get("frames")
     dev = np.nansum(g.ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
     total = float(dev + dispatch_gaps(g).sum())  # the steady state: device + dispatch gaps
-    figures = [f for f in EXTRA_FIGURES if any(f in e.columns for e in frames)]
-    summed = ["device_us", "gap_us", "at_stake_us", "saving_us", *figures]
-    # the kinds as codes (first seen first, as a group-by keeps them): one hashing pass
-    codes, kinds = pd.factorize(np.concatenate([e["kind"].to_numpy(dtype=object)
-                                                for e in frames]))
-    # the frames' figures concatenated as the entries' were: a float column's group-by sum
-    # depends on the blocks pandas keeps it in (a block of one column or of four: last bits)
-    figs = pd.concat([e.drop(columns=["id", "kind", "message"]) for e in frames],
-                     ignore_index=True)
-    sums = figs.groupby(codes, sort=False, observed=True)[summed].sum(min_count=1)
-    stake = figs["at_stake_us"].to_numpy(dtype="float64")
-    del figs
-    counts = np.bincount(codes, minlength=len(kinds))
-    ids = np.concatenate([e["id"].to_numpy(dtype=np.int64) for e in frames])
-    out = []
-    for code, s in sums.iterrows():  # (a handful of kinds)
-        kind = str(kinds[code])
-        at = np.flatnonzero(codes == code)
-        heavy = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()  # ties: order
-        kk = KINDS[kind]
-        saving = s["saving_us"]
-        out.append(GuideRule(
-            kk, int(counts[code]), float(s["device_us"]), float(s["gap_us"]),
-            float(s["at_stake_us"]), float(s["at_stake_us"]) / total * 100 if total > 0 else 0.0,
-            None if kk.estimate is None or pd.isna(saving) else float(saving),
-            {f: float(s[f]) for f in figures if pd.notna(s[f])},
-            tuple(int(i) for i in heavy),
-            _message(frames, kind) if kind in DETAIL_KINDS else None))
+    out, entries = [], 0
+    for frame in kept if kept is not None else guide_frames(g):
+        entries += len(frame)
+        out += _summarise(frame, total)
+        del frame  # (not held while the next rule runs)
     # the warm-up first: it says what a measurement of the whole trace is worth; then the
     # rules by their estimated saving (what following them is worth), those without an
     # estimate last, by time at stake
     out.sort(key=rank_key)
-    return GuideSummary(len(codes), tuple(out))
+    return GuideSummary(entries, tuple(out))
+
+
+def _summarise(frame: pd.DataFrame, total: float) -> list[GuideRule]:
+    """The kinds of one rule's entries, each summed (`total`: the steady state, the basis of
+    each share)."""
+    figures = [f for f in EXTRA_FIGURES if f in frame.columns]
+    summed = ["device_us", "gap_us", "at_stake_us", "saving_us", *figures]
+    codes, kinds = pd.factorize(frame["kind"].to_numpy(dtype=object))
+    values = {c: frame[c].to_numpy(dtype="float64", na_value=np.nan) for c in summed}
+    stake = values["at_stake_us"]
+    counts = np.bincount(codes, minlength=len(kinds))
+    ids = frame["id"].to_numpy(dtype=np.int64)
+    out = []
+    for code in range(len(kinds)):  # (a kind or two)
+        kind = str(kinds[code])
+        at = np.flatnonzero(codes == code)
+        s = {c: _exact_sum(v if len(kinds) == 1 else v[at]) for c, v in values.items()}
+        heavy = ids[at[np.argsort(-stake[at], kind="stable")[:EXAMPLES]]].tolist()  # ties: order
+        kk = KINDS[kind]
+        saving = s["saving_us"]
+        detail = str(frame["message"].to_numpy(dtype=object)[at[0]]) \
+            if kind in DETAIL_KINDS else None  # the kind's first entry's message
+        out.append(GuideRule(
+            kk, int(counts[code]), s["device_us"], s["gap_us"],
+            s["at_stake_us"], s["at_stake_us"] / total * 100 if total > 0 else 0.0,
+            None if kk.estimate is None or math.isnan(saving) else saving,
+            {f: s[f] for f in figures if not math.isnan(s[f])},
+            tuple(int(i) for i in heavy), detail))
+    return out
+
+
+def _exact_sum(values: np.ndarray) -> float:
+    """The sum of the values that are not NaN, correctly rounded (math.fsum: the same bits in
+    any order and however the entries are split or stored); NaN when every value is."""
+    known = values[~np.isnan(values)]
+    return math.fsum(known) if len(known) else math.nan
 
 
 def rank_key(r: GuideRule) -> tuple[bool, bool, float, float, str]:
@@ -254,15 +268,6 @@ def rank_key(r: GuideRule) -> tuple[bool, bool, float, float, str]:
     rules without an estimate (most time at stake first)."""
     return (r.kind.kind not in DETAIL_KINDS, r.saving_us is None, -(r.saving_us or 0.0),
             -r.at_stake_us, r.kind.kind)
-
-
-def _message(frames: list[pd.DataFrame], kind: str) -> str:
-    """The first entry's message of a kind."""
-    for e in frames:
-        at = np.flatnonzero(e["kind"].to_numpy(dtype=object) == kind)
-        if len(at):
-            return str(e["message"].to_numpy(dtype=object)[at[0]])
-    return ""
 
 
 def find_warmup(g: GuideInput) -> pd.DataFrame:
