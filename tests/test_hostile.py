@@ -461,6 +461,20 @@ def test_formulas_neutralised_in_report_csv(evil):
             assert row[col] == "" or _is_number(row[col]), (col, row[col])
 
 
+@pytest.mark.parametrize("values", [["=1+1", "ok", "@SUM(A1)", None, "=1+1"],
+                                    ["=x", "'=x", "-2", "ok"]])  # two categories made one
+def test_a_categorical_text_column_is_neutralised_as_its_values_are(values):
+    """The CSV writer neutralises a categorical column through its categories (no work per
+    row); where two categories would become one ("=x" and "'=x"), row by row: the same texts."""
+    import pandas as pd
+
+    from ttdash.report.safe import neutralise_formula, neutralise_series
+
+    got = neutralise_series(pd.Series(values, dtype="category"))
+    assert [None if pd.isna(v) else v for v in got] == \
+        [None if v is None else neutralise_formula(v) for v in values]
+
+
 def test_negative_numbers_stay_numbers_in_csv(tmp_path, valid):
     """A -1.5 in a numeric column is a number, not a formula: no apostrophe."""
     faster = tmp_path / "faster.csv"

@@ -389,7 +389,7 @@ def export_frame(ops: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    out = ops[list(fields)].copy()
+    out = ops[list(fields)].copy(deep=False)  # (a new frame already: fields are replaced)
     for f in fields:
         if f == "corrupt":
             continue
