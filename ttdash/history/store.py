@@ -540,8 +540,8 @@ def _remote_hint(exc: BaseException) -> str:
 
 
 def _lacks(table: str, version: int, present: set[str]) -> str:
-    """"" when a file of `table` and `version` with the columns `present` has every field it
-    must have (schema.missing), else what to say of it."""
+    """Nothing ("") when a file of `table` and `version` with the columns `present` has every
+    field it must have (schema.missing), else what to say of it."""
     gone = sch.missing(table, version, present, REQUIRED if table == "runs" else ())
     if not gone:
         return ""
