@@ -259,7 +259,9 @@ def test_numbers_and_sizes_are_checked_before_they_are_converted(tmp_path):
 # ------------------------------------------------------------------ time limit, cancel, gone
 def test_a_call_past_its_time_limit_is_stopped_and_the_server_goes_on(tmp_path):
     fifo, held = held_fifo(tmp_path)
-    s = Server(tmp_path, env={"TTDASH_MCP_CALL_TIMEOUT": "3"})
+    # 8 s: the call after the stopped one starts a fresh worker that imports ttdash and loads
+    # a trace within the same limit (3 s was too short under CI's load: it timed out too)
+    s = Server(tmp_path, env={"TTDASH_MCP_CALL_TIMEOUT": "8"})
     rid = s.start("tools/call", {"name": "top_ops", "arguments": {"path": str(fifo)}})
     try:
         until(lambda: len(children(s.proc.pid)) == 1, "the worker starting")
@@ -268,7 +270,7 @@ def test_a_call_past_its_time_limit_is_stopped_and_the_server_goes_on(tmp_path):
         pong = s.request("ping")  # answered while the call runs
         assert pong["result"] == {} and s.lines.empty()
         result = s.answer(rid)["result"]
-        assert error_line(result) == ("ttdash top_ops: stopped after 3 s, the time limit of a "
+        assert error_line(result) == ("ttdash top_ops: stopped after 8 s, the time limit of a "
                                       "call (TTDASH_MCP_CALL_TIMEOUT); a smaller window or a "
                                       "narrower filter asks for less")
         assert wait_gone(worker)  # the work was killed, not left to finish
