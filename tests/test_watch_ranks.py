@@ -270,6 +270,30 @@ async def test_a_rank_that_appears_after_the_start_is_merged_when_every_rank_has
                                                  for w in screen.view.warnings())
 
 
+def test_the_merge_line_comes_after_every_merged_reports_line(tmp_path):
+    """Rank 1's report on disk before its own event is taken (CI's load made it so): rank 0's
+    event does not announce the merge; rank 1's line comes first, then the merge's."""
+    import types
+
+    from ttdash.commands.lines import LinePrinter
+    from ttdash.live.watcher import ReportSeen
+
+    top = tmp_path / "ttrun"
+    for r in (0, 1):
+        write_rank(top / f"rank{r}", r, 0, 900)
+        write_report(top / f"rank{r}", r, f"2026_01_01_00_00_0{r}")
+    paths = resolve_trace_paths(top)
+    feed = types.SimpleNamespace(root=top, ranks=[(r, top / f"rank{r}") for r in (0, 1)])
+    out = io.StringIO()
+    printer = LinePrinter(out, None, feed)
+    printer.started = time.time() - 60  # both reports written since the watch began
+    printer.update(None, [ReportSeen(paths[0], True)])
+    assert out.getvalue().splitlines() == [f"report: {paths[0]}"]
+    printer.update(None, [ReportSeen(paths[1], True)])
+    assert out.getvalue().splitlines()[1:] == [
+        f"report: {paths[1]}", f"merged report of ranks 0, 1: `ttdash report {top}` merges them"]
+
+
 def test_watch_as_lines_says_when_the_ranks_reports_merge(tmp_path):
     """`watch ROOT | cat`: each rank's report was a line, and the merge never one."""
     top = tmp_path / "ttrun"

@@ -103,6 +103,8 @@ class LinePrinter:
         reports = rank_reports(self.feed.root, self.feed.ranks, self.started)
         if not reports.ready:
             self.line(reports.waiting_line(rank_of(path)))
+        elif not set(reports.paths) <= set(self.reports):
+            pass  # a rank's report not yet announced: its line first, then the merge's
         elif reports.paths != self.merged:
             self.merged = reports.paths
             self.line(f"{reports.merged_line()}: `ttdash report {self.feed.root}` merges them")
