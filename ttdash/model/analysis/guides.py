@@ -207,11 +207,11 @@ class GuideSummary:
 
 
 def summarise_guides(g: GuideInput) -> GuideSummary:
-    """The guide entries per kind (arrays and group-bys; no object per op). A rule at a time:
-    the entries found here are summed and dropped (a million ops have 1.5 million; holding
-    every rule's at once, with their figures concatenated, was ~240 MiB of a million-op
-    table's peak), unless they are kept already (rule_frames). A kind is one rule's, so its
-    sums are the same group-by over the same rows, in the same order, as over every entry."""
+    """The guide entries per kind (arrays; no object per op). A rule at a time: the entries
+    found here are summed and dropped (a million ops have 1.5 million; holding every rule's
+    at once, with their figures concatenated, was ~240 MiB of a million-op table's peak),
+    unless they are kept already (rule_frames). A kind is one rule's, and its sums are exact
+    (_exact_sum): the same from kept entries or from entries made here."""
     kept = g.cache.get("frames")
     dev = np.nansum(g.ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan))
     total = float(dev + dispatch_gaps(g).sum())  # the steady state: device + dispatch gaps
