@@ -103,13 +103,14 @@ def _summary_key_rows(ops: pd.DataFrame, by: str) -> pd.Series:
     return name.where(mem.isna(), name + layout).astype(object)
 
 
-def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = False
-                   ) -> pd.DataFrame:
+def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = False,
+                   keep: np.ndarray | None = None) -> pd.DataFrame:
     """tt-perf-report's summary ("stacked report", its --summary-file CSV): per group (and
     device, `per_device`) the ops, their device time (host ops count 0) and its share, the
     category, and FLOPs % min / max / mean / std / mean weighted by device time; largest
-    first. Signposts are left out."""
-    o = summary_inputs(ops, ~ops["is_signpost"].to_numpy(dtype=bool))
+    first. Signposts are left out, and the rows `keep` (bool) leaves out."""
+    rows = ~ops["is_signpost"].to_numpy(dtype=bool)
+    o = summary_inputs(ops, rows if keep is None else rows & keep)
     t = o["device_time_us"].to_numpy(dtype="float64").copy()
     t[o["is_host"].to_numpy(dtype=bool)] = 0.0
     f = o["flops_pct"].to_numpy(dtype="float64")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..format import fmt_us
 from ..model import View
-from ..model.query import summary_groups, summary_inputs
+from ..model.query import summary_groups
 from ..present.sections import Block
 
 #: Groups named one by one (the rest are counted).
@@ -34,7 +34,7 @@ def top_groups(view: View, n: int = TOP_GROUPS) -> tuple[list[dict[str, Any]], d
 
 
 def _top_groups(ops, n: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    g = summary_groups(summary_inputs(ops, ~ops["is_host"].to_numpy(dtype=bool)), "memory")
+    g = summary_groups(ops, "memory", keep=~ops["is_host"].to_numpy(dtype=bool))
     head, rest = g.iloc[:n], g.iloc[n:]
     rows = [{"group": str(r.name), "ops": int(r.op_count),
              "device_time_us": round(float(r.device_time_us), 6),
