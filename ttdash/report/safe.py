@@ -30,8 +30,7 @@ def neutralise_series(s: pd.Series) -> pd.Series:
     import pandas as pd
 
     if isinstance(s.dtype, pd.CategoricalDtype):  # its categories, not its rows
-        cats = pd.Series(s.cat.categories.to_numpy(dtype=object))
-        fixed = [neutralise_formula(v) for v in cats]
+        fixed = [neutralise_formula(v) for v in s.cat.categories]
         if len(set(fixed)) == len(fixed):  # ("=x" and "'=x" both there: row by row below)
             return s.cat.rename_categories(fixed)
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
