@@ -237,3 +237,34 @@ async def test_the_op_table_makes_cells_again_for_rows_appended_to_a_short_block
         assert [t._cell(dev, 9, p)[0] for p in (2, 4)] == ["3.50 us", "5.50 us"]
         t.set_data(t.ops, np.arange(5)[::-1])  # another order: every block again
         assert t._cell(dev, 9, 0)[0] == "5.50 us"
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_op_labels_word_each_distinct_op_as_each_row_would_be(categorical):
+    """op_labels words each distinct (code, size, corrupt) once: every row's label is the one
+    the row on its own gets, cut to the limit, with no size, an empty size, a missing code."""
+    rng = np.random.default_rng(7)
+    n = 4000
+    frame = pd.DataFrame({
+        "op_code": rng.choice(np.array(["Matmul", "Add", None, "X" * 70], dtype=object), n),
+        "size": rng.choice(np.array(["1x2", "", None, "3x4x5"], dtype=object), n),
+        "corrupt": rng.random(n) < 0.1})
+    if categorical:
+        frame = frame.astype({"op_code": "category", "size": "category"})
+
+    def one(code, size, bad, limit):
+        s = "" if code is None or code is pd.NA else str(code)
+        s = f"{s} {size}" if isinstance(size, str) and size else s
+        s = "! " + s if bad else s
+        return s if len(s) <= limit else s[:limit - 1] + "…"
+
+    rows = list(zip(frame["op_code"].astype(object), frame["size"].astype(object),
+                    frame["corrupt"]))
+    for limit in (60, 32):
+        assert tables.op_labels(frame, limit=limit) == [one(c, s, b, limit) for c, s, b in rows]
+        assert tables.op_labels(frame, limit=limit, raw=True) == \
+            [one(c, None, b, limit) for c, _, b in rows]
+    labels = tables.op_labels(frame)
+    assert "! Matmul 1x2" in labels and "Add" in labels and ("X" * 59 + "…") in labels
+    bare = frame[["op_code"]]
+    assert tables.op_labels(bare) == [one(c, None, False, 60) for c, _, _ in rows]
