@@ -4,6 +4,7 @@ writes (what `report -f json` streamed before), whatever the values."""
 from __future__ import annotations
 
 import json
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,29 @@ def test_columns_json_writes_what_pandas_writes(data, n):
     lines = safe.columns_json(frame, lines=True).to_pybytes().decode("utf-8")
     assert lines == pandas_records(frame, lines=True)
     assert [json.loads(x) for x in lines.split("\n")[:-1]] == json.loads("[" + want + "]")
+
+
+@settings(max_examples=15, deadline=None)
+@given(f=st.lists(floats, min_size=1, max_size=40), s=st.lists(texts, min_size=1, max_size=40))
+def test_repeated_values_are_written_once_each_and_read_the_same(f, s):
+    """A column of DISTINCT_FROM values or more that repeat has each distinct value's text made
+    once (_per_distinct): the same bytes as value by value (pandas' for every column but the
+    share, whose 6 significant digits pandas' encoder does not write), -0.0 kept apart from
+    0.0, NaN and infinities null, a text's escapes and its missing rows."""
+    n = safe.DISTINCT_FROM + 3
+    rng = np.random.default_rng(len(f) * 41 + len(s))
+    frame = pd.DataFrame({
+        "f": np.array(f, dtype="float64")[rng.integers(0, len(f), n)],
+        "total_pct": np.array(f, dtype="float64")[rng.integers(0, len(f), n)],
+        "s": pd.Series(np.array(s, dtype=object)[rng.integers(0, len(s), n)], dtype=object),
+        "s_full": pd.Series(np.array([x if x is not None else "" for x in s],
+                                     dtype=object)[rng.integers(0, len(s), n)], dtype=object),
+        "distinct": rng.random(n)})  # every value its own: written value by value
+    got = safe.columns_json(frame).to_pybytes().decode("utf-8")
+    plain = frame.drop(columns="total_pct")
+    assert safe.columns_json(plain).to_pybytes().decode("utf-8") == pandas_records(plain)
+    with patch.object(safe, "DISTINCT_FROM", len(frame) + 1):  # every column value by value
+        assert safe.columns_json(frame).to_pybytes().decode("utf-8") == got
 
 
 def test_records_json_takes_the_column_path_and_keeps_its_forms():

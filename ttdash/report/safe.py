@@ -275,10 +275,44 @@ def _texts_joined(parts: list) -> object:
     return pc.binary_join_element_wise(*parts, "")
 
 
+#: A column from this many values, with at most half of them distinct, has each distinct
+#: value's text made once and taken for its rows (a trace repeats its ops every iteration: their
+#: sizes, cores, FLOPs, shares; a column of distinct values costs one hash pass more).
+DISTINCT_FROM = 4096
+
+
+def _per_distinct(values: Any, texts: Callable[[Any], Any]) -> object:
+    """`texts(values)` (a pyarrow string array, a text per value), made from each distinct
+    value once when values repeat (DISTINCT_FROM). `values`: a float64 numpy array (values
+    told apart by their bits: -0.0 is not 0.0) or a pyarrow string array (nulls kept)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(values) < DISTINCT_FROM:
+        return texts(values)
+    if isinstance(values, np.ndarray):
+        codes, bits = pd.factorize(np.ascontiguousarray(values).view(np.int64))
+        if 2 * len(bits) > len(values):
+            return texts(values)
+        return pc.take(texts(bits.view(np.float64)), pa.array(codes))
+    coded = pc.dictionary_encode(values)
+    if 2 * len(coded.dictionary) > len(values):
+        return texts(values)
+    return pc.take(texts(coded.dictionary), coded.indices)
+
+
 def _float_texts(v: np.ndarray, decimals: int) -> object:
     """Each float as pandas' encoder writes it (`decimals` decimals; null for NaN and
-    infinities): the column written by the encoder as one JSON list, cut at its commas (a
-    number holds none) into a pyarrow string array, no Python object per value."""
+    infinities), each distinct value once (_per_distinct)."""
+    return _per_distinct(v, lambda u: _encoded_floats(u, decimals))
+
+
+def _encoded_floats(v: np.ndarray, decimals: int) -> object:
+    """_float_texts of every value: the column written by the encoder as one JSON list, cut at
+    its commas (a number holds none) into a pyarrow string array, no Python object per
+    value."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -354,7 +388,8 @@ def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> 
         if fold and np.isnan(v).all():
             return "null"
         if name in SIGNIFICANT_FIELDS:  # a share: 6 significant digits
-            return pa.array(_share_texts(s, "%.6g", None), type=pa.string())  # type: ignore
+            return _per_distinct(v, lambda u: pa.array(_share_texts(
+                pd.Series(u, copy=False), "%.6g", None), type=pa.string()))  # type: ignore
         return _float_texts(v, decimals)
     if kind == "O" or isinstance(dtype, pd.StringDtype):
         try:
@@ -367,8 +402,8 @@ def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> 
             if least["min"] == least["max"]:
                 return str(_string_texts(text.slice(0, 1))[0])
         if fold and not text.null_count:  # the quotes go into the record's literal text
-            return Quoted(_string_texts(text, quoted=False))
-        return _string_texts(text)
+            return Quoted(_per_distinct(text, lambda u: _string_texts(u, quoted=False)))
+        return _per_distinct(text, _string_texts)
     return None
 
 
