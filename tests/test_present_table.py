@@ -15,6 +15,7 @@ from ttdash.model import Trace, Window
 from ttdash.model.columns import BY_KEY, SEVERITY, Severity
 from ttdash.model.compare.diff import diff_traces
 from ttdash.present import table as tables
+from ttdash.present.labels import op_labels
 from ttdash.present.table import (
     JSON_TYPES,
     OPS,
@@ -261,10 +262,10 @@ def test_op_labels_word_each_distinct_op_as_each_row_would_be(categorical):
     rows = list(zip(frame["op_code"].astype(object), frame["size"].astype(object),
                     frame["corrupt"]))
     for limit in (60, 32):
-        assert tables.op_labels(frame, limit=limit) == [one(c, s, b, limit) for c, s, b in rows]
-        assert tables.op_labels(frame, limit=limit, raw=True) == \
+        assert op_labels(frame, limit=limit) == [one(c, s, b, limit) for c, s, b in rows]
+        assert op_labels(frame, limit=limit, raw=True) == \
             [one(c, None, b, limit) for c, _, b in rows]
-    labels = tables.op_labels(frame)
+    labels = op_labels(frame)
     assert "! Matmul 1x2" in labels and "Add" in labels and ("X" * 59 + "…") in labels
     bare = frame[["op_code"]]
-    assert tables.op_labels(bare) == [one(c, None, False, 60) for c, _, _ in rows]
+    assert op_labels(bare) == [one(c, None, False, 60) for c, _, _ in rows]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy and pandas are imported where used
     import numpy as np
@@ -242,6 +242,24 @@ def _fmt_floats(kind: str, x: np.ndarray, digits: int) -> list[str] | None:
     else:
         return None
     return out.tolist()
+
+
+def distinct(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Values (a Series or an array) as (each one's position among the distinct values, those
+    values as objects); the missing ones (None, NaN, NA) share one position, the last, holding
+    the first of them as it is. What a per-value wording needs to word each value once."""
+    import numpy as np
+    import pandas as pd
+
+    at, uniques = pd.factorize(values, use_na_sentinel=True)
+    missing = np.flatnonzero(at < 0)
+    out = np.empty(len(uniques) + bool(len(missing)), dtype=object)
+    out[:len(uniques)] = np.asarray(uniques, dtype=object)
+    if len(missing):
+        first = values.iloc[missing[0]] if isinstance(values, pd.Series) else values[missing[0]]
+        out[-1] = first
+        at = np.where(at < 0, len(uniques), at)
+    return at, out
 
 
 def fmt_texts(values: object) -> list[str] | None:

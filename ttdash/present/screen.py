@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..model.columns import Severity
-from .table import SCREEN, Column, Rule, TableSpec, _op_rule, format_values, op_labels
+from .labels import op_labels
+from .table import SCREEN, Column, Rule, TableSpec, _op_rule, format_values
 
 
 def _screen_op_labels(ops: pd.DataFrame) -> list[str]:

@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 from ..format import (
-    DISTINCT_FROM,
     fmt_floats,
     fmt_pct,
     fmt_saving,
@@ -40,6 +39,7 @@ from ..model.columns import COLUMNS as OP_COLUMNS
 from ..model.columns import FORMATTERS, SEVERITY, Severity
 from ..model.columns import Column as OpColumn
 from ..model.read.text import clean_text
+from .labels import op_labels
 
 #: A colour rule: (the column's values, the whole frame) -> a Severity or None per row.
 Rule = Callable[[np.ndarray, pd.DataFrame], np.ndarray]
@@ -249,53 +249,6 @@ def _op_rule(values: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
 def _device_rule(values: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
     out = np.full(len(frame), None, dtype=object)
     out[_flag(frame, "corrupt") & pd.isna(values)] = Severity.WARN
-    return out
-
-
-# ------------------------------------------------------------------ op labels
-def op_labels(ops: pd.DataFrame, limit: int = 60, raw: bool = False) -> list[str]:
-    """Op code and size ("MatmulDeviceOperation 1024x512x2048"; `raw`: the code alone), cut to
-    `limit` cells; "! " marks a row with corrupt timing, as the TUI does. Each distinct (code,
-    size, corrupt) is worded once (a trace repeats its ops every iteration)."""
-    sizes = ops["size"] if "size" in ops and not raw else None
-    corrupt = _flag(ops, "corrupt")
-    if len(ops) < DISTINCT_FROM:
-        return _op_label_list(ops["op_code"].astype(object).to_numpy(),
-                              [None] * len(ops) if sizes is None
-                              else sizes.astype(object).to_numpy(), corrupt, limit)
-    code_at, codes = _distinct(ops["op_code"])
-    key = code_at.astype(np.int64)
-    if sizes is not None:
-        size_at, size_values = _distinct(sizes)
-        key = key * (len(size_values) + 1) + size_at
-    key = key * 2 + corrupt
-    first, inverse = np.unique(key, return_index=True, return_inverse=True)[1:]
-    texts = _op_label_list(codes[code_at[first]],
-                           [None] * len(first) if sizes is None
-                           else size_values[size_at[first]], corrupt[first], limit)
-    return np.array(texts, dtype=object)[inverse.reshape(-1)].tolist()
-
-
-def _distinct(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A column's values as (position of each row's value, the values as objects); a
-    missing value keeps its own position (the last), as the value it is."""
-    at, uniques = pd.factorize(column, use_na_sentinel=True)
-    values = np.empty(len(uniques) + 1, dtype=object)
-    values[:-1] = np.asarray(uniques, dtype=object)
-    missing = np.flatnonzero(at < 0)
-    values[-1] = column.iloc[missing[0]] if len(missing) else None
-    return np.where(at < 0, len(uniques), at), values
-
-
-def _op_label_list(codes: Any, sizes: Any, corrupt: np.ndarray, limit: int) -> list[str]:
-    out = []
-    for code, size, bad in zip(codes, sizes, corrupt):
-        s = "" if code is None or code is pd.NA else str(code)
-        if isinstance(size, str) and size:
-            s = f"{s} {size}"
-        if bad:
-            s = "! " + s
-        out.append(s if len(s) <= limit else s[:limit - 1] + "…")
     return out
 
 

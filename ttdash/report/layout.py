@@ -1,11 +1,11 @@
 """Laying out the plain-text report on a terminal of a given width: which columns give way
 (least useful first; the ID, device time and gap never: the op code is cut with "…" instead),
-header lines broken between words (an op's label: present.table.op_labels)."""
+header lines broken between words (an op's label: present.labels.op_labels)."""
 
 from __future__ import annotations
 
 from ..model.columns import BY_KEY, EARLY_DROP_PRIORITY, KEEP_PRIORITY
-from ..present.table import op_labels  # noqa: F401  (report/advice.py's name)
+from ..present.labels import op_labels  # noqa: F401  (report/advice.py's name)
 
 OP_MIN, OP_FLOOR = 24, 12
 

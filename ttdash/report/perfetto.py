@@ -6,13 +6,19 @@ instant events. Times are the timeline's (model.timeline): real time, no pause c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TextIO
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..format import distinct
 from ..model import View
 from ..model.analysis.timeline import for_view
 from ..model.columns import export_frame
 from ..model.progress import step
-from .safe import records_json
+from .safe import joined_texts, put, record_texts, records_json, texts_buffer
 
 CHUNK = 20_000  # op events per block: bounded memory for a million ops
 
@@ -47,28 +53,44 @@ def to_perfetto(view: View, out: TextIO, shown: object = None) -> None:
               + ',"traceEvents":[')
     out.write(",".join(json.dumps(e, ensure_ascii=False) for e in events))
     sep = "," if events else ""
-    # the op events a block at a time (a million ops' events held at once took 2.4 GB): one
-    # JSON object per op from pandas (its number formatting, nulls for missing cells); the event
-    # around it a format string (a dict per op and json.dump cost 3x more); names and categories
-    # encoded once per distinct value
-    cats = ops["category"].astype(object).to_numpy()
-    code_json: dict[object, str] = {}
-    cat_json: dict[object, str] = {}
+    # the op events a block at a time (a million ops' events held at once took 2.4 GB), each
+    # event's text joined from its columns' texts in pyarrow (no Python string per event):
+    # its args one JSON object per op as `report -f json` makes them (pandas' number format,
+    # nulls for missing cells), names and categories encoded once per distinct value, times
+    # as Python writes a float (repr)
+    name_at, name_texts = _distinct_json(names, str)
+    cat_at, cat_texts = _distinct_json(ops["category"].astype(object).to_numpy(),
+                                       lambda k: k if isinstance(k, str) and k else "op")
     for start in range(0, len(tl.pos), CHUNK):
         step("writing perfetto", start, len(tl.pos))
         pos = tl.pos[start:start + CHUNK]
-        args = records_json(export_frame(ops.iloc[pos], fields), double_precision=15,
-                            lines=True).splitlines()
-        codes = [code_json.get(c) or code_json.setdefault(
-            c, json.dumps(str(c), ensure_ascii=False)) for c in names[pos]]
-        kinds = [cat_json.get(k) or cat_json.setdefault(
-            k, json.dumps(k if isinstance(k, str) and k else "op", ensure_ascii=False))
-            for k in cats[pos]]
-        pids = (tl.lane[start:start + CHUNK] + 1).tolist()
-        ts = tl.start_us[start:start + CHUNK].tolist()
-        dur = (tl.end_us[start:start + CHUNK] - tl.start_us[start:start + CHUNK]).tolist()
-        out.write(sep + ",".join(
-            f'{{"ph":"X","name":{c},"cat":{k},"pid":{p},"tid":1,"ts":{t!r},"dur":{d!r},'
-            f'"args":{a}}}' for c, k, p, t, d, a in zip(codes, kinds, pids, ts, dur, args)))
+        frame = export_frame(ops.iloc[pos], fields)
+        args = record_texts(frame, double_precision=15)
+        if args is None:  # a column the column path does not write: pandas' encoder
+            args = pa.array(records_json(frame, double_precision=15, lines=True)
+                            .split("\n")[:-1], pa.string())  # (a string's newline is escaped)
+        lane = tl.lane[start:start + CHUNK] + 1
+        t0, t1 = tl.start_us[start:start + CHUNK], tl.end_us[start:start + CHUNK]
+        events = joined_texts([
+            '{"ph":"X","name":', pc.take(name_texts, pa.array(name_at[pos])),
+            ',"cat":', pc.take(cat_texts, pa.array(cat_at[pos])),
+            ',"pid":', pc.cast(pa.array(lane), pa.string()),
+            ',"tid":1,"ts":', _reprs(t0), ',"dur":', _reprs(t1 - t0),
+            ',"args":', args, "},"])
+        out.write(sep)
+        put(out, texts_buffer(events, 1))
         sep = ","
     out.write("]}\n")
+
+
+def _distinct_json(values: np.ndarray, text: Callable[[object], object]
+                   ) -> tuple[np.ndarray, pa.Array]:
+    """Each value's position among the distinct values (format.distinct), and each distinct
+    value's json.dumps(text(value))."""
+    at, uniques = distinct(values)
+    return at, pa.array([json.dumps(text(v), ensure_ascii=False) for v in uniques], pa.string())
+
+
+def _reprs(values: np.ndarray) -> pa.Array:
+    """Each float as Python writes it (repr: the shortest text that reads back the same)."""
+    return pa.array(list(map(repr, values.tolist())), pa.string())

@@ -422,9 +422,15 @@ def columns_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
     JSON texts by pyarrow and numpy, the records joined from them in pyarrow, with no Python
     object per record nor per value (a share excepted). The same bytes as pandas' encoder
     writes; None for a frame with a column type it does not handle, or no rows."""
-    import numpy as np
+    joined = record_texts(frame, double_precision, "\n" if lines else ",")
+    return None if joined is None else texts_buffer(joined, 0 if lines else 1)
+
+
+def record_texts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
+                 end: str = "") -> Any:
+    """Each row of `frame` as a JSON record (columns_json's), followed by `end`: a pyarrow
+    string array, or None when columns_json would be."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not len(frame) or not len(frame.columns) or not frame.columns.is_unique \
             or not 0 < double_precision <= 15:
@@ -442,14 +448,42 @@ def columns_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
             parts += [literal + '"', texts.texts]
             literal = '"'
         else:
+            import pyarrow.compute as pc
+
             parts += [literal, pc.fill_null(texts, "null")]
             literal = ""
-    parts.append(literal + ("}\n" if lines else "},"))
+    parts.append(literal + "}" + end)
     if len(parts) == 1:  # every row the same record
         parts.append(pa.array([""] * len(frame), type=pa.string()))
+    return joined_texts(parts)
+
+
+def joined_texts(parts: list) -> Any:
+    """Texts (pyarrow string arrays, a text per row) and literal strings joined row by row into
+    one pyarrow string array."""
+    import pyarrow as pa
+
     joined = _texts_joined(parts)
-    if isinstance(joined, pa.ChunkedArray):
-        joined = joined.combine_chunks()
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)
-    start, end = offsets[joined.offset], offsets[joined.offset + len(joined)]
-    return joined.buffers()[2].slice(start, end - start - (0 if lines else 1))
+    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+
+
+def texts_buffer(texts: Any, cut: int = 0) -> Any:
+    """A pyarrow string array's texts one after the other, as one UTF-8 buffer (no copy), less
+    its last `cut` bytes."""
+    import numpy as np
+
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)
+    start, end = offsets[texts.offset], offsets[texts.offset + len(texts)]
+    return texts.buffers()[2].slice(start, end - start - cut)
+
+
+def put(out: TextIO, data: object) -> None:
+    """UTF-8 bytes (records_json's `raw`: bytes or a pyarrow buffer) written to `out`: into the
+    binary stream under it when it has one that takes UTF-8 (no str of the text made), else
+    as text."""
+    binary = getattr(out, "buffer", None)
+    if binary is None or str(getattr(out, "encoding", "")).lower().replace("_", "-") != "utf-8":
+        out.write(memoryview(data).tobytes().decode("utf-8"))  # type: ignore[arg-type]
+        return
+    out.flush()
+    binary.write(data)

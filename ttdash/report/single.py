@@ -27,10 +27,11 @@ from ..model.columns import (
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.progress import step
 from ..model.read.text import clean_text
+from ..present.labels import op_labels
 from ..present.sections import blocks as section_blocks
 from ..present.sections import facts as section_facts
 from ..present.sections import json_keys as section_keys
-from ..present.table import OPS, SUMMARY_GROUPS, cells, op_groups, op_labels
+from ..present.table import OPS, SUMMARY_GROUPS, cells, op_groups
 from ..schemas import SCHEMA_VERSION
 from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's and tests' names)
     advice_entries,
@@ -52,7 +53,7 @@ from .header import (  # noqa: F401  (file_line, summary_dict, shown_line: calle
     write_md_facts,
 )
 from .layout import fit_columns, wrap
-from .safe import json_clean, md_cell, records_json, write_csv
+from .safe import json_clean, md_cell, put, records_json, write_csv
 
 T = TypeVar("T")
 
@@ -138,18 +139,6 @@ def _records(out: TextIO, frames: Iterable[pd.DataFrame]) -> None:
         out.write(sep)
         put(out, records_json(frame, bare=True, raw=True))
         sep = ","
-
-
-def put(out: TextIO, data: object) -> None:
-    """UTF-8 bytes (records_json's `raw`: bytes or a pyarrow buffer) written to `out`: into the
-    binary stream under it when it has one that takes UTF-8 (no str of the text made), else
-    as text."""
-    binary = getattr(out, "buffer", None)
-    if binary is None or str(getattr(out, "encoding", "")).lower().replace("_", "-") != "utf-8":
-        out.write(memoryview(data).tobytes().decode("utf-8"))  # type: ignore[arg-type]
-        return
-    out.flush()
-    binary.write(data)
 
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
