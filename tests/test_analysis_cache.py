@@ -328,3 +328,41 @@ def test_a_second_diff_does_not_read_the_csv_again(cached, tmp_path, monkeypatch
         assert out.read_bytes() == want
         assert not done, done
     assert len(writes) == 1  # nothing new to keep
+
+
+def test_a_second_history_add_does_not_work_out_the_signatures_again(cached, tmp_path,
+                                                                     monkeypatch):
+    """`history add` keeps the ops' signatures with the view (written once, with them): a
+    second add of the same file (another store) reads neither the CSV nor the raw input
+    columns again, and stores the same op rows."""
+    import pyarrow.parquet as pq
+
+    from ttdash.model.compare import signature
+
+    src = tmp_path / FILES[2].name
+    shutil.copyfile(FILES[2], src)
+    writes: list[Path] = []
+    write = analysis_cache.Entry.write
+    monkeypatch.setattr(analysis_cache.Entry, "write",
+                        lambda self, v: writes.append(self.file) or write(self, v))
+
+    def add(store: Path) -> pd.DataFrame:
+        assert _main(["history", "add", str(src), "--store", str(store)]) == 0
+        files = sorted(store.rglob("*.parquet"))
+        ops = [f for f in files if "ops" in f.parts or f.name.startswith("ops")]
+        assert ops, files
+        return pd.concat([pq.read_table(f).to_pandas() for f in ops], ignore_index=True)
+
+    first = add(tmp_path / "s1")
+    assert len(writes) == 1
+    with monkeypatch.context() as m:
+        done = _analyses(m)
+        texts = []
+        real = signature.signature_text
+        m.setattr(signature, "signature_text", lambda *a: texts.append(1) or real(*a))
+        second = add(tmp_path / "s2")
+        assert not done and not texts, (done, texts)
+    assert len(writes) == 1  # nothing new to keep
+    assert second.drop(columns=["run_id"], errors="ignore").equals(
+        first.drop(columns=["run_id"], errors="ignore"))
+    assert first["signature"].notna().all() and first["signature"].nunique() > 1

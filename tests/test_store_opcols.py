@@ -19,6 +19,7 @@ from ttdash.commands.common import load_view
 from ttdash.commands.options import WindowOptions
 from ttdash.history import opcols, schema
 from ttdash.model.columns import export_frame
+from ttdash.model.compare import signature
 from ttdash.model.compare.signature import signature_text
 
 REAL = ROOT.parent / "shared" / "fixtures" / "real"
@@ -63,7 +64,7 @@ def _assert_same(view) -> None:
 def _batches(monkeypatch, rows: int) -> None:
     monkeypatch.setattr(schema, "BATCH", rows)
     monkeypatch.setattr(opcols, "BATCH", rows)
-    monkeypatch.setattr(opcols, "SIGNATURES", 2 * rows)  # signatures of two batches at once
+    monkeypatch.setattr(signature, "SIGNATURE_SLICE", 2 * rows)  # two batches' signatures at once
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: Path(p).name)

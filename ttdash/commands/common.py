@@ -15,13 +15,13 @@ from .options import OutputOptions, WindowOptions
 
 
 def load_view(path: str | tuple[str, ...], opts: WindowOptions,
-              columns: str = "analysis"):  # -> model.View
+              columns: str = "analysis", keep: bool = True):  # -> model.View
     """One trace's view; several paths: reports of one run merged (tt-perf-report's several
-    CSV arguments). Progress on stderr on a terminal."""
+    CSV arguments). Progress on stderr on a terminal. `keep`: see view_of."""
     from .progress import on_stderr
 
     with on_stderr():
-        return view_of(path, opts, columns)
+        return view_of(path, opts, columns, keep)
 
 
 def load_views(paths: list[str | tuple[str, ...]], opts: WindowOptions,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..model.errors import TraceError
-from .common import load_view, note, refuse_input_as_output, stderr_line, write_output
+from .common import load_view, note, refuse_input_as_output, remember, stderr_line, write_output
 from .options import HistoryOptions, WindowOptions
 
 EXIT_OK, EXIT_REGRESSION = 0, 1
@@ -67,8 +67,11 @@ def record_of(path: str | Path, window: WindowOptions, labels: dict[str, str] | 
     """The history record of one report (a CSV, or a profiler dir's newest report)."""
     from ..health.telemetry import readings_for_report, summarize
     from ..history.record import build
+    from ..model.compare.signature import signature_codes
 
-    view = load_view(str(path), window)
+    view = load_view(str(path), window, keep=False)
+    signature_codes(view)  # the ops' signatures (the store's, `check`'s) kept with the view
+    remember(view)
     telemetry = summarize(readings_for_report(view.trace.path, view.trace.devices))
     entry = view.__dict__.get("_acache")  # the analysis cache hashed the file already
     return build(view, labels=labels, telemetry=telemetry,
@@ -236,7 +239,7 @@ def check(opts: HistoryOptions) -> int:
     fails closed with exit 2."""
     from ..history import query
     from ..model.columns import MIN_MATCH_RATE
-    from ..model.compare.signature import signature_text
+    from ..model.compare.signature import signature_codes
     from ..report.history import render_check
 
     refuse_input_as_output(opts.out, opts.paths)
@@ -254,7 +257,8 @@ def check(opts: HistoryOptions) -> int:
     if not candidates:
         raise TraceError(store.uri, f"no earlier run matches ({cond}): nothing to check "
                          "against; add a baseline first (ttdash history add)")
-    signatures = signature_text(rec.view, rec.view.op_rows)
+    codes, texts = signature_codes(rec.view)
+    signatures = texts[codes]
     history, bases, others = [], [], []
     for r in reversed(candidates):  # newest first, until --last runs of this program
         basis = query.compare_to_run(store, r, rec.view, signatures)

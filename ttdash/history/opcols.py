@@ -19,36 +19,26 @@ from .schema import BATCH, OPS, OWN_OP_FIELDS
 
 #: (start, stop) -> the column's rows start:stop as an Arrow array of its declared type
 Column = Callable[[int, int], pa.Array]
-#: Ops whose signatures are worked out together (a multiple of BATCH)
-SIGNATURES = 4 * BATCH
 
 
 def op_batches(view: Any) -> Iterator[pa.RecordBatch]:
     """The ops of `view` as OPS rows in report order, BATCH rows at a time (each column read
     once; a batch's arrays are made from slices of it, so a million ops' rows never exist
-    twice in memory). The ops' signatures are worked out SIGNATURES ops at a time (each call
-    reads every raw input column of the whole trace: per batch, that was most of the time;
-    for all ops at once, their raw input columns held together, ~120 MB at a million ops)."""
+    twice in memory). The ops' signatures are the view's (model.compare.signature_codes:
+    worked out once, kept with the view), each distinct text made Arrow text once."""
+    from ..model.compare.signature import signature_codes
+
     ops = view.op_rows
     columns = [_column(ops, f.name, f.type) for f in OPS if f.name not in OWN_OP_FIELDS]
     is_host = ops["is_host"].to_numpy(dtype=bool)
+    codes, distinct = signature_codes(view)
+    signature = pa.array(distinct, type=pa.string())
     for start in range(0, max(len(ops), 1), BATCH):
         stop = min(start + BATCH, len(ops))
-        if start % SIGNATURES == 0:
-            at, codes, signature = start, *_signatures(view, ops.iloc[start:start + SIGNATURES])
         arrays = [c(start, stop) for c in columns]
-        arrays.append(_take(signature, codes[start - at:stop - at]))
+        arrays.append(_take(signature, codes[start:stop]))
         arrays.append(pa.array(is_host[start:stop], type=pa.bool_()))
         yield pa.RecordBatch.from_arrays(arrays, schema=OPS)
-
-
-def _signatures(view: Any, ops: pd.DataFrame) -> tuple[np.ndarray, pa.Array]:
-    """The ops' signatures as codes into their distinct texts (a few hundred: each made Arrow
-    text once, a batch's a take of them)."""
-    from ..model.compare.signature import signature_text
-
-    codes, distinct = pd.factorize(signature_text(view, ops))
-    return codes, pa.array(np.asarray(distinct, dtype=object), type=pa.string())
 
 
 def _column(ops: pd.DataFrame, name: str, kind: pa.DataType) -> Column:

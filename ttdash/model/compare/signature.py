@@ -189,6 +189,31 @@ def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
     return lookup[np.searchsorted(uniq, ids)]
 
 
+#: Ops whose signatures are worked out together by signature_codes (each slice reads the raw
+#: input columns of its ops: all of a million ops' at once held ~120 MB)
+SIGNATURE_SLICE = 262_144
+
+
+def signature_codes(view: View) -> tuple[np.ndarray, np.ndarray]:
+    """signature_text of every op row of the view (view.op_rows) as (int32 codes, the distinct
+    texts they index), SIGNATURE_SLICE ops at a time; kept with the view (and so in the
+    analysis cache: a second `history add` or `history check` of the same file does not read
+    the raw columns again)."""
+    cached = view.__dict__.get("_signatures")
+    if cached is not None and cached[0] is view.ops:
+        return cached[1]
+    ops = view.op_rows
+    codes = np.empty(len(ops), dtype=np.int32)
+    texts: dict[str, int] = {}
+    for start in range(0, len(ops), SIGNATURE_SLICE):
+        at, distinct = pd.factorize(signature_text(view, ops.iloc[start:start + SIGNATURE_SLICE]))
+        own = np.array([texts.setdefault(t, len(texts)) for t in distinct], dtype=np.int32)
+        codes[start:start + len(at)] = own[at]
+    made = (codes, np.array(list(texts), dtype=object))
+    view.__dict__["_signatures"] = (view.ops, made)
+    return made
+
+
 def _dim(v: object) -> str:
     try:
         f = float(v)  # type: ignore[arg-type]
