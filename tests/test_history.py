@@ -621,3 +621,22 @@ def test_compaction_tidies_what_a_dead_add_left(real, tmp_path, monkeypatch):
     add_run(store, scaled_copy(small, tmp_path / "s.csv", 1.1), T0 + timedelta(hours=1))
     assert not orphan.exists() and not tmp.exists() and young.exists()
     assert len(duck(root, "runs")) == 2
+
+
+def test_a_runs_groups_are_exact_sums_by_name_missing_names_with_empty_ones():
+    """record._groups: per name (a categorical or text; a missing name is "", one group with
+    an empty one), ops counted and times summed exactly (1e16 + 1 - 1e16 is 1, not 0), names
+    in order."""
+    import pandas as pd
+
+    from ttdash.history.record import _groups
+
+    names = pd.Series(pd.Categorical(["b", None, "a", "", "b", "a", "b"]))
+    device = [1e16, 2.0, 1.0, 3.0, 1.0, 0.5, -1e16]
+    steady = [1.0, 1.0, 1e16, 1.0, 1.0, -1e16, 1.0]
+    got = _groups(names, device, steady)
+    assert got == [{"name": "", "ops": 2, "device_us": 5.0, "steady_us": 2.0},
+                   {"name": "a", "ops": 2, "device_us": 1.5, "steady_us": 0.0},
+                   {"name": "b", "ops": 3, "device_us": 1.0, "steady_us": 3.0}]
+    assert _groups(names.astype(object).fillna("").to_numpy(dtype=object), device, steady) \
+        == got
