@@ -426,9 +426,19 @@ class Store:
         arch = f"arch={record.arch}"
 
         def ops(sink) -> None:
-            with pq.ParquetWriter(sink, sch.stamped(sch.OPS), **WRITE_OPTIONS) as w:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # a batch encoded and compressed (pyarrow, without the GIL) while the next is built
+            with pq.ParquetWriter(sink, sch.stamped(sch.OPS), **WRITE_OPTIONS) as w, \
+                    ThreadPoolExecutor(max_workers=1) as pool:
+                pending = None
                 for batch in (sch.op_batches(record.view) if batches is None else batches):
-                    w.write_batch(sch.conform_batch(batch))
+                    batch = sch.conform_batch(batch)
+                    if pending is not None:
+                        pending.result()
+                    pending = pool.submit(w.write_batch, batch)
+                if pending is not None:
+                    pending.result()
 
         def run(sink) -> None:
             row = {k: v for k, v in record.row.items() if k in RUNS.names}
