@@ -223,16 +223,20 @@ def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
     from ttdash.report import single
 
     view = Trace.load(real_dir() / name).view(Window("all"))
+    tables: dict[int, list[str]] = {}
     for chunk, keep in ((5, 0), (97, 1 << 17), (20_000, 1 << 17)):  # formatted again / kept
         monkeypatch.setattr(single, "CHUNK", chunk)
         monkeypatch.setattr(single, "KEEP_ROWS", keep)
-        for shown in (single.Shown(), single.Shown(top=3, raw_op_codes=True)):
+        for k, shown in enumerate((single.Shown(), single.Shown(top=3, raw_op_codes=True))):
             plain, coloured = io.StringIO(), io.StringIO()
             single.to_table(view, plain, shown, width=width)
             single.to_table(view, coloured, shown, color=True, width=width)
             want = [SGR_CODE.sub("", line).rstrip()
                     for line in coloured.getvalue().split("\n")]
             assert first_difference(plain.getvalue().split("\n"), want) is None
+            # columns sized from each distinct value's text (keep 0: present.cell_widths) as
+            # from every cell's (kept)
+            assert first_difference(tables.setdefault(k, want), want) is None
 
 
 class _Recorder(io.StringIO):

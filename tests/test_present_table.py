@@ -269,3 +269,23 @@ def test_op_labels_word_each_distinct_op_as_each_row_would_be(categorical):
     assert "! Matmul 1x2" in labels and "Add" in labels and ("X" * 59 + "…") in labels
     bare = frame[["op_code"]]
     assert op_labels(bare) == [one(c, None, False, 60) for c, _, _ in rows]
+
+
+@pytest.mark.parametrize("name", [A, B, OPS_FILE])
+def test_cell_widths_are_the_widest_cells(name):
+    """cell_widths (each distinct value worded once) gives the width of the widest text cells()
+    makes, column by column, on real files and on values whose texts tell apart what a hash
+    takes as one (-0.0 and 0.0), missing values, categoricals with unused wide categories."""
+    ops = _view(name).ops
+    spec = OPS.select([k for k in OPS.keys() if k in ops.columns])
+    texts, _ = cells(ops, spec, severity=False)
+    want = {k: max(map(len, t), default=0) for k, t in texts.items()}
+    assert tables.cell_widths(ops, spec) == want
+    assert tables.cell_widths(ops, spec, chunk=7) == want
+    odd = ops.head(40).copy()
+    odd["device_time_us"] = [-0.0, 0.0, np.nan, 1e7] * 10
+    odd["bound"] = pd.Categorical(["DRAM", None] * 20, categories=["DRAM", "X" * 90])
+    texts, _ = cells(odd, spec, severity=False)
+    widths = tables.cell_widths(odd, spec)
+    assert widths == {k: max(map(len, t), default=0) for k, t in texts.items()}
+    assert widths["bound"] < 90

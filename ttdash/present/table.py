@@ -556,6 +556,50 @@ def _fit(cols: list[Column], texts: dict[str, list[str]], width: int, gap: int) 
         del texts[drop.key]
 
 
+def _columns_of(frame: pd.DataFrame, spec: TableSpec, where: str) -> list[Column]:
+    """The columns of `spec` that cells() shows for `frame` at `where`."""
+    return [c for c in spec.on(where)
+            if (c.texts is not None or c.key in frame.columns)
+            and (not c.optional or _any_value(c.key)(frame))
+            and (c.shown is None or c.shown(frame))]
+
+
+def cell_widths(frame: pd.DataFrame, spec: TableSpec, where: str = TEXT,
+                chunk: int = 1 << 62) -> dict[str, int]:
+    """The widest text of each column cells() shows for `frame` (the same columns), without
+    every cell's text: a formatted column's distinct values worded once (numbers told apart by
+    their bits, a categorical by the categories its rows use); a column with texts of its own
+    worded whole. At most `chunk` texts at a time (bounded memory)."""
+    out = {}
+    for c in _columns_of(frame, spec, where):
+        if c.texts is not None:
+            parts = (c.texts(frame.iloc[a:a + chunk]) for a in range(0, len(frame), chunk))
+        else:
+            values = _distinct(frame[c.key])
+            parts = (c.format(values[a:a + chunk]) for a in range(0, len(values), chunk))
+        out[c.key] = max((max(map(len, t), default=0) for t in parts), default=0)
+    return out
+
+
+def _distinct(s: pd.Series) -> np.ndarray:
+    """One of each value of a column as cells() formats it (its to_numpy), for a column of
+    numbers or a categorical; a column of other objects whole (1 and 1.0 are one value to a
+    hash, two texts to a formatter)."""
+    values = s.to_numpy()
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        used = pd.unique(codes)
+        out = np.asarray(s.cat.categories, dtype=object)[used[used >= 0]]
+        missing = values[codes < 0][:1]  # as to_numpy gives a missing value
+        return np.concatenate([out, missing]) if len(missing) else out
+    if values.dtype.kind == "f":
+        bits = np.dtype(f"i{values.dtype.itemsize}")
+        return pd.unique(np.ascontiguousarray(values).view(bits)).view(values.dtype)
+    if values.dtype.kind in "iub":
+        return pd.unique(values)
+    return values
+
+
 def cells(frame: pd.DataFrame, spec: TableSpec, width: int | None = None, *,
           where: str = TEXT, severity: bool = True, gap: int = 2
           ) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
@@ -564,10 +608,7 @@ def cells(frame: pd.DataFrame, spec: TableSpec, width: int | None = None, *,
     applied at once. Columns the frame lacks are left out, so are optional ones with no value;
     `width`: then those that do not fit, least useful first. `severity`: compute the colours
     (a plain output does not need them)."""
-    cols = [c for c in spec.on(where)
-            if (c.texts is not None or c.key in frame.columns)
-            and (not c.optional or _any_value(c.key)(frame))
-            and (c.shown is None or c.shown(frame))]
+    cols = _columns_of(frame, spec, where)
     texts = {c.key: c.texts(frame) if c.texts is not None else c.format(frame[c.key].to_numpy())
              for c in cols}
     if width is not None:

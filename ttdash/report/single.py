@@ -31,7 +31,7 @@ from ..present.labels import op_labels
 from ..present.sections import blocks as section_blocks
 from ..present.sections import facts as section_facts
 from ..present.sections import json_keys as section_keys
-from ..present.table import OPS, SUMMARY_GROUPS, cells, op_groups
+from ..present.table import OPS, SUMMARY_GROUPS, TableSpec, cell_widths, cells, op_groups
 from ..schemas import SCHEMA_VERSION
 from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's and tests' names)
     advice_entries,
@@ -152,10 +152,13 @@ def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...], raw: bool = False,
                  color: bool = False) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
     """The op table's texts and (`color`) severities: present.table.cells of the op spec (op
     codes with their size unless `raw`; a corrupt row's missing device time says so)."""
+    return cells(ops, _table_spec(fields, raw), severity=color)
+
+
+def _table_spec(fields: tuple[str, ...], raw: bool = False) -> TableSpec:
+    """The op spec's columns `fields` (op codes with their size unless `raw`)."""
     spec = OPS.select(fields)
-    if raw:
-        spec = spec.replace("op_code", texts=lambda f: op_labels(f, raw=True))
-    return cells(ops, spec, severity=color)
+    return spec.replace("op_code", texts=lambda f: op_labels(f, raw=True)) if raw else spec
 
 
 def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
@@ -287,19 +290,22 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes,
                             color=color)
 
-    # Column widths from every cell, a chunk at a time; the cells are kept for the rows pass
-    # up to KEEP_ROWS rows (formatted once; ~100 MB of text), else formatted again in the rows
-    # pass (a million rows of text would not fit in bounded memory).
+    # Column widths a chunk at a time: up to KEEP_ROWS rows from every cell, kept for the rows
+    # pass (formatted once; ~100 MB of text); past it from each distinct value's text
+    # (cell_widths), the cells made in the rows pass (a million rows of text would not fit in
+    # bounded memory).
     titles = {f: BY_KEY[f].title for f in fields}
     cell_w = {f: 0 for f in fields}
     kept: dict[int, tuple[dict[str, list[str]], dict[str, np.ndarray]]] = {}
-    for start in range(0, n, CHUNK):
+    if n > KEEP_ROWS:  # each distinct value's text, not every cell's (made in the rows pass)
+        step("measuring columns", 0, n)
+        cell_w.update(cell_widths(ops, _table_spec(tuple(fields), shown.raw_op_codes),
+                                  chunk=CHUNK))
+    for start in range(0, n if n <= KEEP_ROWS else 0, CHUNK):
         step("measuring columns", start, n)
-        texts, sevs = chunk_cells(start)
+        texts, sevs = kept[start] = chunk_cells(start)
         for f in fields:
             cell_w[f] = max(cell_w[f], max(map(len, texts[f]), default=0))
-        if n <= KEEP_ROWS:
-            kept[start] = texts, sevs
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
