@@ -12,7 +12,8 @@ import pandas as pd
 
 from ..model.columns import Severity
 from .labels import op_labels
-from .table import SCREEN, Column, Rule, TableSpec, _op_rule, format_values
+from .table import SCREEN, Column, Rule, TableSpec, _op_rule
+from .values import format_values
 
 
 def _screen_op_labels(ops: pd.DataFrame) -> list[str]:

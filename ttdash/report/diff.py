@@ -17,7 +17,8 @@ from ..model.compare.pairs import MATCH_SIGNATURE
 from ..model.read.attributes import ATTRIBUTES_MAX_CHARS
 from ..present import table as tables
 from ..present.formats import write
-from ..present.table import TableSpec, cells, diff_groups, diff_side, signed_us
+from ..present.table import TableSpec, cells, diff_groups, diff_side
+from ..present.values import signed_us
 from ..schemas import SCHEMA_VERSION
 from .safe import json_clean, md_cell, md_table, records_json, write_csv
 

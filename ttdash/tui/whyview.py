@@ -29,15 +29,8 @@ from textual.widgets import Static
 from ..format import fmt_int, fmt_saving, fmt_share, fmt_us, is_missing, plural
 from ..model.analysis import reasons, whyslow
 from ..model.read.text import clean_text
-from ..present.table import (  # noqa: F401  (NO_MODEL: the tests' name)
-    NO_MODEL,
-    SCREEN,
-    WHY_GROUPS,
-    WHY_OPS,
-    Column,
-    TableSpec,
-    cells,
-)
+from ..present.table import SCREEN, WHY_GROUPS, WHY_OPS, Column, TableSpec, cells
+from ..present.values import NO_MODEL  # noqa: F401  (the tests' name)
 from ..report import why
 from .optable import fit
 from .widgets import OpPicked
