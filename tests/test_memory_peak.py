@@ -1,16 +1,84 @@
 """A million-op report's peak (#51 item 2) without changing a byte: what each report section
-freed is given back before the next one runs."""
+freed is given back before the next one runs, and the summary groups are grouped on numbers (a
+categorical's codes, not a string per row) into the same groups."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import real_dir
 
 from ttdash import memory
 from ttdash.model import Trace, Window
+from ttdash.model.query import summary_codes, summary_groups, summary_key
 from ttdash.present import sections
 
+CLIP = "tt-perf-report__wh_clip_encoder_2.csv"
 OFT = "tt-perf-report__bh20_oft.csv"
+
+
+def _ops() -> pd.DataFrame:
+    """Op codes and input 0 memories with repeats, a missing value, an empty code (no group)
+    and two codes of one first word (one group): as categoricals."""
+    code = ["MatmulDeviceOperation", "BinaryNg add", None, "", "MatmulDeviceOperation",
+            "BinaryNg mul", "Softmax", "MatmulDeviceOperation", "BinaryNg add", "Softmax"]
+    mem = ["DEV_0_DRAM_INTERLEAVED", "DEV_0_L1_INTERLEAVED", None, "DEV_0_DRAM_INTERLEAVED",
+           None, "DEV_0_L1_INTERLEAVED", "x", "DEV_0_DRAM_INTERLEAVED", None, "DEV_0_L1_SHARDED"]
+    n = len(code)
+    return pd.DataFrame({
+        "op_code": pd.Categorical(code), "in0_memory": pd.Categorical(mem),
+        "category": pd.Categorical(["mm", "eltwise", None, "x", "mm", "eltwise", "norm", "mm",
+                                    "eltwise", "norm"]),
+        "device": np.array([0, 0, 0, 1, 1, 1, 0, 1, 0, 1], dtype="float64"),
+        "device_time_us": np.arange(1, n + 1, dtype="float64") * 1.5,
+        "flops_pct": np.array([50, np.nan, 10, 20, 60, np.nan, 5, 55, 1, 2], dtype="float64"),
+        "is_host": np.array([False] * 8 + [True, False]),
+        "is_signpost": np.array([False, False, False, False, False, True] + [False] * 4)},
+        index=pd.RangeIndex(10, 20))
+
+
+def _as_objects(ops: pd.DataFrame) -> pd.DataFrame:
+    return ops.assign(**{c: ops[c].astype(object) for c in ("op_code", "in0_memory",
+                                                            "category")})
+
+
+@pytest.mark.parametrize("by", ["op", "memory", "category"])
+def test_summary_groups_of_categoricals_are_those_of_their_text(by):
+    """Grouped on a categorical's codes, the summary is the one of the same text as objects
+    (the groups, their order, every figure), per device or not, with rows left out or not."""
+    cat = _ops()
+    obj = _as_objects(cat)
+    pd.testing.assert_series_equal(summary_key(cat, by), summary_key(obj, by))
+    keep = np.array([True] * 9 + [False])
+    for per_device in (False, True):
+        for k in (None, keep):
+            a = summary_groups(cat, by, per_device, keep=k)
+            b = summary_groups(obj, by, per_device, keep=k)
+            pd.testing.assert_frame_equal(a, b, check_exact=True)
+            assert len(a)
+
+
+@pytest.mark.parametrize("by", ["op", "memory", "category"])
+def test_summary_codes_number_summary_key(by):
+    """summary_codes: one number per group name (-1: no group), the rows `rows` only."""
+    ops = _ops()
+    rows = np.array([True, False] * 5)
+    codes, names = summary_codes(ops, by, rows)
+    key = summary_key(ops, by).to_numpy(dtype=object)[rows]
+    assert len(set(names.tolist())) == len(names)
+    got = np.array([names[c] if c >= 0 else None for c in codes], dtype=object)
+    want = np.array([None if pd.isna(k) else k for k in key], dtype=object)
+    assert got.tolist() == want.tolist()
+
+
+def test_summary_groups_of_a_real_trace_are_unchanged():
+    """The summary of a real trace (categorical columns) is the one of its text as objects."""
+    ops = Trace.load(real_dir() / CLIP).view(Window("all")).ops
+    obj = _as_objects(ops)
+    for by in ("memory", "op", "category"):
+        pd.testing.assert_frame_equal(summary_groups(ops, by), summary_groups(obj, by),
+                                      check_exact=True)
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
