@@ -1,6 +1,7 @@
 """A million-op report's peak (#51 item 2) without changing a byte: what each report section
-freed is given back before the next one runs, and the summary groups are grouped on numbers (a
-categorical's codes, not a string per row) into the same groups."""
+freed is given back before the next one runs, the summary groups are grouped on numbers (a
+categorical's codes, not a string per row) into the same groups, and the advice frames are
+cut into frames of a bounded number of entries (the same entries, in order)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from conftest import real_dir
 
 from ttdash import memory
 from ttdash.model import Trace, Window
+from ttdash.model.analysis import advice
 from ttdash.model.query import summary_codes, summary_groups, summary_key
 from ttdash.present import sections
 
@@ -99,3 +101,16 @@ def test_each_section_gives_back_what_it_freed(monkeypatch, fmt):
     parts = {"table": "facts", "markdown": "facts", "json": "json"}[fmt]
     worked = [s for s in sections.SECTIONS if getattr(s, parts)]
     assert len(trims) >= len(worked) > 2
+
+
+def test_advice_frames_hold_a_bounded_number_of_entries(monkeypatch):
+    """The matmuls' advice comes in frames of at most FRAME_ROWS entries (each frame's text is
+    its own copy), the same entries in the same order as in one frame."""
+    ops = Trace.load(real_dir() / OFT).view(Window("all")).ops
+    whole = pd.concat(list(advice.advice_frames(ops)), ignore_index=True)
+    monkeypatch.setattr(advice, "FRAME_ROWS", 7)
+    frames = list(advice.advice_frames(ops))
+    matmul = [f for f in frames if f["kind"].isin(["host", "gap", "gap_saving"]).sum() == 0]
+    assert matmul and max(len(f) for f in matmul) == 7 and min(len(f) for f in frames) > 0
+    pd.testing.assert_frame_equal(pd.concat(frames, ignore_index=True), whole,
+                                  check_exact=True)
