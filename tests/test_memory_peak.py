@@ -114,3 +114,18 @@ def test_advice_frames_hold_a_bounded_number_of_entries(monkeypatch):
     assert matmul and max(len(f) for f in matmul) == 7 and min(len(f) for f in frames) > 0
     pd.testing.assert_frame_equal(pd.concat(frames, ignore_index=True), whole,
                                   check_exact=True)
+
+
+def test_the_why_window_of_the_whole_file_is_the_traces_columns():
+    """The rows the per-device figures read, for a view of the whole file, are the trace's
+    own columns (no copy kept with the view: pandas 2 copied ~110 MB of a million ops)."""
+    from ttdash.model.analysis import whyslow
+
+    view = Trace.load(real_dir() / CLIP).view(Window("all"))
+    rows = whyslow.window_rows(view)
+    o = view.trace.ordered
+    assert rows.index.equals(o.index) and "ID" in rows and "OP CODE" in rows
+    numeric = [c for c in rows.columns if rows[c].dtype.kind in "fiub"]
+    assert numeric and all(np.shares_memory(rows[c].to_numpy(), o[c].to_numpy())
+                           for c in numeric)
+
