@@ -129,3 +129,18 @@ def test_the_why_window_of_the_whole_file_is_the_traces_columns():
     assert numeric and all(np.shares_memory(rows[c].to_numpy(), o[c].to_numpy())
                            for c in numeric)
 
+
+def test_json_lets_the_reasons_it_made_go_and_keeps_a_callers():
+    """`report -f json` drops the per-op reasons it made for its `why` key (held through the
+    guide rules and the advice it writes next), the same document either way; reasons a caller
+    made before (the TUI's why view) stay."""
+    from ttdash.model.analysis import whyslow
+    from ttdash.report import single
+
+    view = Trace.load(real_dir() / OFT).view(Window("all"))
+    text = single.render_to_string(view, "json")
+    assert not whyslow.reasons_kept(view)
+    kept = whyslow.op_reasons(view)
+    assert single.render_to_string(view, "json") == text
+    assert whyslow.reasons_kept(view) and whyslow.op_reasons(view) is kept
+

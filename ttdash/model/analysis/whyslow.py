@@ -93,6 +93,18 @@ def op_reasons(view: View) -> pd.DataFrame:
                                                               grid_in_file(view)))
 
 
+def reasons_kept(view: View) -> bool:
+    """Whether op_reasons of the view's ops are made and kept with it."""
+    cached = view.__dict__.get("_why_reasons")
+    return cached is not None and cached[0] is view.ops
+
+
+def release_reasons(view: View) -> None:
+    """Drop the per-op reasons kept with the view (op_reasons makes them again when asked;
+    what was worked out from them, why_contract's groups, stays)."""
+    view.__dict__.pop("_why_reasons", None)
+
+
 def grid_in_file(view: View) -> bool:
     """Whether the file says how many worker cores were available (model.reasons.grid_cores)."""
     return reasons_grid_column in view.trace.ordered.columns
