@@ -144,3 +144,18 @@ def test_json_lets_the_reasons_it_made_go_and_keeps_a_callers():
     assert single.render_to_string(view, "json") == text
     assert whyslow.reasons_kept(view) and whyslow.op_reasons(view) is kept
 
+
+@pytest.mark.parametrize("name", [CLIP, OFT])
+def test_fusion_of_a_categorical_op_code_is_that_of_its_text(name):
+    """The fusion rule reads a categorical op code's codes: the entries of the same codes as
+    text."""
+    from dataclasses import replace
+
+    from ttdash.model.analysis import guide_rules
+    from ttdash.report.advice import guides_of
+
+    g = guides_of(Trace.load(real_dir() / name).view(Window("all")))
+    assert isinstance(g.ops["op_code"].dtype, pd.CategoricalDtype)
+    text = replace(g, ops=g.ops.assign(op_code=g.ops["op_code"].astype(object)), cache={})
+    pd.testing.assert_frame_equal(guide_rules.find_fusion(g), guide_rules.find_fusion(text),
+                                  check_exact=True)
