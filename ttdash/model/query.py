@@ -77,18 +77,55 @@ def summary_key(ops: pd.DataFrame, by: str) -> pd.Series:
     trace has a few hundred of them in 100,000s of rows (string splits per row cost seconds)."""
     if by == "category":
         return ops["category"].astype(object)
+    keys, inverse = _distinct_keys(ops, by)
+    return pd.Series(keys[inverse], index=ops.index, dtype=object)
+
+
+def summary_codes(ops: pd.DataFrame, by: str, rows: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """summary_key of the rows `rows` (bool; None: every row) as numbers: (a group number per
+    row, -1 for no group; the group names, one per number). No object per row: a group-by on
+    them costs integers, not a million strings hashed."""
+    if by == "category":
+        key = ops["category"].astype(object).to_numpy()
+        codes, names = pd.factorize(key if rows is None else key[rows])
+        return codes.astype(np.int64), np.asarray(names, dtype=object)
+    keys, inverse = _distinct_keys(ops, by, rows)
+    per_key, names = pd.factorize(keys)  # (keys are distinct combinations: names may repeat)
+    return per_key.astype(np.int64)[inverse], np.asarray(names, dtype=object)
+
+
+def _distinct_keys(ops: pd.DataFrame, by: str, rows: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """summary_key's "op" or "memory" key of each distinct (op code, memory) of the rows `rows`
+    (bool; None: every row), and the position of each row's in them."""
     cols = ["op_code"] + (["in0_memory"] if by == "memory" else [])
-    codes = [pd.factorize(ops[c].astype(object), use_na_sentinel=False) for c in cols]
-    combined = codes[0][0].astype(np.int64)
-    if len(codes) > 1:
-        combined = combined * len(codes[1][1]) + codes[1][0]
-    uniq, inverse = np.unique(combined, return_inverse=True)
+    codes = [_factorized(ops[c], rows) for c in cols]
+    combined = codes[0][0]
     width = len(codes[1][1]) if len(codes) > 1 else 1
+    if len(codes) > 1:
+        combined = combined * width + codes[1][0]
+    inverse, uniq = pd.factorize(combined)
     small = pd.DataFrame({"op_code": np.asarray(codes[0][1], dtype=object)[uniq // width]})
     if len(codes) > 1:
         small["in0_memory"] = np.asarray(codes[1][1], dtype=object)[uniq % width]
-    keys = _summary_key_rows(small, by).to_numpy(dtype=object)
-    return pd.Series(keys[inverse.reshape(-1)], index=ops.index, dtype=object)
+    return _summary_key_rows(small, by).to_numpy(dtype=object), inverse
+
+
+def _factorized(s: pd.Series, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """pd.factorize(s.astype(object), use_na_sentinel=False) of the rows `rows` (bool; None:
+    every row), numbered in any order: (codes as int64, values). A categorical's codes are
+    taken as they are (no object per row), a missing value numbered last."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = np.asarray(s.cat.categories.astype(object), dtype=object)
+        codes = s.cat.codes.to_numpy()
+        if rows is not None:
+            codes = codes[rows]
+        return np.where(codes < 0, len(cats), codes).astype(np.int64), \
+            np.append(cats, np.array([np.nan], dtype=object))
+    values = s.astype(object).to_numpy()
+    codes, uniq = pd.factorize(values if rows is None else values[rows], use_na_sentinel=False)
+    return codes.astype(np.int64), np.asarray(uniq, dtype=object)
 
 
 def _summary_key_rows(ops: pd.DataFrame, by: str) -> pd.Series:
@@ -110,21 +147,31 @@ def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = Fal
     category, and FLOPs % min / max / mean / std / mean weighted by device time; largest
     first. Signposts are left out, and the rows `keep` (bool) leaves out."""
     rows = ~ops["is_signpost"].to_numpy(dtype=bool)
-    o = summary_inputs(ops, rows if keep is None else rows & keep)
-    t = o["device_time_us"].to_numpy(dtype="float64").copy()
-    t[o["is_host"].to_numpy(dtype=bool)] = 0.0
-    f = o["flops_pct"].to_numpy(dtype="float64")
+    if keep is not None:
+        rows &= keep
+    # the columns read, of these rows, one at a time (no copy of the others); the groups by
+    # number (summary_codes), named once grouped
+    t = ops["device_time_us"].to_numpy(dtype="float64")[rows]
+    t[ops["is_host"].to_numpy(dtype=bool)[rows]] = 0.0
+    f = ops["flops_pct"].to_numpy(dtype="float64")[rows]
+    code, names = summary_codes(ops, by, rows)
+    frame = pd.DataFrame({"name": np.where(code >= 0, code, np.nan),
+                          "device": ops["device"].to_numpy()[rows], "t": t, "f": f},
+                         copy=False)
+    del code
     with np.errstate(invalid="ignore"):
-        ft = np.where(np.isnan(f), np.nan, f * t)
-    frame = pd.DataFrame({"name": summary_key(o, by).to_numpy(), "device": o["device"].to_numpy(),
-                          "t": t, "f": f, "ft": ft, "tf": np.where(np.isnan(f), np.nan, t),
-                          "category": o["category"].astype(object).to_numpy()})
+        frame["ft"] = np.where(np.isnan(f), np.nan, f * t)
+        frame["tf"] = np.where(np.isnan(f), np.nan, t)
+    del t, f
+    frame["category"] = ops["category"].astype(object).to_numpy()[rows]
     keys = ["name", "device"] if per_device else ["name"]
     g = frame.groupby(keys, sort=False, dropna=True, observed=True)
     out = g.agg(op_count=("t", "size"), device_time_us=("t", "sum"), category=("category", "first"),
                 flops_pct_min=("f", "min"), flops_pct_max=("f", "max"),
                 flops_pct_mean=("f", "mean"), flops_pct_std=("f", "std"),
                 _ft=("ft", "sum"), _tf=("tf", "sum"), _nf=("f", "count")).reset_index()
+    del frame, g
+    out["name"] = names[out["name"].to_numpy(dtype=np.int64)]
     with np.errstate(invalid="ignore", divide="ignore"):
         weighted = out["_ft"] / out["_tf"]
     out["flops_pct_weighted_mean"] = weighted.where((out["_nf"] > 0) & (out["_tf"] != 0))

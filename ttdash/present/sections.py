@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..memory import settle
+
 
 @dataclass(frozen=True)
 class Labelled:
@@ -92,13 +94,17 @@ BY_KEY: dict[str, Section] = {s.key: s for s in SECTIONS}
 def facts(view: Any, shown: Any, sections: Iterable[Section] | None = None) -> Iterable[Labelled]:
     """Every section's header facts, in order, each as it is made."""
     for s in SECTIONS if sections is None else sections:
-        yield from s.facts_of(view, shown)
+        if s.facts:
+            yield from s.facts_of(view, shown)
+            _settle(view)
 
 
 def blocks(view: Any, sections: Iterable[Section] | None = None) -> Iterable[Block]:
     """Every section's blocks after the op table, in order."""
     for s in SECTIONS if sections is None else sections:
-        yield from s.blocks_of(view)
+        if s.table:
+            yield from s.blocks_of(view)
+            _settle(view)
 
 
 def json_keys(view: Any, shown: Any, sections: Iterable[Section] | None = None,
@@ -107,8 +113,27 @@ def json_keys(view: Any, shown: Any, sections: Iterable[Section] | None = None,
     """Every section's JSON keys, in order; the section keyed `last` worked out after the
     others, `before_last()` run first (what it makes is then not held through the others)."""
     chosen = list(SECTIONS if sections is None else sections)
-    made = {s.key: s.json_of(view, shown) for s in chosen if s.key != last}
+    made = {s.key: _settled(view, s.json_of(view, shown), s.json)
+            for s in chosen if s.key != last}
     if before_last is not None:
         before_last()
-    made.update({s.key: s.json_of(view, shown) for s in chosen if s.key == last})
+        _settle(view)
+    made.update({s.key: _settled(view, s.json_of(view, shown), s.json)
+                 for s in chosen if s.key == last})
     return {k: v for s in chosen for k, v in made[s.key].items()}
+
+
+def _settle(view: Any) -> None:
+    """What a section's analysis freed given back before the next one's (memory.settle: a
+    large view's; each section's working memory otherwise stayed mapped under the next's
+    peak)."""
+    ops = getattr(view, "ops", None)
+    settle(len(ops) if ops is not None else 0)
+
+
+def _settled(view: Any, made: Any, worked: str) -> Any:
+    """`made`, once what its section worked out (`worked`: its function, "" for none) freed is
+    given back (_settle)."""
+    if worked:
+        _settle(view)
+    return made

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..format import fmt_us
+from ..memory import settle
 from ..model import View
 from ..model.analysis.advice import GAP_LIMIT_US, Advice, iter_advice
 from ..model.analysis.advice_summary import (
@@ -170,6 +171,7 @@ def release_guides(view: View) -> None:
     cached = view.__dict__.get("_guides")
     if cached is not None and cached[2].cache.get("frames") is not _entries_kept(view):
         cached[2].cache.pop("frames", None)
+        settle(len(view.ops))  # (their memory back before what comes next allocates its own)
 
 
 def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame, np.ndarray | None]]:

@@ -318,8 +318,15 @@ def model_facts(view: View, shown: object = None) -> list[Labelled]:
 
 
 def keys(view: View, shown: object = None) -> dict[str, Any]:
-    """The sections' JSON keys (as_dict)."""
-    return as_dict(view)
+    """The sections' JSON keys (as_dict). The per-op reasons made for them are let go once
+    the keys are made (whyslow.release_reasons: ~38 MB of a million ops, held through the
+    guide rules and the advice JSON writes next), unless a caller made them before (the
+    TUI's) or the view is to be kept in the analysis cache."""
+    made = not whyslow.reasons_kept(view)
+    found = as_dict(view)
+    if made and "_acache" not in view.__dict__:
+        whyslow.release_reasons(view)
+    return found
 
 
 def model_dict(view: View) -> dict[str, Any] | None:

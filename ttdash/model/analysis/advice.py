@@ -280,6 +280,9 @@ MATMUL_FIELDS = ("op_code", "is_signpost", "sparse_nnz_missing", "math_fidelity"
 
 
 MATMUL_CHUNK = 1 << 17
+#: advice_frames' frames have at most this many entries: each holds its own copy of its
+#: messages' text (a chunk of 131,072 matmuls has ~260,000 entries, ~100 MB of text as one)
+FRAME_ROWS = 1 << 15
 
 
 def advice(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US) -> list[Advice]:
@@ -317,8 +320,8 @@ Bullets = list[tuple[str, str]]  # (kind, message) of each rule that applies
 def advice_frames(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US
                   ) -> Iterator[pd.DataFrame]:
     """iter_advice's entries as frames (id, kind, message; the saving's frame adds its figures),
-    in the same order, a section or a chunk of matmuls at a time: what JSON writes with no
-    Python object per entry (a 93,600-op trace has 55,000 entries)."""
+    in the same order, a section or at most FRAME_ROWS entries of matmuls at a time: what JSON
+    writes with no Python object per entry (a 93,600-op trace has 55,000 entries)."""
     ids = ops["id"].to_numpy()
     host = ops["is_host"].to_numpy(dtype=bool)
 
@@ -351,8 +354,12 @@ def advice_frames(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US
         first = np.repeat(start[group], n)
         within = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
         flat = first + within
-        yield frame(np.repeat(ids[pos], n), np.asarray(kinds, dtype=object)[flat],
-                    np.asarray(messages, dtype=object)[flat])
+        del first, within
+        at_ids = np.repeat(ids[pos], n)
+        kind_of, message_of = np.asarray(kinds, dtype=object), np.asarray(messages, dtype=object)
+        for lo in range(0, len(flat), FRAME_ROWS):  # (a frame's text is its own copy)
+            part = flat[lo:lo + FRAME_ROWS]
+            yield frame(at_ids[lo:lo + FRAME_ROWS], kind_of[part], message_of[part])
 
 
 def matmul_rule_chunks(ops: pd.DataFrame

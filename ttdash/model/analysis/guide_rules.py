@@ -334,7 +334,10 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
     gap = dispatch_gaps(g)[pos]
     peak = g.dram_gbps if np.isfinite(g.dram_gbps) and g.dram_gbps > 0 else np.nan
     saving = gap + traffic / (peak * 1e3)
-    codes, uniques = pd.factorize(code, use_na_sentinel=True)
+    if isinstance(code.dtype, pd.CategoricalDtype):  # (its codes: no factorize of 1M rows)
+        codes, uniques = code.cat.codes.to_numpy(), code.cat.categories
+    else:
+        codes, uniques = pd.factorize(code, use_na_sentinel=True)
     short_of = np.array([short_code(u) for u in uniques] + [""], dtype=object)
     short_pos, short_src, short_head = (short_of[codes[i]] for i in (pos, src, head))
     binary = by_unique(code, lambda c: float(short_code(c).startswith("Binary")),

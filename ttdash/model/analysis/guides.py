@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...memory import settle
 from ..columns import PAUSE_ABOVE_US
 from .guide_base import ENTRY_COLUMNS as ENTRY_COLUMNS  # (and below: still importable from here)
 from .guide_base import Finder as Finder
@@ -142,6 +143,7 @@ def guide_frames(g: GuideInput) -> Iterator[pd.DataFrame]:
     """Each rule's entries (a frame per rule with any), in RULES order."""
     for find in RULES:
         frame = find(g)
+        settle(len(g.ops))  # (what the rule freed given back before the next one runs)
         if len(frame):
             yield frame
         del frame  # (not held while the next rule runs)

@@ -37,8 +37,10 @@ def window_rows(view: View) -> pd.DataFrame:
     each op) and the columns the per-device figures read; the index is the trace table's."""
     def make() -> pd.DataFrame:
         o = view.trace.ordered
-        narrow = o[[c for c in o.columns if c in _READ
-                    or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))]]
+        # the columns themselves, not a copy of them (pandas 2's o[columns] copies: ~110 MB of
+        # a million ops kept with the view when the window is the whole file)
+        narrow = pd.DataFrame({c: o[c] for c in o.columns if c in _READ
+                               or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))}, copy=False)
         try:
             return replace(view.trace, ordered=narrow).window_rows(view.window)[0]
         except Exception:  # a view made without a window of its trace (a live table)
@@ -89,6 +91,18 @@ def op_reasons(view: View) -> pd.DataFrame:
     why_grid; the index of view.ops)."""
     return _once(view, "reasons", lambda: reasons.op_reasons(view.ops, view.trace.arch,
                                                               grid_in_file(view)))
+
+
+def reasons_kept(view: View) -> bool:
+    """Whether op_reasons of the view's ops are made and kept with it."""
+    cached = view.__dict__.get("_why_reasons")
+    return cached is not None and cached[0] is view.ops
+
+
+def release_reasons(view: View) -> None:
+    """Drop the per-op reasons kept with the view (op_reasons makes them again when asked;
+    what was worked out from them, why_contract's groups, stays)."""
+    view.__dict__.pop("_why_reasons", None)
 
 
 def grid_in_file(view: View) -> bool:
