@@ -159,3 +159,32 @@ def test_fusion_of_a_categorical_op_code_is_that_of_its_text(name):
     text = replace(g, ops=g.ops.assign(op_code=g.ops["op_code"].astype(object)), cache={})
     pd.testing.assert_frame_equal(guide_rules.find_fusion(g), guide_rules.find_fusion(text),
                                   check_exact=True)
+
+
+def test_the_guide_rules_input_shares_the_views_columns():
+    """guide_input (the rules' ops and tensor rows) and the advice summary take the view's
+    ops and the trace's tensor columns as they are, renumbered, not copies (pandas 2.2 copied
+    the whole ops frame three times and the tensor columns twice: a million-op report peaked
+    at 1.8 GB there), and the same rows as a copy would hold; a frame with signposts still
+    has them left out."""
+    from ttdash.model.analysis.guides import guide_input
+    from ttdash.model.columns import without_signposts
+
+    view = Trace.load(real_dir() / CLIP).view(Window("all"))
+    ops, ordered = view.op_rows, view.trace.ordered
+    assert without_signposts(ops) is ops
+    g = guide_input(ops, ordered, view.merged, 100.0)
+    for name in ("device_time_us", "op_code"):
+        a, b = g.ops[name].array, ops[name].array
+        got = a.codes if hasattr(a, "codes") else np.asarray(a)
+        want = b.codes if hasattr(b, "codes") else np.asarray(b)
+        assert np.shares_memory(got, want), name
+    tensor = next(c for c in ordered.columns if c.startswith("INPUT_0_") and
+                  ordered[c].dtype.kind == "f")
+    assert np.shares_memory(g.rows[tensor].to_numpy(), ordered[tensor].to_numpy())
+    assert list(g.ops.index) == list(range(len(ops)))
+    pd.testing.assert_frame_equal(g.ops, ops.reset_index(drop=True))
+    pd.testing.assert_frame_equal(g.rows, ordered[list(g.rows.columns)].reset_index(drop=True))
+    marked = view.ops.assign(is_signpost=np.arange(len(view.ops)) % 7 == 0)
+    assert len(without_signposts(marked)) == len(marked) - int((np.arange(len(marked)) % 7
+                                                                == 0).sum())

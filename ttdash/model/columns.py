@@ -93,6 +93,16 @@ BOUND_MEANING = {
 UNMODELLED = "unmodelled"
 
 
+def without_signposts(ops: Any) -> Any:
+    """The rows of an ops frame that are not signposts: the frame itself, not a copy, when it
+    has none (pandas 2 copies a whole frame for a mask that keeps every row: a million ops'
+    290 MB, twice more over a report's advice)."""
+    if "is_signpost" not in ops:
+        return ops
+    sp = ops["is_signpost"].to_numpy(dtype=bool)
+    return ops[~sp] if sp.any() else ops
+
+
 def bound_severity(value: object) -> Severity | None:
     try:
         return Bound(str(value)).severity

@@ -26,7 +26,7 @@ from .analysis.metrics import (
 )
 from .analysis.trust import DataWarning, corrupt_warning, trace_warnings
 from .arch import ArchSpec, arch_from_clock, get_arch
-from .columns import PAUSE_ABOVE_US
+from .columns import PAUSE_ABOVE_US, without_signposts
 from .errors import TraceError
 from .live.rankarch import mixed_arch_warning
 from .progress import step
@@ -96,8 +96,7 @@ class View:
         its whole table for a header line)."""
         cached = self.__dict__.get("_op_rows")
         if cached is None or cached[0] is not self.ops:
-            sp = self.ops["is_signpost"].to_numpy(dtype=bool)
-            cached = (self.ops, self.ops[~sp] if sp.any() else self.ops)
+            cached = (self.ops, without_signposts(self.ops))
             self.__dict__["_op_rows"] = cached
         return cached[1]
 

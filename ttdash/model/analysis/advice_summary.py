@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..columns import PAUSE_ABOVE_US
+from ..columns import PAUSE_ABOVE_US, without_signposts
 from .advice import ACCURACY_KINDS, GAP_LIMIT_US, Saving, gap_saving, matmul_rule_chunks
 from .guides import GuideInput, GuideSummary, summarise_guides
 
@@ -111,8 +111,7 @@ def summarise(ops: pd.DataFrame, pause_above_us: float = PAUSE_ABOVE_US,
               guides: GuideInput | None = None) -> AdviceSummary:
     """The advice of these ops (a View's op rows), aggregated; with `guides` (the same ops'
     guide input, model.guides.guide_input), the tuning guides' rules too."""
-    if "is_signpost" in ops:
-        ops = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
+    ops = without_signposts(ops)
     ids = ops["id"].to_numpy()
     host = ops["is_host"].to_numpy(dtype=bool)
     groups: list[HostGroup] = []

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ...memory import settle
-from ..columns import PAUSE_ABOVE_US
+from ..columns import PAUSE_ABOVE_US, without_signposts
 from .guide_base import ENTRY_COLUMNS as ENTRY_COLUMNS  # (and below: still importable from here)
 from .guide_base import Finder as Finder
 from .guide_base import GuideInput as GuideInput
@@ -115,13 +115,12 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
 def guide_input(ops: pd.DataFrame, ordered: pd.DataFrame, merged: bool, dram_gbps: float,
                 pause_above_us: float = PAUSE_ABOVE_US, source: object = None) -> GuideInput:
     """The rules' input for a view's ops (`ordered`: the trace's rows, with "ID")."""
-    if "is_signpost" in ops:
-        ops = ops[~ops["is_signpost"].to_numpy(dtype=bool)]
+    ops = without_signposts(ops)
     tensors = [c for c in ordered.columns if c.startswith(("INPUT_", "OUTPUT_"))]
     if not len(ordered) or "ID" not in ordered.columns or "id" not in ops.columns:
-        rows = ordered[tensors].reset_index(drop=True) if len(ordered) == len(ops) else \
+        rows = _renumbered(ordered, tensors) if len(ordered) == len(ops) else \
             pd.DataFrame(index=pd.RangeIndex(len(ops)))
-        return GuideInput(ops.reset_index(drop=True), rows, merged, float(dram_gbps),
+        return GuideInput(_renumbered(ops), rows, merged, float(dram_gbps),
                           float(pause_above_us), source)
     ids = pd.Index(ordered["ID"].to_numpy())
     if not ids.is_unique:  # (merged multi-file runs) the first row of an ID
@@ -129,14 +128,24 @@ def guide_input(ops: pd.DataFrame, ordered: pd.DataFrame, merged: bool, dram_gbp
         ids, ordered = ids[first], ordered[first]
     at = ids.get_indexer(ops["id"].to_numpy())  # every op is one of the trace's rows
     if len(at) == len(ordered) and np.array_equal(at, np.arange(len(at))):
-        rows = ordered[tensors].reset_index(drop=True)  # the whole file, one row per op
+        rows = _renumbered(ordered, tensors)  # the whole file, one row per op
     elif (at >= 0).all():
         rows = ordered[tensors].iloc[at].reset_index(drop=True)
     else:  # ops that are no row of `ordered`: nothing known of their tensors
         rows = ordered[tensors].iloc[np.maximum(at, 0)].reset_index(drop=True)
         rows.loc[at < 0, :] = np.nan
-    return GuideInput(ops.reset_index(drop=True), rows, merged, float(dram_gbps),
+    return GuideInput(_renumbered(ops), rows, merged, float(dram_gbps),
                       float(pause_above_us), source)
+
+
+def _renumbered(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    """`frame` (its `columns`) indexed 0..n-1, its columns' memory shared, not copied (pandas
+    2's reset_index and column selection copy: ~600 MB of a million ops, where pandas 3 shares
+    them until written; the rules only read)."""
+    out = pd.DataFrame({c: frame[c] for c in (frame.columns if columns is None else columns)},
+                       index=frame.index, copy=False)
+    out.index = pd.RangeIndex(len(out))
+    return out
 
 
 def guide_frames(g: GuideInput) -> Iterator[pd.DataFrame]:
