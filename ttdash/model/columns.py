@@ -103,6 +103,15 @@ def without_signposts(ops: Any) -> Any:
     return ops[~sp] if sp.any() else ops
 
 
+def shared_columns(frame: pd.DataFrame, columns: Any) -> pd.DataFrame:
+    """`frame`'s `columns` (its index and rows) as a frame of their own that shares their
+    memory: pandas 2's frame[columns] copies them (pandas 3 shares them until written). For a
+    reader: a write into it would be a write into `frame`."""
+    import pandas as pd
+
+    return pd.DataFrame({c: frame[c] for c in columns}, index=frame.index, copy=False)
+
+
 def bound_severity(value: object) -> Severity | None:
     try:
         return Bound(str(value)).severity

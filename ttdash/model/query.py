@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..format import distinct
+
 # The filter language lives in model.filters (its keys come from the column spec); the names are
 # kept here for the callers that import them from query.
 from .filters import (  # noqa: F401  (re-exported)
@@ -39,7 +41,7 @@ def sort_order(ops: pd.DataFrame, rows: np.ndarray, key: str | None,
     return rows[np.argsort(ranks, kind="stable")]
 
 
-#: The op columns summary_key and summary_groups read.
+#: The op columns group_ops reads (summary_key's and its own).
 SUMMARY_INPUTS = ("op_code", "in0_memory", "category", "device", "device_time_us",
                   "flops_pct", "is_host", "is_signpost")
 
@@ -100,7 +102,7 @@ def _distinct_keys(ops: pd.DataFrame, by: str, rows: np.ndarray | None = None
     """summary_key's "op" or "memory" key of each distinct (op code, memory) of the rows `rows`
     (bool; None: every row), and the position of each row's in them."""
     cols = ["op_code"] + (["in0_memory"] if by == "memory" else [])
-    codes = [_factorized(ops[c], rows) for c in cols]
+    codes = [distinct(ops[c] if rows is None else ops[c][rows]) for c in cols]
     combined = codes[0][0]
     width = len(codes[1][1]) if len(codes) > 1 else 1
     if len(codes) > 1:
@@ -110,22 +112,6 @@ def _distinct_keys(ops: pd.DataFrame, by: str, rows: np.ndarray | None = None
     if len(codes) > 1:
         small["in0_memory"] = np.asarray(codes[1][1], dtype=object)[uniq % width]
     return _summary_key_rows(small, by).to_numpy(dtype=object), inverse
-
-
-def _factorized(s: pd.Series, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """pd.factorize(s.astype(object), use_na_sentinel=False) of the rows `rows` (bool; None:
-    every row), numbered in any order: (codes as int64, values). A categorical's codes are
-    taken as they are (no object per row), a missing value numbered last."""
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        cats = np.asarray(s.cat.categories.astype(object), dtype=object)
-        codes = s.cat.codes.to_numpy()
-        if rows is not None:
-            codes = codes[rows]
-        return np.where(codes < 0, len(cats), codes).astype(np.int64), \
-            np.append(cats, np.array([np.nan], dtype=object))
-    values = s.astype(object).to_numpy()
-    codes, uniq = pd.factorize(values if rows is None else values[rows], use_na_sentinel=False)
-    return codes.astype(np.int64), np.asarray(uniq, dtype=object)
 
 
 def _summary_key_rows(ops: pd.DataFrame, by: str) -> pd.Series:

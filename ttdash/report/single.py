@@ -301,11 +301,12 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         step("measuring columns", 0, n)
         cell_w.update(cell_widths(ops, _table_spec(tuple(fields), shown.raw_op_codes),
                                   chunk=CHUNK))
-    for start in range(0, n if n <= KEEP_ROWS else 0, CHUNK):
-        step("measuring columns", start, n)
-        texts, sevs = kept[start] = chunk_cells(start)
-        for f in fields:
-            cell_w[f] = max(cell_w[f], max(map(len, texts[f]), default=0))
+    else:
+        for start in range(0, n, CHUNK):
+            step("measuring columns", start, n)
+            texts, sevs = kept[start] = chunk_cells(start)
+            for f in fields:
+                cell_w[f] = max(cell_w[f], max(map(len, texts[f]), default=0))
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ...memory import settle
-from ..columns import PAUSE_ABOVE_US, without_signposts
+from ..columns import PAUSE_ABOVE_US, shared_columns, without_signposts
 from .guide_base import ENTRY_COLUMNS as ENTRY_COLUMNS  # (and below: still importable from here)
 from .guide_base import Finder as Finder
 from .guide_base import GuideInput as GuideInput
@@ -142,8 +142,7 @@ def _renumbered(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.Dat
     """`frame` (its `columns`) indexed 0..n-1, its columns' memory shared, not copied (pandas
     2's reset_index and column selection copy: ~600 MB of a million ops, where pandas 3 shares
     them until written; the rules only read)."""
-    out = pd.DataFrame({c: frame[c] for c in (frame.columns if columns is None else columns)},
-                       index=frame.index, copy=False)
+    out = shared_columns(frame, frame.columns if columns is None else columns)
     out.index = pd.RangeIndex(len(out))
     return out
 

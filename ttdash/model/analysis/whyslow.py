@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..columns import shared_columns
 from ..query import summary_key
 from . import ccl, imbalance, perfmodel, progcache, reasons
 
@@ -39,8 +40,8 @@ def window_rows(view: View) -> pd.DataFrame:
         o = view.trace.ordered
         # the columns themselves, not a copy of them (pandas 2's o[columns] copies: ~110 MB of
         # a million ops kept with the view when the window is the whole file)
-        narrow = pd.DataFrame({c: o[c] for c in o.columns if c in _READ
-                               or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))}, copy=False)
+        narrow = shared_columns(o, [c for c in o.columns if c in _READ
+                                    or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))])
         try:
             return replace(view.trace, ordered=narrow).window_rows(view.window)[0]
         except Exception:  # a view made without a window of its trace (a live table)
