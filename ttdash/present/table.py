@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..format import is_missing
+from ..format import distinct, is_missing
 from ..model.columns import COLUMNS as OP_COLUMNS
 from ..model.columns import SEVERITY, Severity
 from ..model.columns import Column as OpColumn
@@ -507,13 +507,9 @@ def _distinct(s: pd.Series) -> np.ndarray:
     """One of each value of a column as cells() formats it (its to_numpy), for a column of
     numbers or a categorical; a column of other objects whole (1 and 1.0 are one value to a
     hash, two texts to a formatter)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):  # the categories its rows use, and missing
+        return distinct(s)[1]
     values = s.to_numpy()
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        codes = s.cat.codes.to_numpy()
-        used = pd.unique(codes)
-        out = np.asarray(s.cat.categories, dtype=object)[used[used >= 0]]
-        missing = values[codes < 0][:1]  # as to_numpy gives a missing value
-        return np.concatenate([out, missing]) if len(missing) else out
     if values.dtype.kind == "f":
         bits = np.dtype(f"i{values.dtype.itemsize}")
         return pd.unique(np.ascontiguousarray(values).view(bits)).view(values.dtype)
