@@ -113,13 +113,11 @@ def json_keys(view: Any, shown: Any, sections: Iterable[Section] | None = None,
     """Every section's JSON keys, in order; the section keyed `last` worked out after the
     others, `before_last()` run first (what it makes is then not held through the others)."""
     chosen = list(SECTIONS if sections is None else sections)
-    made = {s.key: _settled(view, s.json_of(view, shown), s.json)
-            for s in chosen if s.key != last}
+    made = {s.key: _json_settled(s, view, shown) for s in chosen if s.key != last}
     if before_last is not None:
         before_last()
         _settle(view)
-    made.update({s.key: _settled(view, s.json_of(view, shown), s.json)
-                 for s in chosen if s.key == last})
+    made.update({s.key: _json_settled(s, view, shown) for s in chosen if s.key == last})
     return {k: v for s in chosen for k, v in made[s.key].items()}
 
 
@@ -131,9 +129,10 @@ def _settle(view: Any) -> None:
     settle(len(ops) if ops is not None else 0)
 
 
-def _settled(view: Any, made: Any, worked: str) -> Any:
-    """`made`, once what its section worked out (`worked`: its function, "" for none) freed is
-    given back (_settle)."""
-    if worked:
+def _json_settled(s: Section, view: Any, shown: Any) -> dict[str, Any]:
+    """A section's JSON keys, what working them out freed given back (_settle) when it has
+    any to work out."""
+    made = s.json_of(view, shown)
+    if s.json:
         _settle(view)
     return made
