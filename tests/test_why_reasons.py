@@ -351,3 +351,28 @@ def test_no_saving_is_printed_as_zero_or_a_gap_in_microseconds_past_ten_ms():
     assert not re.search(r"\s0\.00 us\s", section)
     assert "469.0 ms gap before" in section and "469,044 us" not in section
     assert cell("saving_us", 0.0) == "none" and cell("saving_us", 12.5) == "12.5 us"
+
+
+@pytest.mark.parametrize("name", each_real_file())
+def test_the_short_lead_names_a_basis_only_where_two_classes_share_a_name(name):
+    """View 6's lead at 80 columns drops the bases, but not where they tell two classes of the
+    same name apart: on the DeepSeek file "dram-bound" is on the performance model (7.6%) and
+    on the roofline (1.8%); a name that occurs once stays bare."""
+    from ttdash.report import why
+
+    view = Trace.load(real_dir() / name, columns="analysis").view(Window("all"))
+    lead = why.reason_lead(view, short=True)
+    assert lead is not None  # every real file has device ops
+    classes = whyslow.why_contract(view)["classes"]
+    listed = lead.split("): ", 1)[1].split(", ")
+    assert len(listed) == len(classes)
+    names = [k["class"] for k in classes]
+    for k in classes:
+        shared = names.count(k["class"]) > 1
+        word = f"{k['class']} ({k['basis'].split()[-1]}) " if shared else f"{k['class']} "
+        assert sum(item.startswith(word) for item in listed) == 1, (word, listed)
+    # every listed item is told apart from the others by its words before the share
+    assert len({item.rsplit(" ", 1)[0] for item in listed}) == len(listed)
+    if name.endswith("deepseek_v3_d_p.csv"):
+        assert re.search(r"dram-bound \(model\) 7\.\d%", lead), lead
+        assert re.search(r"dram-bound \(roofline\) 1\.\d%", lead), lead

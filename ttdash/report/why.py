@@ -204,12 +204,21 @@ def cache_lines(view: View) -> list[str]:
 
 def reason_lead(view: View, short: bool = False) -> str | None:
     """The share of device time with a reason and the reason classes, largest first (None:
-    no device op); `short`: without the bases and the grid's source (view 6 at 80 columns)."""
+    no device op); `short`: without the grid's source and the bases but where two classes share
+    a name (view 6 at 80 columns)."""
     c = whyslow.why_contract(view)
     if not c["device_ops"]:
         return None
-    classes = ", ".join(f"{k['class']}{'' if short else ' (' + k['basis'] + ')'} "
-                        f"{fmt_share(k['share_pct'])}"
+    names = [k["class"] for k in c["classes"]]
+
+    def basis(k: dict[str, Any]) -> str:
+        # short: a class's basis only where its name is shared (dram-bound on the model and on
+        # the roofline), in its last word ("model", "roofline")
+        if not short:
+            return f" ({k['basis']})"
+        return f" ({k['basis'].split()[-1]})" if names.count(k["class"]) > 1 else ""
+
+    classes = ", ".join(f"{k['class']}{basis(k)} {fmt_share(k['share_pct'])}"
                         for k in sorted(c["classes"], key=lambda k: -k["share_pct"]))
     grid = c["grid"]
     where = "" if short else f", from {grid['source']}"
