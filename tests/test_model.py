@@ -165,6 +165,42 @@ def test_column_store_equals_concat_and_never_copies_the_table():
     assert len(store) == 1606 and list(store.frame().columns) == ["i", "x", "s", "b"]
 
 
+def test_column_store_takes_arrays_as_a_frame_of_them():
+    """A live block comes as arrays (metrics.analyze_columns), no frame built for it: the store
+    holds the same as when given the frame of those arrays."""
+    from ttdash.model.live.table import ColumnStore
+
+    blocks = [{"i": np.arange(n, dtype=np.int64), "s": np.array(["a", np.nan] * n, object)[:n],
+               "x": np.broadcast_to(np.float64(np.nan), (n,))} for n in (3, 2000, 1)]
+    a, b = ColumnStore(), ColumnStore()
+    for block in blocks:
+        a.append(block)
+        b.append(pd.DataFrame(block))
+    assert len(a) == 2004
+    pd.testing.assert_frame_equal(a.frame(), b.frame())
+
+
+@pytest.mark.parametrize("name", tiered(REPORT_FIXTURES, FAST_REAL))
+def test_analyze_columns_are_analyzes_as_arrays(name):
+    """The live table's blocks are analysed into arrays: each is analyze's column, text as
+    its objects (NaN where missing, as the categorical's to_numpy gives)."""
+    from ttdash.model.analysis.metrics import analyze, analyze_columns
+
+    trace = Trace.load(real_dir() / name, columns="all")
+    rows, arch = trace.ordered.iloc[:3000], trace.arch
+    frame, arrays = analyze(rows, arch), analyze_columns(rows, arch)
+    assert list(arrays) == list(frame.columns)
+    for c, v in arrays.items():
+        want = frame[c].to_numpy(dtype=object) if isinstance(frame[c].dtype, pd.CategoricalDtype) \
+            else frame[c].to_numpy()
+        assert isinstance(v, np.ndarray) and v.dtype == want.dtype, c
+        if v.dtype == object:
+            assert [type(x) for x in v] == [type(x) for x in want], c
+            assert pd.Series(v).equals(pd.Series(want)), c
+        else:
+            np.testing.assert_array_equal(v, want, err_msg=c)
+
+
 #: The two largest traces hold nothing the others lack (signposts: ops_perf_results_2025_09_18;
 #: host ops: SEG_ENCODER) and cost 9 s here: the slow tier runs them
 _LARGE = ("tt-perf-report__bh20_oft.csv", "tt-perf-report__wh_clip_encoder_2.csv")

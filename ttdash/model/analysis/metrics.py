@@ -106,6 +106,23 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
     (1e300, inf) gives inf/NaN, handled below; numpy's warnings about it must not reach the
     user's stderr.
     """
+    out, texts, n = _analysed(rows, arch)
+    return pd.DataFrame({c: texts[c].series() if c in texts else _dense(v, n)
+                         for c, v in out.items()}, copy=False)
+
+
+def analyze_columns(rows: pd.DataFrame, arch: ArchSpec) -> dict[str, np.ndarray]:
+    """`analyze`'s columns as numpy arrays, text as objects (NaN where missing, as a
+    categorical's `to_numpy(dtype=object)` gives): a live table's blocks go into numpy
+    buffers, and a frame of categoricals built for each block cost more than its analysis."""
+    out, texts, n = _analysed(rows, arch)
+    return {c: texts[c].objects() if c in texts else _dense(v, n) for c, v in out.items()}
+
+
+def _analysed(rows: pd.DataFrame, arch: ArchSpec
+              ) -> tuple[dict[str, Any], dict[str, TextCodes], int]:
+    """The columns of `analyze` (None: a float column the file lacks), the text ones as
+    TextCodes, and the number of rows."""
     n = len(rows)
     out: dict[str, Any] = {}
     texts: dict[str, TextCodes] = {}
@@ -130,8 +147,7 @@ def analyze(rows: pd.DataFrame, arch: ArchSpec) -> pd.DataFrame:
             del part
     out["total_pct"] = total_share_pct(_dense(out["device_time_us"], n),
                                        _dense(out["op_to_op_us"], n))
-    return pd.DataFrame({c: texts[c].series() if c in texts else _dense(v, n)
-                         for c, v in out.items()}, copy=False)
+    return out, texts, n
 
 
 #: A float column with no value (a column the file lacks, on every row): one NaN, not n.
@@ -158,6 +174,9 @@ class TextCodes:
 
     def series(self) -> pd.Series:
         return text_category(self.codes, list(self.index))
+
+    def objects(self) -> np.ndarray:
+        return np.array(list(self.index) + [np.nan], dtype=object)[self.codes]
 
 
 def column_values(s: pd.Series) -> np.ndarray:
@@ -257,7 +276,7 @@ def _analyze(rows: pd.DataFrame, arch: ArchSpec, carry: tuple[bool, bool]
     grid = whole(num(rows, "AVAILABLE WORKER CORE COUNT"), 1, MAX_CORES)  # the file's own
     avail = np.where(np.isnan(grid), float(arch.worker_cores), grid)
     fidelity = text(rows, "MATH FIDELITY")
-    per_core = fidelity.map(arch.tflops_per_core).astype("float64").to_numpy(na_value=np.nan)
+    per_core = by_unique(fidelity, lambda f: arch.tflops_per_core.get(f, np.nan))
 
     is_matmul = contains(op_code, "Matmul") & ~is_signpost
     is_conv = (contains(op_code, "OptimizedConvNew") | contains(op_code, "Conv2d")) & ~is_matmul \

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
-from ..analysis.metrics import analyze, share_parts, share_pct
+from ..analysis.metrics import analyze, analyze_columns, share_parts, share_pct
 from ..arch import ArchSpec, get_arch
 from ..columns import PAUSE_ABOVE_US
 from ..read.cells import by_unique, dim_value, numeric_cells
@@ -33,6 +33,10 @@ NUMERIC_SET = frozenset(NUMERIC)
 #: Rows kept as strings before they are converted without waiting for a refresh (a refresh at
 #: Galaxy rates brings ~5,000; `watch --once` of a big log must not hold it all as strings)
 CONVERT_ROWS = 1 << 16
+#: The derived columns a block's totals and bound times are summed from (trace.op_sums,
+#: trace.bound_time)
+SUMS_INPUTS = ("is_signpost", "device_time_us", "op_to_op_us", "busy_us", "corrupt", "is_host",
+               "dram_bytes", "dram_pct", "bound")
 #: Why a run left no live rows (`run --no-tui`'s summary and the run screen say the same).
 NO_ROWS = "device profiler off, or no device opened?"
 
@@ -64,12 +68,13 @@ class ColumnStore:
         self.n = 0
         self._whole = None
 
-    def append(self, df: pd.DataFrame) -> None:
-        k = len(df)
+    def append(self, df: pd.DataFrame | Mapping[str, np.ndarray]) -> None:
+        """Append rows: a frame, or columns as arrays of one length (no frame built)."""
+        k = len(df) if isinstance(df, pd.DataFrame) else len(next(iter(df.values()), ()))
         if not k:
             return
-        if self._cols and list(df.columns) != list(self._cols):
-            whole = pd.concat([self.frame().copy(), df], ignore_index=True)
+        if self._cols and list(df.keys()) != list(self._cols):
+            whole = pd.concat([self.frame().copy(), pd.DataFrame(df)], ignore_index=True)
             self.clear()
             self.append(whole)
             return
@@ -85,11 +90,11 @@ class ColumnStore:
             buf[self.n:need] = values
         self.n = need
 
-    def _grow(self, capacity: int, like: pd.DataFrame) -> None:
+    def _grow(self, capacity: int, like: pd.DataFrame | Mapping[str, np.ndarray]) -> None:
         self._whole = None
         if not self._cols:
             self._cols = {c: np.empty(capacity, dtype=_as_numpy(like[c][:0]).dtype)
-                          for c in like.columns}
+                          for c in like.keys()}
             return
         for c, buf in self._cols.items():
             new = np.empty(capacity, dtype=buf.dtype)
@@ -129,9 +134,11 @@ def _frame_of(columns: dict[str, np.ndarray]) -> pd.DataFrame:
                          for c, v in views.items()}, copy=False)
 
 
-def _as_numpy(s: pd.Series) -> np.ndarray:
+def _as_numpy(s: pd.Series | np.ndarray) -> np.ndarray:
     """A column's values as numpy: numpy dtypes as they are, extension ones (string, Int64) as
     objects (converting them back on every frame would cost a pass over the table)."""
+    if isinstance(s, np.ndarray):
+        return s
     return s.to_numpy() if isinstance(s.dtype, np.dtype) else s.to_numpy(dtype=object)
 
 
@@ -243,13 +250,19 @@ class LiveModel:
         context = raw if self._last_raw is None else pd.concat([self._last_raw, raw],
                                                                 ignore_index=True)
         assert self.arch is not None  # settled by _convert
-        ops = analyze(context, self.arch).iloc[len(context) - len(raw):]
-        ops["region"] = 0
-        ops["signpost"] = None
+        m, skip = len(raw), len(context) - len(raw)
+        # the new rows' columns as arrays: no frame of them is built (the store takes arrays)
+        ops = {c: v[skip:] for c, v in analyze_columns(context, self.arch).items()}
+        ops["region"] = np.zeros(m, dtype=np.int64)
+        ops["signpost"] = np.full(m, None, dtype=object)
         if "_rank" in raw.columns:  # a multi-host run: the rank of every row
             ops["rank"] = raw["_rank"].to_numpy(dtype="float64")
-        block = op_sums(ops, PAUSE_ABOVE_US)  # the header's totals, without a pass over the table
+        sums = pd.DataFrame({c: ops[c] for c in SUMS_INPUTS if c in ops}, copy=False)
+        block = op_sums(sums, PAUSE_ABOVE_US)  # the header's totals, without a pass over the table
         self._sums = block if self._sums is None else add_sums(self._sums, block)
+        for bound, us in bound_time(sums).items():
+            self._bound_time[bound] = self._bound_time.get(bound, 0.0) + us
+        del sums
         # "Total %": kept as each op's share numerator, over the running total in frames()
         numerator, total = share_parts(ops["device_time_us"], ops["op_to_op_us"])
         self._share_total += total
@@ -257,15 +270,13 @@ class LiveModel:
         self._raw.append(raw)
         self._ops.append(ops)
         self._last_raw = raw.iloc[-1:]
-        dev = ops["device"].to_numpy(dtype="float64")  # new rows only: no pass over the table
+        dev = np.asarray(ops["device"], dtype="float64")  # new rows only: no pass over the table
         self._devices.update(int(d) for d in np.unique(dev[~np.isnan(dev)]))
-        if "rank" in ops.columns:
-            rank = ops["rank"].to_numpy(dtype="float64")
+        if "rank" in ops:
+            rank = ops["rank"]
             known = ~np.isnan(dev) & ~np.isnan(rank)
             self._rank_devices.update(zip(rank[known].astype(int).tolist(),
                                           dev[known].astype(int).tolist()))
-        for bound, us in bound_time(ops).items():
-            self._bound_time[bound] = self._bound_time.get(bound, 0.0) + us
 
     def reset(self, source: Path, keep_arch: bool = False) -> None:
         """The source was truncated or replaced (a device re-open, or a new run): start over,

@@ -27,7 +27,10 @@ def col(df: pd.DataFrame, name: str) -> pd.Series:
 def text(df: pd.DataFrame, name: str) -> pd.Series:
     """A text column as pandas strings (missing -> <NA>); a categorical's categories are
     converted once and taken by code (not a string made per row)."""
-    s = col(df, name)
+    if name not in df.columns:  # (no float column made first: a live refresh reads ~20)
+        return pd.Series(pd.array(np.full(len(df), None, dtype=object), dtype="string"),
+                         index=df.index, copy=False)
+    s = df[name]
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = s.cat.categories.astype("string").array
         return pd.Series(cats.take(s.cat.codes.to_numpy(), allow_fill=True), index=s.index)
@@ -35,9 +38,15 @@ def text(df: pd.DataFrame, name: str) -> pd.Series:
 
 
 def num(df: pd.DataFrame, name: str) -> np.ndarray:
-    """A numeric column as float64 with non-finite values as NaN."""
-    s = col(df, name)
-    a = np.array(pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan))
+    """A numeric column as float64 with non-finite values as NaN (a new array)."""
+    if name not in df.columns:  # the file lacks it (a live refresh reads ~30 such per chunk)
+        return np.full(len(df), np.nan)
+    s = df[name]
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iuf":  # numbers: to_numeric keeps them
+        a = s.to_numpy(dtype="float64", copy=True)
+    else:
+        a = np.array(pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64",
+                                                                na_value=np.nan))
     a[~np.isfinite(a)] = np.nan
     return a
 
