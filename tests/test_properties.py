@@ -403,6 +403,28 @@ def test_numeric_cells_read_as_pandas_reads_them(cells):
         assert np.array_equal(got, want), (got, want)
 
 
+_WHOLE_CELL = st.one_of(st.integers(-(1 << 40), 1 << 40).map(str), st.just(""))
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(columns=st.lists(st.one_of(st.lists(_WHOLE_CELL, min_size=4, max_size=4),
+                                  st.lists(_CELL, min_size=4, max_size=4)),
+                        min_size=0, max_size=5))
+def test_numeric_columns_are_numeric_cells_a_column_at_a_time(columns):
+    """A live block's numeric columns are parsed in one pass (cells.numeric_columns): each is
+    what numeric_cells makes of it alone, dtype included (int64 unless a cell is empty), when
+    every column is whole numbers and when one is not."""
+    from ttdash.model.read.cells import numeric_cells, numeric_columns
+
+    cells = np.array(columns, dtype=object).T.reshape(4, len(columns))
+    got = numeric_columns(cells)
+    assert len(got) == len(columns)
+    for j, g in enumerate(got):
+        want = numeric_cells(cells[:, j])
+        assert g.dtype == want.dtype, (j, g, want)
+        np.testing.assert_array_equal(g, want)
+
+
 def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_path, monkeypatch):
     """A big read (watch --once) converts its string rows every CONVERT_ROWS rows instead of at
     the refresh: the table and its totals are the same."""

@@ -20,7 +20,7 @@ import pandas as pd
 from ..analysis.metrics import analyze, analyze_columns, share_parts, share_pct
 from ..arch import ArchSpec, get_arch
 from ..columns import PAUSE_ABOVE_US
-from ..read.cells import by_unique, dim_value, numeric_cells
+from ..read.cells import by_unique, dim_value, numeric_columns
 from ..read.counters import is_counter
 from ..read.discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header, is_realtime_log  # noqa: F401  (re-exported)
 from ..read.loader import LOG_RENAME, NUMERIC, dedupe_header, log_as_report, wanted_columns
@@ -162,6 +162,7 @@ class LiveModel:
         self._raw = ColumnStore()
         self._pending: list[tuple[Path, list[str], list[list[str]], list[int]]] = []
         self._pending_rows = 0
+        self._header_columns: dict[tuple[str, ...], tuple[list[tuple[int, str]], list[int]]] = {}
         self._converted: list[pd.DataFrame] = []  # pending rows as raw frames, not yet analysed
         self._ops = ColumnStore()
         self._cache: tuple[pd.DataFrame, pd.DataFrame] | None = None
@@ -206,15 +207,13 @@ class LiveModel:
     def _convert(self, source: Path, header: list[str], rows: list[list[str]],
                  lines: list[int]) -> pd.DataFrame:
         """String rows of one source and header -> the loader's raw columns."""
-        names = [LOG_RENAME.get(h, h) for h in dedupe_header(header)]
-        # not the counters: a live table stays the analysis's columns (thousands of counter
-        # columns would be kept as text a row at a time); the report has them
-        wanted = {n for n in wanted_columns(names) if not is_counter(n)}
+        kept, numeric = self._columns_of(header)
         cells = np.array(rows, dtype=object)
-        raw = pd.DataFrame({n: (numeric_cells(cells[:, i]) if n in NUMERIC_SET
-                                else pd.Series(cells[:, i], dtype=object))
-                            for i, n in enumerate(names) if n in wanted}, copy=False)
-        raw.insert(0, "ID", np.asarray(lines, dtype=np.int64))
+        parsed = dict(zip(numeric, numeric_columns(cells[:, numeric])))
+        raw = pd.DataFrame({"ID": np.asarray(lines, dtype=np.int64),
+                            **{n: parsed[i] if i in parsed else
+                               pd.Series(cells[:, i], dtype=object) for i, n in kept}},
+                           copy=False)
         log_as_report(raw)
         for c in ("OP CODE", "DEVICE ARCH"):
             if c in raw.columns:
@@ -226,6 +225,19 @@ class LiveModel:
             raw[c] = by_unique(raw[c], dim_value)
         self._settle_arch(raw, source)
         return raw
+
+    def _columns_of(self, header: list[str]) -> tuple[list[tuple[int, str]], list[int]]:
+        """The columns of `header` kept (position, the loader's name) and the positions of the
+        numeric ones, worked out once per header."""
+        key = tuple(header)
+        if key not in self._header_columns:
+            names = [LOG_RENAME.get(h, h) for h in dedupe_header(header)]
+            # not the counters: a live table stays the analysis's columns (thousands of
+            # counter columns would be kept as text a row at a time); the report has them
+            wanted = {n for n in wanted_columns(names) if not is_counter(n)}
+            kept = [(i, n) for i, n in enumerate(names) if n in wanted]
+            self._header_columns[key] = (kept, [i for i, n in kept if n in NUMERIC_SET])
+        return self._header_columns[key]
 
     def _convert_pending(self) -> None:
         k = 0

@@ -82,6 +82,29 @@ def numeric_cells(cells: np.ndarray) -> np.ndarray:
     return np.asarray(pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce"))
 
 
+def numeric_columns(cells: np.ndarray) -> list[np.ndarray]:
+    """Each column of a 2-D array of CSV text cells as `numeric_cells` makes it, the whole
+    numbers of every column checked and cast in one Arrow pass (a live block of 100 rows has
+    a dozen numeric columns: a pass each cost more than their cells); a block with any other
+    cell takes `numeric_cells` column by column."""
+    n, k = cells.shape
+    if n and k:
+        text = pa.array(np.ascontiguousarray(cells.T).reshape(-1), type=pa.string())
+        text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+        if pc.all(pc.match_substring_regex(text, _WHOLE)).as_py() is not False:
+            try:
+                whole = pc.cast(text, pa.int64())
+            except pa.ArrowInvalid:  # beyond int64
+                pass
+            else:
+                values = np.asarray(pc.fill_null(whole, 0).to_numpy()).reshape(k, n)
+                missing = np.asarray(whole.is_null().to_numpy(zero_copy_only=False)
+                                     ).reshape(k, n)
+                return [np.where(m, np.nan, v) if m.any() else v.copy()
+                        for v, m in zip(values, missing)]
+    return [numeric_cells(cells[:, j]) for j in range(k)]
+
+
 def interned(s: pd.Series) -> np.ndarray:
     """A text column as an object array whose equal values share one str (8 bytes a row)."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
