@@ -565,14 +565,18 @@ def _fidelity_desc(fidelity: pd.Series, dts: dict[str, pd.Series],
     dtypes ("HiFi2 BF16 x BFP8 => BF16"); every other op its dtypes ("BF16, BF16 => BF16").
     Built once per distinct (fidelity, dtypes, compute) tuple, in plain Python (a few hundred
     tuples even in a million rows; a pandas step per column cost more than that)."""
-    keys = [fidelity, *dts.values(), pd.Series(compute)]
-    names = ("INPUT_0", "INPUT_1", "OUTPUT_0")
+    # each text column's codes and distinct values (None: missing): a tuple's cells are taken
+    # from those, not from the column (a take from an Arrow string column per key was most
+    # of a live refresh's fidelity cells)
+    parts = [pd.factorize(s, use_na_sentinel=True)
+             for s in (fidelity, *(dts[k] for k in ("INPUT_0", "INPUT_1", "OUTPUT_0")))]
+    distinct = [np.array([*uniques, None], dtype=object) for _, uniques in parts]
 
     def cells(at: np.ndarray) -> np.ndarray:
-        values = [fidelity.iloc[at].tolist(), *(dts[k].iloc[at].tolist() for k in names),
+        values = [*(d[codes[at]].tolist() for (codes, _), d in zip(parts, distinct)),
                   compute[at].tolist()]
         return np.array([_fidelity_cell(*row) for row in zip(*values)], dtype=object)
-    return by_unique_rows(keys, cells)
+    return by_unique_rows([codes for codes, _ in parts] + [compute], cells)
 
 
 def _fidelity_cell(fidelity: Any, a: Any, b: Any, o: Any, compute: bool) -> str:
