@@ -479,3 +479,18 @@ def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
     n = 65_535
     cols = [np.repeat([0, 1], n)] + [np.tile(rng.permutation(n), 2) for _ in range(4)]
     assert factorize_rows(cols).tolist() == list(range(2 * n))
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(columns=st.lists(st.tuples(st.lists(st.text(max_size=6), min_size=3, max_size=3),
+                                  st.integers(0, 8), st.booleans()), min_size=1, max_size=4))
+def test_padded_rows_are_the_rows_percent_format_and_rstrip_make(columns):
+    """The plain table's rows are made in Arrow (report.safe.padded_rows): each row is what
+    `"%-Ns  %Ms" % row` and `str.rstrip` make of it (padding by code points, any Unicode
+    whitespace stripped at its end: a cell of spaces, tabs, U+3000), a newline after each."""
+    from ttdash.report.safe import padded_rows
+
+    texts, widths, left = (list(x) for x in zip(*columns))
+    fmt = "  ".join(f"%{'-' if lt else ''}{w}s" for w, lt in zip(widths, left))
+    want = "".join((fmt % row).rstrip() + "\n" for row in zip(*texts))
+    assert memoryview(padded_rows(texts, widths, left)).tobytes().decode("utf-8") == want

@@ -467,6 +467,24 @@ def joined_texts(parts: list) -> Any:
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
+def padded_rows(columns: list[list[str]], widths: list[int], left: list[bool],
+                sep: str = "  ") -> Any:
+    """Rows of text cells, each cell padded to its column's width (left-aligned: on the right)
+    and the cells `sep` apart, each row without trailing whitespace and ended by a newline:
+    as one UTF-8 buffer. What `"%-Ns  %Ms" % row` then `str.rstrip` give, a row at a time, made
+    in Arrow a column at a time (Arrow pads by code points as `%` does, and its Unicode
+    whitespace is Python's `str.isspace`, every code point checked)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts: list[object] = []
+    for k, (texts, w, lt) in enumerate(zip(columns, widths, left)):
+        a = pa.array(texts, type=pa.string())
+        parts += ([sep] if k else []) + [pc.utf8_rpad(a, w) if lt else pc.utf8_lpad(a, w)]
+    rows = pc.utf8_rtrim_whitespace(joined_texts(parts))
+    return texts_buffer(joined_texts([rows, "\n"]))
+
+
 def texts_buffer(texts: Any, cut: int = 0) -> Any:
     """A pyarrow string array's texts one after the other, as one UTF-8 buffer (no copy), less
     its last `cut` bytes."""

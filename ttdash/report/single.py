@@ -53,7 +53,7 @@ from .header import (  # noqa: F401  (file_line, summary_dict, shown_line: calle
     write_md_facts,
 )
 from .layout import fit_columns, wrap
-from .safe import json_clean, md_cell, put, records_json, write_csv
+from .safe import json_clean, md_cell, padded_rows, put, records_json, write_csv
 
 T = TypeVar("T")
 
@@ -318,8 +318,6 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         return text.ljust(w) if f in LEFT else text.rjust(w)
 
     head = "  ".join(cell(f, titles[f]) for f in fields).rstrip()
-    # a plain row: each cell padded to its column (str.ljust / rjust's padding), two spaces apart
-    row_format = "  ".join(f"%{'-' if f in LEFT else ''}{widths[f]}s" for f in fields)
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
@@ -327,7 +325,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         if not color:  # cells cut a column at a time (only a narrowed one), a row one format
             cols = [[c if len(c) <= widths[f] else c[:widths[f] - 1] + "…" for c in cells[f]]
                     if cell_w[f] > widths[f] else cells[f] for f in fields]
-            out.write("\n".join(map(str.rstrip, map(row_format.__mod__, zip(*cols)))) + "\n")
+            put(out, padded_rows(cols, [widths[f] for f in fields], [f in LEFT for f in fields]))
             continue
         lines = []
         for i in range(start, min(n, start + CHUNK)):
