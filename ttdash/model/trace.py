@@ -295,7 +295,10 @@ class Trace:
         if ("HOST START TS" in df.columns and not trace_mode
                 and not df["HOST START TS"].is_monotonic_increasing):  # sorted already: no copy
             df = df.sort_values("HOST START TS", kind="stable", na_position="last")
-        ordered = df.reset_index(drop=True)
+        # a new frame of the same columns (pandas 2's reset_index copied every one of them:
+        # a million ops' frame twice, the peak of a lowest-deps `open`)
+        ordered = df.copy(deep=False) if df.index.equals(pd.RangeIndex(len(df))) \
+            else df.reset_index(drop=True)
         del df
         signposts, region = _signposts(ordered)
         add_column(ordered, "_region", region)

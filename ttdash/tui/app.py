@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, OptionList, Static
 
 from ..format import fmt_mhz, fmt_us, plural
+from ..memory import trim
 from ..model import View, Window
 from ..model.columns import COPY_FIELDS, legend
 from ..model.errors import TraceError
@@ -172,6 +173,10 @@ class TraceScreen(TableViewMixin, Screen):
     def mounted(self) -> None:
         for name in self.STATUS_STATE:
             self.watch(self, name, self.update_status, init=False)
+        # the header's trust warnings found, and their temporaries given back, before the
+        # table's arrays are made (over them, a million ops' ~100 MB was the peak of `open`)
+        self.view.warnings()
+        trim()
         self.set_view(self.view)
         self.query_one(OpTable).focus()
         self.show_window_note()
