@@ -188,3 +188,28 @@ def test_the_guide_rules_input_shares_the_views_columns():
     marked = view.ops.assign(is_signpost=np.arange(len(view.ops)) % 7 == 0)
     assert len(without_signposts(marked)) == len(marked) - int((np.arange(len(marked)) % 7
                                                                 == 0).sum())
+
+
+def test_a_load_under_jemalloc_gives_freed_pages_back_sooner_then_arrows_setting(monkeypatch):
+    """pyarrow < 18 (jemalloc): a trace's load keeps freed pages LOAD_DECAY_MS, not Arrow's
+    second, and Arrow's setting is back after it, an error included; pyarrow 18+ (mimalloc):
+    nothing is set."""
+    import pyarrow as pa
+
+    from ttdash.model.read.loader import read_ops_csv
+
+    calls: list[int] = []
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", calls.append)
+    path = real_dir() / "tt-perf-report__bh_p100_dlv3.csv"
+    jemalloc = pa.default_memory_pool().backend_name == "jemalloc"
+    read_ops_csv(path)
+    assert calls == ([memory.LOAD_DECAY_MS, memory.ARROW_DECAY_MS] if jemalloc else [])
+    calls.clear()
+
+    class Pool:
+        backend_name = "jemalloc"
+    monkeypatch.setattr(pa, "default_memory_pool", Pool)
+    with pytest.raises(RuntimeError), memory.freed_at_once():
+        assert calls == [memory.LOAD_DECAY_MS]
+        raise RuntimeError
+    assert calls == [memory.LOAD_DECAY_MS, memory.ARROW_DECAY_MS]

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ...memory import freed_at_once
 from ..errors import TraceError
 from ..progress import offer_preview, step, wants_preview
 from .badcsv import BLOCK as BLOCK  # (defined with the diagnosis that names its limit)
@@ -154,7 +155,11 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
     read a row at a time (`RawTable.wide`; "all" when the file is not cached: small, cache off).
     tolerate_partial: drop a cut last line (a report still being written) instead of failing.
     """
-    path = Path(path)
+    with freed_at_once():  # (the parse's and the conversion's buffers)
+        return _read_ops_csv(Path(path), columns, tolerate_partial)
+
+
+def _read_ops_csv(path: Path, columns: str, tolerate_partial: bool) -> RawTable:
     if is_pipe(path):  # `<(cmd)`, /dev/stdin: read once, then as a file (not cached)
         with pipe_copy(path) as copy:
             try:  # every column: nothing can be read again later (a diff's ATTRIBUTES)
