@@ -213,3 +213,26 @@ def test_a_load_under_jemalloc_gives_freed_pages_back_sooner_then_arrows_setting
         assert calls == [memory.LOAD_DECAY_MS]
         raise RuntimeError
     assert calls == [memory.LOAD_DECAY_MS, memory.ARROW_DECAY_MS]
+
+
+def test_the_op_tables_text_columns_are_read_through_their_codes():
+    """The op table holds a categorical text column as its codes (tui.optable.TextColumn), not
+    an object array of every row: each value, slice and set of positions reads as the
+    column's own values (None where missing); a column of "" and missing only is blank."""
+    from ttdash.model.analysis.metrics import column_values
+    from ttdash.tui.optable import TextColumn, column_data
+
+    ops = Trace.load(real_dir() / "tt-perf-report__bh_p100_dlv3.csv").view(Window("all")).ops
+    text = [c for c in ops.columns if isinstance(ops[c].dtype, pd.CategoricalDtype)]
+    assert len(text) >= 5
+    for c in text:
+        got, want = column_data(ops[c]), column_values(ops[c])
+        assert isinstance(got, TextColumn) and len(got) == len(want)
+        assert [got[i] for i in range(len(want))] == want.tolist(), c
+        assert got[5:40].tolist() == want[5:40].tolist()
+        at = np.array([3, 0, len(want) - 1])
+        assert got[at].tolist() == want[at].tolist()
+        assert got.blank() == bool((pd.isna(want) | (want == "")).all())
+    blank = column_data(pd.Series(pd.Categorical(["", None, ""])))
+    assert blank.blank() and blank[1] is None
+    assert not column_data(pd.Series(pd.Categorical(["", "x"]))).blank()

@@ -51,6 +51,35 @@ def fit(text: str, width: int, left: bool) -> str:
     return set_cell_size(text, width) if left else text.rjust(width)
 
 
+class TextColumn:
+    """A categorical text column as the table reads its values: by position (a str, None where
+    missing), from its codes, without an object array of every row (8 bytes a row: a million
+    ops' ~16 text columns held ~128 MB of pointers the screen never walks)."""
+
+    dtype = np.dtype(object)
+
+    def __init__(self, s: pd.Series) -> None:
+        self.codes = s.cat.codes.to_numpy()
+        self.values = np.array([*s.cat.categories, None], dtype=object)  # code -1: None
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, at):  # a position, a slice or positions, as an array's
+        return self.values[self.codes[at]]
+
+    def blank(self) -> bool:
+        """No row has a text other than ""."""
+        used = self.values[np.unique(self.codes)]
+        return all(v is None or v == "" for v in used)
+
+
+def column_data(s: pd.Series) -> np.ndarray | TextColumn:
+    """A column's values as the table reads them (model's column_values; a categorical's
+    through its codes)."""
+    return TextColumn(s) if isinstance(s.dtype, pd.CategoricalDtype) else column_values(s)
+
+
 def int_widths(data: dict[str, np.ndarray], keys=NEVER_CUT) -> dict[str, int]:
     """The cells the widest value of each never-cut whole-number column takes (vectorised)."""
     out = {}
@@ -167,7 +196,7 @@ class OpTable(ScrollView, can_focus=True):
         self._generation = 0
         self._columns: list[tuple[Col, int]] = []
         self._cols_width = -1
-        self._data: dict[str, np.ndarray] = {}
+        self._data: dict[str, np.ndarray | TextColumn] = {}
         self._empty: frozenset[str] = frozenset()
         self._hidden: frozenset[str] = frozenset()
         self._extra: tuple[Col, ...] = ()
@@ -227,7 +256,7 @@ class OpTable(ScrollView, can_focus=True):
         if ops is not self.ops:
             # Column arrays once per frame: rendering a line is then index lookups only, and a
             # re-sort or re-filter of the same frame costs nothing here.
-            self._data = {c: column_values(ops[c]) for c in ops.columns}
+            self._data = {c: column_data(ops[c]) for c in ops.columns}
             self._note_empty_columns()
             self._note_widths()
         self.ops = ops
@@ -252,7 +281,7 @@ class OpTable(ScrollView, can_focus=True):
         self.ops, self.rows = ops, rows
         # a block that was short of rows is made again with the new ones
         self._blocks = {b: v for b, v in self._blocks.items() if (b + 1) * BLOCK <= old}
-        self._data = {c: column_values(ops[c]) for c in ops.columns}
+        self._data = {c: column_data(ops[c]) for c in ops.columns}
         self._note_empty_columns(since=old)
         self._note_widths(since=old)
         # The table's size on screen stays: its scroll range and scrollbar are updated without
@@ -303,7 +332,10 @@ class OpTable(ScrollView, can_focus=True):
                 if not len(v):
                     empty.add(c.key)
                     continue
-            if v.dtype == object:
+            if isinstance(v, TextColumn):
+                if v.blank():
+                    empty.add(c.key)
+            elif v.dtype == object:
                 if (pd.isna(v) | (v == "")).all():
                     empty.add(c.key)
             elif v.dtype.kind == "f" and np.isnan(v).all():
