@@ -189,6 +189,8 @@ def test_the_parse_buffers_go_back_before_the_analysis(monkeypatch):
     released: list[str] = []
 
     class Pool:
+        backend_name = "mimalloc"  # (memory.freed_at_once reads it: jemalloc's decay untouched)
+
         def release_unused(self) -> None:
             released.append("arrow")
 
