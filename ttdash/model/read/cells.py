@@ -63,22 +63,29 @@ def by_unique_rows(keys: list[pd.Series], fn: Callable[[np.ndarray], np.ndarray]
     return np.asarray(fn(first))[group]
 
 
+def _whole_numbers(cells: np.ndarray) -> Any:
+    """CSV text cells (1-D) as an Arrow int64 array, empty cells null, when every other cell is
+    a whole number in int64's range; else None."""
+    text = pa.array(np.ascontiguousarray(cells), type=pa.string())  # a strided view: 10x slower
+    text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+    # decimal digits only: Arrow's cast would also take 0x10, which pandas does not
+    if pc.all(pc.match_substring_regex(text, _WHOLE)).as_py() is False:
+        return None
+    try:
+        return pc.cast(text, pa.int64())
+    except pa.ArrowInvalid:  # beyond int64
+        return None
+
+
 def numeric_cells(cells: np.ndarray) -> np.ndarray:
     """CSV text cells as numbers, exactly as ``pd.to_numeric(cells, errors="coerce")``: whole
     numbers go through Arrow's integer cast (int64, or float64 with NaN where a cell is empty:
     several times faster than pandas' per-cell parse); anything else (decimals, blanks around a
     number, junk) takes pandas' own path."""
-    text = pa.array(np.ascontiguousarray(cells), type=pa.string())  # a strided view: 10x slower
-    text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
-    # decimal digits only: Arrow's cast would also take 0x10, which pandas does not
-    if pc.all(pc.match_substring_regex(text, _WHOLE)).as_py() is not False:
-        try:
-            whole = pc.cast(text, pa.int64())
-        except pa.ArrowInvalid:  # beyond int64
-            pass
-        else:
-            return np.asarray(whole.to_numpy(zero_copy_only=False),
-                              dtype="float64" if whole.null_count else "int64")
+    whole = _whole_numbers(cells)
+    if whole is not None:
+        return np.asarray(whole.to_numpy(zero_copy_only=False),
+                          dtype="float64" if whole.null_count else "int64")
     return np.asarray(pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce"))
 
 
@@ -88,21 +95,12 @@ def numeric_columns(cells: np.ndarray) -> list[np.ndarray]:
     a dozen numeric columns: a pass each cost more than their cells); a block with any other
     cell takes `numeric_cells` column by column."""
     n, k = cells.shape
-    if n and k:
-        text = pa.array(np.ascontiguousarray(cells.T).reshape(-1), type=pa.string())
-        text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
-        if pc.all(pc.match_substring_regex(text, _WHOLE)).as_py() is not False:
-            try:
-                whole = pc.cast(text, pa.int64())
-            except pa.ArrowInvalid:  # beyond int64
-                pass
-            else:
-                values = np.asarray(pc.fill_null(whole, 0).to_numpy()).reshape(k, n)
-                missing = np.asarray(whole.is_null().to_numpy(zero_copy_only=False)
-                                     ).reshape(k, n)
-                return [np.where(m, np.nan, v) if m.any() else v.copy()
-                        for v, m in zip(values, missing)]
-    return [numeric_cells(cells[:, j]) for j in range(k)]
+    whole = _whole_numbers(cells.T.reshape(-1)) if n and k else None
+    if whole is None:
+        return [numeric_cells(cells[:, j]) for j in range(k)]
+    values = np.asarray(pc.fill_null(whole, 0).to_numpy()).reshape(k, n)
+    missing = np.asarray(whole.is_null().to_numpy(zero_copy_only=False)).reshape(k, n)
+    return [np.where(m, np.nan, v) if m.any() else v.copy() for v, m in zip(values, missing)]
 
 
 def interned(s: pd.Series) -> np.ndarray:
