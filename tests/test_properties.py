@@ -494,3 +494,17 @@ def test_padded_rows_are_the_rows_percent_format_and_rstrip_make(columns):
     fmt = "  ".join(f"%{'-' if lt else ''}{w}s" for w, lt in zip(widths, left))
     want = "".join((fmt % row).rstrip() + "\n" for row in zip(*texts))
     assert memoryview(padded_rows(texts, widths, left)).tobytes().decode("utf-8") == want
+
+
+def test_float_reprs_are_pythons_repr_of_each_value_repeated_or_not():
+    """Perfetto's times (report.safe.float_reprs): each float's repr, made once per distinct
+    value when they repeat (a block of 20,000 events' durations) and per value when not;
+    -0.0 and 0.0, nan and the infinities keep their own texts."""
+    from ttdash.report.safe import DISTINCT_FROM, float_reprs
+
+    rng = np.random.default_rng(5)
+    odd = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-300, 123456.789, 0.1 + 0.2]
+    repeated = np.concatenate([rng.choice(rng.random(50) * 1e4, 3 * DISTINCT_FROM), odd])
+    distinct = np.concatenate([rng.random(DISTINCT_FROM + 10) * 1e6, odd])
+    for values in (repeated, distinct, np.array(odd)):
+        assert float_reprs(values).to_pylist() == [repr(v) for v in values.tolist()]

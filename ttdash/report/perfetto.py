@@ -18,7 +18,7 @@ from ..model import View
 from ..model.analysis.timeline import for_view
 from ..model.columns import export_frame
 from ..model.progress import step
-from .safe import joined_texts, put, record_texts, records_json, texts_buffer
+from .safe import float_reprs, joined_texts, put, record_texts, records_json, texts_buffer
 
 CHUNK = 20_000  # op events per block: bounded memory for a million ops
 
@@ -75,7 +75,7 @@ def to_perfetto(view: View, out: TextIO, shown: object = None) -> None:
             '{"ph":"X","name":', pc.take(name_texts, pa.array(name_at[pos])),
             ',"cat":', pc.take(cat_texts, pa.array(cat_at[pos])),
             ',"pid":', pc.cast(pa.array(lane), pa.string()),
-            ',"tid":1,"ts":', _reprs(t0), ',"dur":', _reprs(t1 - t0),
+            ',"tid":1,"ts":', float_reprs(t0), ',"dur":', float_reprs(t1 - t0),
             ',"args":', args, "},"])
         out.write(sep)
         put(out, texts_buffer(events, 1))
@@ -90,7 +90,3 @@ def _distinct_json(values: np.ndarray, text: Callable[[object], object]
     at, uniques = distinct(values)
     return at, pa.array([json.dumps(text(v), ensure_ascii=False) for v in uniques], pa.string())
 
-
-def _reprs(values: np.ndarray) -> pa.Array:
-    """Each float as Python writes it (repr: the shortest text that reads back the same)."""
-    return pa.array(list(map(repr, values.tolist())), pa.string())

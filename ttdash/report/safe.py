@@ -303,6 +303,18 @@ def _per_distinct(values: Any, texts: Callable[[Any], Any]) -> object:
     return pc.take(texts(coded.dictionary), coded.indices)
 
 
+def float_reprs(values: Any) -> object:
+    """Each float as Python writes it (repr: the shortest text that reads back the same), a
+    pyarrow string array, each distinct value once (_per_distinct: a trace's durations repeat
+    every iteration)."""
+    import numpy as np
+    import pyarrow as pa
+
+    def reprs(v: Any) -> object:
+        return pa.array(list(map(repr, v.tolist())), pa.string())
+    return _per_distinct(np.asarray(values, dtype=np.float64), reprs)
+
+
 def _float_texts(v: np.ndarray, decimals: int) -> object:
     """Each float as pandas' encoder writes it (`decimals` decimals; null for NaN and
     infinities), each distinct value once (_per_distinct)."""
