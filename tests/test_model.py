@@ -201,6 +201,18 @@ def test_analyze_columns_are_analyzes_as_arrays(name):
             np.testing.assert_array_equal(v, want, err_msg=c)
 
 
+@pytest.mark.parametrize("name", tiered(REPORT_FIXTURES, FAST_REAL))
+def test_sums_read_only_their_declared_columns(name):
+    """A live block hands op_sums and bound_time only trace.SUMS_COLUMNS: their answers from
+    those columns alone are the answers from every column."""
+    from ttdash.model.trace import SUMS_COLUMNS, bound_time, op_sums
+
+    ops = Trace.load(real_dir() / name).view(Window("all")).ops
+    only = ops[[c for c in SUMS_COLUMNS if c in ops.columns]]
+    assert op_sums(only, 1000.0) == op_sums(ops, 1000.0)
+    assert bound_time(only) == bound_time(ops)
+
+
 #: The two largest traces hold nothing the others lack (signposts: ops_perf_results_2025_09_18;
 #: host ops: SEG_ENCODER) and cost 9 s here: the slow tier runs them
 _LARGE = ("tt-perf-report__bh20_oft.csv", "tt-perf-report__wh_clip_encoder_2.csv")

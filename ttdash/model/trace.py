@@ -192,6 +192,11 @@ class View:
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
+#: The op columns op_sums and bound_time read (a live block passes only these).
+SUMS_COLUMNS = ("is_signpost", "device_time_us", "op_to_op_us", "busy_us", "corrupt", "is_host",
+                "dram_bytes", "dram_pct", "bound")
+
+
 def op_sums(ops: pd.DataFrame, pause_above_us: float) -> dict[str, float]:
     """What `View.totals` derives from: sums over the op rows (signpost rows only counted),
     each the sum of the same over any split of the rows into blocks (a live table adds a new

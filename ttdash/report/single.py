@@ -322,7 +322,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
         cells, sevs = kept.pop(start, None) or chunk_cells(start)
-        if not color:  # cells cut a column at a time (only a narrowed one), a row one format
+        if not color:  # cells cut a column at a time (only a narrowed one), rows padded in Arrow
             cols = [[c if len(c) <= widths[f] else c[:widths[f] - 1] + "…" for c in cells[f]]
                     if cell_w[f] > widths[f] else cells[f] for f in fields]
             put(out, padded_rows(cols, [widths[f] for f in fields], [f in LEFT for f in fields]))

@@ -25,7 +25,17 @@ from ..read.counters import is_counter
 from ..read.discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header, is_realtime_log  # noqa: F401  (re-exported)
 from ..read.loader import LOG_RENAME, NUMERIC, dedupe_header, log_as_report, wanted_columns
 from ..read.text import clean_series
-from ..trace import Trace, View, Window, add_sums, bound_time, detect_arch, infer_clock, op_sums
+from ..trace import (
+    SUMS_COLUMNS,
+    Trace,
+    View,
+    Window,
+    add_sums,
+    bound_time,
+    detect_arch,
+    infer_clock,
+    op_sums,
+)
 
 # The columns kept, renamed and numeric are the loader's.
 RATE_WINDOW_S = 5.0
@@ -33,10 +43,6 @@ NUMERIC_SET = frozenset(NUMERIC)
 #: Rows kept as strings before they are converted without waiting for a refresh (a refresh at
 #: Galaxy rates brings ~5,000; `watch --once` of a big log must not hold it all as strings)
 CONVERT_ROWS = 1 << 16
-#: The derived columns a block's totals and bound times are summed from (trace.op_sums,
-#: trace.bound_time)
-SUMS_INPUTS = ("is_signpost", "device_time_us", "op_to_op_us", "busy_us", "corrupt", "is_host",
-               "dram_bytes", "dram_pct", "bound")
 #: Why a run left no live rows (`run --no-tui`'s summary and the run screen say the same).
 NO_ROWS = "device profiler off, or no device opened?"
 
@@ -269,7 +275,7 @@ class LiveModel:
         ops["signpost"] = np.full(m, None, dtype=object)
         if "_rank" in raw.columns:  # a multi-host run: the rank of every row
             ops["rank"] = raw["_rank"].to_numpy(dtype="float64")
-        sums = pd.DataFrame({c: ops[c] for c in SUMS_INPUTS if c in ops}, copy=False)
+        sums = pd.DataFrame({c: ops[c] for c in SUMS_COLUMNS if c in ops}, copy=False)
         block = op_sums(sums, PAUSE_ABOVE_US)  # the header's totals, without a pass over the table
         self._sums = block if self._sums is None else add_sums(self._sums, block)
         for bound, us in bound_time(sums).items():
