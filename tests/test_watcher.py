@@ -678,7 +678,9 @@ def test_pacer_is_bounded_by_refresh_and_counts_alike_refreshes_as_fixed():
     for _ in range(40):
         pacer.observe(1000, 2.0)  # a refresh costs 2 s: never more than --refresh apart
     assert pacer.gap == 0.5
-    assert not pacer.due(now=10.4, last=10.0) and pacer.due(now=10.5, last=10.0)
+    for _ in range(2):  # either turn of the dither: --refresh at the most
+        assert pacer.next_gap <= 0.5 and pacer.due(now=10.5, last=10.0)
+        pacer.observe(1000, 2.0)
     assert RefreshPacer(most=0.02).gap == 0.02  # a --refresh under the least gap is kept
 
 
@@ -700,6 +702,42 @@ def test_pacer_keeps_a_rows_cost_through_a_steady_stream():
     for _ in range(60):  # the rows got cheaper: the old slope would leave 10 ms of 40 fixed
         pacer.observe(3000, 0.040)
     assert pacer.fixed == pytest.approx(0.020, rel=0.05)  # half the cost at least
+
+
+def _steady_stream(pacer, rate: float, fixed: float, per_row: float, seconds: float,
+                   start: list[tuple[int, float]]) -> None:
+    """A stream of `rate` rows/s from its first row (a Galaxy's), refreshed when the pacer is
+    due, each refresh costing `fixed` + `per_row` a row; `start`: the first refreshes' (rows,
+    cost) as measured (noisy)."""
+    for rows, cost in start:
+        pacer.observe(rows, cost)
+    t = 0.0
+    while t < seconds:
+        gap = pacer.next_gap
+        t += gap
+        rows = round(rate * gap)
+        pacer.observe(rows, fixed + per_row * rows)
+
+
+def test_pacer_tells_the_parts_apart_in_a_stream_steady_from_its_first_row():
+    """A Galaxy's stream is steady from its first row, and its first refreshes' costs are noisy:
+    here they read as the bigger refresh costing less. From a slope that noise left, most of
+    the cost counted as fixed, the gap went near `--refresh` and the rows stayed alike there
+    (nothing could tell the parts apart again: every row waited ~0.45 s). Every other gap a quarter shorter or longer, the rows vary
+    and the gap comes down to the fixed cost over the budget."""
+    from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
+
+    noisy = [(1000, 0.080), (2000, 0.050), (1000, 0.090), (2000, 0.045)]
+    pacer = RefreshPacer(most=0.5)
+    _steady_stream(pacer, 10_000, 0.030, 10e-6, 30.0, noisy)
+    assert pacer.per_row == pytest.approx(10e-6, rel=0.05)
+    assert pacer.gap == pytest.approx(0.030 / REFRESH_BUDGET, rel=0.05)
+    shorter, longer = pacer.next_gap, (pacer.observe(2000, 0.050), pacer.next_gap)[1]
+    assert sorted([shorter, longer]) == pytest.approx([0.75 * pacer.gap, 1.25 * pacer.gap],
+                                                      rel=0.05)
+    still = RefreshPacer(most=0.5, dither=0.0)  # without the dither: stuck near --refresh
+    _steady_stream(still, 10_000, 0.030, 10e-6, 30.0, noisy)
+    assert still.gap > 2 * pacer.gap
 
 
 def test_feed_measures_a_refresh_in_cpu_time_from_its_start(tmp_path, monkeypatch):

@@ -9,7 +9,10 @@ so far (their cost against their rows, a least-squares line with old refreshes f
 the rows per refresh have not varied enough to tell the two parts apart, the cost a row had
 when they last did is taken off (a steady Galaxy stream brings the same rows every refresh:
 counting their cost as fixed made the gap grow with the rate, to `most`); before any such fit
-the whole cost counts as fixed (the longer gap). A slow run (a dump now and then) is shown as
+the whole cost counts as fixed (the longer gap). So that the rows do vary, every other gap is
+`dither` shorter and every other one as much longer (a stream steady from its first row, as a
+Galaxy's is, had its rows alike from the start: no cost a row was ever read off it, and the
+gap stayed at `most`). A slow run (a dump now and then) is shown as
 soon as its rows come; a fast one (a Galaxy at 10,000 rows/s) is coalesced into refreshes a gap
 apart, whose length does not grow with the rate. No Textual, no clock of its own: the caller
 passes the times.
@@ -25,6 +28,9 @@ REFRESH_BUDGET = 0.15
 LEAST_GAP_S = 0.05
 #: How much of the fit a refresh's weight keeps at the next one (old ones fade out).
 FADE = 0.9
+#: Every other gap this much shorter, every other one longer: the rows per refresh vary by as
+#: much, enough to tell a refresh's fixed cost from its rows' (the fit needs them 10% apart).
+DITHER = 0.25
 
 
 @dataclass
@@ -39,9 +45,11 @@ class RefreshPacer:
     least: float = LEAST_GAP_S
     budget: float = REFRESH_BUDGET
     fade: float = FADE
+    dither: float = DITHER
 
     def __post_init__(self) -> None:
         self.least = min(self.least, self.most)
+        self._turn = -1.0  # the next gap is `dither` shorter (-1) or longer (+1); flips per refresh
         # faded sums of weight, rows, cost, rows^2 and rows x cost (a line cost = a + b rows)
         self._w = self._n = self._c = self._nn = self._nc = 0.0
         self.fixed = 0.0  # the fixed cost of a refresh, as fitted (s)
@@ -50,13 +58,23 @@ class RefreshPacer:
 
     @property
     def gap(self) -> float:
-        """Seconds from one refresh to the next while rows keep coming."""
+        """Seconds from one refresh to the next while rows keep coming, on average."""
         return min(self.most, max(self.least, self.fixed / self.budget))
+
+    @property
+    def next_gap(self) -> float:
+        """The gap to the next refresh: `gap`, `dither` shorter or longer by turns (within
+        `least` and `most`; at the least gap rows are shown as soon as they come, by turns too)."""
+        gap = self.gap
+        if gap <= self.least:
+            return gap
+        return min(self.most, max(self.least, gap * (1.0 + self._turn * self.dither)))
 
     def observe(self, rows: int, seconds: float) -> None:
         """A refresh of `rows` new rows cost `seconds` (CPU)."""
         if seconds < 0:
             return
+        self._turn = -self._turn
         f = self.fade
         self._w = self._w * f + 1.0
         self._n = self._n * f + rows
@@ -83,8 +101,8 @@ class RefreshPacer:
 
     def due(self, now: float, last: float) -> bool:
         """Rows are waiting: refresh now (the last refresh was at `last`)?"""
-        return now >= last + self.gap
+        return now >= last + self.next_gap
 
     def wait(self, now: float, last: float) -> float:
         """Seconds until a refresh of waiting rows is due (0 when it is)."""
-        return max(0.0, last + self.gap - now)
+        return max(0.0, last + self.next_gap - now)
