@@ -48,11 +48,19 @@ class SteadyFooter(Footer):
     the focused screen's bindings differ."""
 
     _shown: tuple | None = None
+    #: (the keys, the width) the footer was last fitted to (None: not yet; a fit after a
+    #: rebuild hides the keys that do not fit: a layout of the screen)
+    fitted: tuple[tuple | None, int] | None = None
+
+    @staticmethod
+    def shown_of(screen) -> tuple:
+        """What the footer shows of `screen`'s keys (a rebuild when it changes)."""
+        return tuple((b.key, b.action, b.description, b.key_display, b.show, id(b.group), on, tip)
+                     for _, b, on, tip in screen.active_bindings.values())
 
     def bindings_changed(self, screen) -> None:
         if screen.app.app_focus and self.is_attached and screen is self.screen:
-            shown = tuple((b.key, b.action, b.description, b.key_display, b.show, id(b.group),
-                           on, tip) for _, b, on, tip in screen.active_bindings.values())
+            shown = self.shown_of(screen)
             if shown == self._shown and self._bindings_ready:
                 return
             self._shown = shown
@@ -83,6 +91,7 @@ class SteadyFooter(Footer):
             room -= width(key)
             fits = fits and room >= 0
             key.display = fits
+        self.fitted = (self._shown, self.size.width)
 
 
 class HeaderText(Visual):
