@@ -262,14 +262,33 @@ def _write_alias(slot: cache.Slot, found: tuple[str, int]) -> None:
 # ------------------------------------------------------------------ the file format
 class _Columns:
     """The large arrays of one pickle, an Arrow IPC section each (read and released one at a
-    time: the peak is the frames made, not twice them)."""
+    time: the peak is the frames made, not twice them). An array whose values are another's
+    (a frame sharing another's columns: the why-slow figures' window of the trace table) is
+    that array's section, read once into one array both frames share again (a section each
+    was ~110 MB more of a million ops in a second run than in the first)."""
 
     def __init__(self) -> None:
         self.arrays: list[np.ndarray] = []
+        self._at: dict[tuple[Any, ...], int] = {}  # where an array's values are -> its section
+        #: an object column's values (where they are) -> its codes' section and distinct texts
+        self.texts: dict[tuple[Any, ...], tuple[tuple[int, int], np.ndarray, Any]] = {}
+        self.alive: list[np.ndarray] = []  # those object columns' values
+
+    @staticmethod
+    def where(values: np.ndarray) -> tuple[Any, ...]:
+        """Where an array's values are: the same for two arrays only when they are the same
+        values (every array added stays alive until the file is written: no address is
+        reused meanwhile)."""
+        return (values.__array_interface__["data"][0], values.shape, values.dtype.str,
+                values.strides)
 
     def add(self, values: np.ndarray) -> tuple[int, int]:
-        self.arrays.append(values)
-        return len(values), len(self.arrays) - 1
+        key = self.where(values)
+        k = self._at.get(key)
+        if k is None:
+            self.arrays.append(values)
+            k = self._at[key] = len(self.arrays) - 1
+        return len(values), k
 
 
 def _frame_spec(df: pd.DataFrame, cols: _Columns) -> tuple[Any, ...]:
@@ -281,7 +300,9 @@ def _frame_spec(df: pd.DataFrame, cols: _Columns) -> tuple[Any, ...]:
         if isinstance(dt, np.dtype) and dt.kind in "biuf":
             specs.append(("np", cols.add(s.to_numpy())))
         elif isinstance(dt, pd.CategoricalDtype):
-            specs.append(("cat", cols.add(s.cat.codes.to_numpy()), dt))
+            # the categorical's own codes (pandas 3's `.cat.codes` is a copy: two frames
+            # sharing the column would not be seen to)
+            specs.append(("cat", cols.add(np.asarray(s.array.codes)), dt))
         elif isinstance(s.array, _MASKED):  # Int64, boolean, Float64: values and the NA mask
             arr = s.array
             specs.append(("masked", cols.add(arr.to_numpy(dtype=dt.numpy_dtype,
@@ -302,6 +323,9 @@ def _object_spec(s: pd.Series, cols: _Columns) -> tuple[Any, ...]:
     """Text as codes and the distinct strings, the missing cells' own value (None or NaN)
     restored; anything else (mixed types, pd.NA) pickled as it is."""
     values = s.to_numpy()
+    known = cols.texts.get(cols.where(values))
+    if known is not None:  # another frame's column: its codes and texts
+        return ("obj", *known, s.name)
     if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
         return ("py", s)
     codes, uniques = pd.factorize(values)
@@ -314,8 +338,10 @@ def _object_spec(s: pd.Series, cols: _Columns) -> tuple[Any, ...]:
         na = float("nan")
     else:
         return ("py", s)
-    return ("obj", cols.add(codes.astype(np.int32)), np.asarray(uniques, dtype=object), na,
-            s.name)
+    known = cols.texts[cols.where(values)] = (cols.add(codes.astype(np.int32)),
+                                              np.asarray(uniques, dtype=object), na)
+    cols.alive.append(values)  # its address stays its own until the file is written
+    return ("obj", *known, s.name)
 
 
 def _dump(view: Any, f: io.BufferedWriter, record: dict[str, Any]) -> None:
@@ -405,19 +431,24 @@ def load(path: Path, record: dict[str, Any], magic: bytes = MAGIC) -> Any:
     sections, made = pickle.loads(whole.slice(at + body_len, tail_len))
     objects: dict[int, Any] = {}
 
+    arrays: dict[Any, Any] = {}  # a section read (or an object column made) once: shared
+
     def column(ref: tuple[int, int]) -> np.ndarray:
         length, (rows, start, size) = ref[0], sections[ref[1]]
+        if ref[1] in arrays:
+            return arrays[ref[1]]
         table = pa.ipc.open_file(whole.slice(start, size)).read_all()
         if table.num_rows != length or rows != length:
             raise IndexError("a section of another length")
         arr = table.column(0).to_numpy()
-        return arr if arr.flags.writeable else arr.copy()
+        arrays[ref[1]] = arr = arr if arr.flags.writeable else arr.copy()
+        return arr
 
     def build(k: int) -> Any:
         item = made[k]
         if item[0] == "arr":
             return column(item[1])
-        df = _frame(item[1], column)
+        df = _frame(item[1], column, arrays)
         return df.iloc[:, 0].rename(item[2]) if item[0] == "series" else df
 
     class Unpickler(pickle.Unpickler):
@@ -431,7 +462,9 @@ def load(path: Path, record: dict[str, Any], magic: bytes = MAGIC) -> Any:
     return Unpickler(io.BytesIO(whole.slice(at, body_len).to_pybytes())).load()
 
 
-def _frame(spec: tuple[Any, ...], column: Any) -> pd.DataFrame:
+def _frame(spec: tuple[Any, ...], column: Any, made: dict[Any, Any]) -> pd.DataFrame:
+    """A frame of `_frame_spec`; `made`: the object columns made so far (one shared by two
+    frames is made once), by its codes' section and distinct texts."""
     labels, index, specs, attrs = spec
     if isinstance(index, tuple):
         index = pd.Index(column(index[1]))
@@ -445,11 +478,15 @@ def _frame(spec: tuple[Any, ...], column: Any) -> pd.DataFrame:
         elif kind == "masked":
             data[i] = s[3].construct_array_type()(column(s[1]), column(s[2]))
         elif kind == "obj":
-            codes, uniques, na = column(s[1]), s[2], s[3]
-            values = uniques.take(codes, mode="clip") if len(uniques) else \
-                np.full(len(codes), na, dtype=object)
-            if len(uniques) and (codes < 0).any():
-                values[codes < 0] = na
+            key = ("obj", s[1][1], id(s[2]))
+            values = made.get(key)
+            if values is None:
+                codes, uniques, na = column(s[1]), s[2], s[3]
+                values = uniques.take(codes, mode="clip") if len(uniques) else \
+                    np.full(len(codes), na, dtype=object)
+                if len(uniques) and (codes < 0).any():
+                    values[codes < 0] = na
+                made[key] = values
             # a Series of dtype object: pandas would make text of a bare array (str dtype)
             data[i] = pd.Series(values, index=index, dtype=object, copy=False)
         else:
