@@ -186,9 +186,10 @@ def put_behind(out: TextIO, ahead: int = 1) -> Iterator[Callable[..., None]]:
     written into `out` in the order sent by one thread behind the caller: the writing, and a
     callable's work (pyarrow's joins: without the GIL), overlap the caller's making of the next
     items. A send waits while more than `ahead` earlier ones are unwritten (memory stays that
-    many sends' worth above the caller's); an error in the thread is raised by the next send
-    or on leaving. Nothing else may write into `out` meanwhile. Without a binary stream that
-    takes UTF-8 (a StringIO) each send is written at once."""
+    many sends' worth above the caller's), or (`wait=True`) until it is written; an error in
+    the thread is raised by the next send or on leaving. Nothing else may write into `out`
+    meanwhile. Without a binary stream that takes UTF-8 (a StringIO) each send is written at
+    once."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
     def made(item: Sent) -> object:
@@ -197,7 +198,7 @@ def put_behind(out: TextIO, ahead: int = 1) -> Iterator[Callable[..., None]]:
 
     binary = utf8_binary(out)
     if binary is None:
-        yield lambda *items: [put(out, made(item)) for item in items]
+        yield lambda *items, wait=False: [put(out, made(item)) for item in items]
         return
     out.flush()
     reserve = _reserver(binary)
@@ -211,9 +212,9 @@ def put_behind(out: TextIO, ahead: int = 1) -> Iterator[Callable[..., None]]:
     pending: collections.deque[Future[None]] = collections.deque()
     pool = ThreadPoolExecutor(max_workers=1)
 
-    def send(*items: Sent) -> None:
+    def send(*items: Sent, wait: bool = False) -> None:
         pending.append(pool.submit(write, items))
-        while len(pending) > ahead:
+        while len(pending) > (0 if wait else ahead):
             pending.popleft().result()
     try:
         yield send

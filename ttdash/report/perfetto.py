@@ -82,9 +82,10 @@ def to_perfetto(view: View, out: TextIO, shown: object = None) -> None:
                 ',"pid":', pc.cast(pa.array(lane), pa.string()),
                 ',"tid":1,"ts":', float_reprs(t0), ',"dur":', float_reprs(t1 - t0),
                 ',"args":', *args, "},"]
-            send(sep, lambda pieces=pieces: texts_buffer(joined_texts(pieces), 1))
+            held = [pieces]  # the pieces let go once joined, before the write
+            send(sep, lambda held=held: texts_buffer(joined_texts(held.pop()), 1))
             sep = ","
-            del pieces, args
+            del pieces, args, held
         send("]}\n")
 
 

@@ -467,7 +467,10 @@ def records_later(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS
     if parts is None:
         data = records_json(frame, double_precision, bare=True, raw=True)
         return lambda: data
-    return lambda: texts_buffer(joined_texts(parts), 1)
+    held = [parts]
+    del parts
+    # the pieces let go once joined: not held while the records are written
+    return lambda: texts_buffer(joined_texts(held.pop()), 1)
 
 
 def record_parts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,

@@ -111,16 +111,18 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         before_last=(lambda: guide_entries(view)) if shown.advice != "none" else None)}
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
-    # each block's records joined and written by a thread while the next block is made
+    # each block's records joined and written by a thread; the ops' while the next block is
+    # made (the advice's are written before the next is made: they are written while the
+    # guide entries are held, near the peak of a million ops' analysis)
     with put_behind(out) as send:
         if shown.advice != "none":  # CHUNK entries at a time: no Python object per entry,
             # and the text of a chunk, not of a frame (131,072 matmuls' bullets), held at once
             _records(send, ',"advice":[', (frame.iloc[start:start + CHUNK]
                                            for frame in advice_frames(view.ops,
                                                                       view.pause_above_us)
-                                           for start in range(0, len(frame), CHUNK)))
+                                           for start in range(0, len(frame), CHUNK)), True)
             # the tuning guides' entries, a kind at a time
-            _records(send, '],"guide_advice":[', guide_frames_of(view, chunk=CHUNK))
+            _records(send, '],"guide_advice":[', guide_frames_of(view, chunk=CHUNK), True)
             if made:  # (a caller that kept them, the TUI, keeps them)
                 release_guides(view)
         ops = select(view, shown, rows)
@@ -139,13 +141,16 @@ def _op_frames(view: View, ops: pd.DataFrame, fields: tuple[str, ...]
         yield export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
 
 
-def _records(send: Callable[..., None], lead: str, frames: Iterable[pd.DataFrame]) -> None:
+def _records(send: Callable[..., None], lead: str, frames: Iterable[pd.DataFrame],
+             wait: bool = False) -> None:
     """`lead`, then each frame's rows as JSON records, one list's items (comma-separated, no
     brackets), sent to put_behind's `send` (the lead with the first frame's: it waits for
-    nothing written before)."""
+    nothing written before); `wait`: each frame's written before the next is made."""
     sent = False
     for frame in frames:
-        send("," if sent else lead, records_later(frame))
+        records = records_later(frame)
+        del frame  # (not held while the next frame is made)
+        send("," if sent else lead, records, wait=wait)
         sent = True
     if not sent:
         send(lead)
