@@ -72,7 +72,8 @@ def test_repeated_values_are_written_once_each_and_read_the_same(f, s):
     """A column of DISTINCT_FROM values or more that repeat has each distinct value's text made
     once (_per_distinct): the same bytes as value by value (pandas' for every column but the
     share, whose 6 significant digits pandas' encoder does not write), -0.0 kept apart from
-    0.0, NaN and infinities null, a text's escapes and its missing rows."""
+    0.0, NaN and infinities null, a text's escapes and its missing rows (a categorical's
+    too)."""
     n = safe.DISTINCT_FROM + 3
     rng = np.random.default_rng(len(f) * 41 + len(s))
     frame = pd.DataFrame({
@@ -81,6 +82,7 @@ def test_repeated_values_are_written_once_each_and_read_the_same(f, s):
         "s": pd.Series(np.array(s, dtype=object)[rng.integers(0, len(s), n)], dtype=object),
         "s_full": pd.Series(np.array([x if x is not None else "" for x in s],
                                      dtype=object)[rng.integers(0, len(s), n)], dtype=object),
+        "cat": pd.Categorical(np.array(s, dtype=object)[rng.integers(0, len(s), n)]),
         "distinct": rng.random(n)})  # every value its own: written value by value
     got = safe.columns_json(frame).to_pybytes().decode("utf-8")
     plain = frame.drop(columns="total_pct")

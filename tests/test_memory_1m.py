@@ -218,13 +218,13 @@ def test_json_writes_advice_and_guide_entries_a_chunk_at_a_time(monkeypatch):
     view = Trace.load(real_dir() / OFT).view(Window("all"))
     whole = single.render_to_string(view, "json")
     sizes: list[int] = []
-    real_records = safe.records_json
+    real_records = safe.records_later
 
     def records(frame, *args, **kwargs):
         sizes.append(len(frame))
         return real_records(frame, *args, **kwargs)
 
-    monkeypatch.setattr(single, "records_json", records)
+    monkeypatch.setattr(single, "records_later", records)
     monkeypatch.setattr(single, "CHUNK", 97)
     assert single.render_to_string(view, "json") == whole
     doc = json.loads(whole)

@@ -3,15 +3,19 @@ directory."""
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import errno
+import io
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from ..model.errors import TraceError
+from .safe import put, utf8_binary
 
 
 def inside(path: Path, directory: Path) -> bool:
@@ -131,3 +135,90 @@ def write_atomic(path: str | Path, text: Content, *, force: bool = False,
             raise TraceError(p, exc.strerror or str(exc)) from None
         raise
     return p
+
+
+Sent = str | bytes | Callable[[], object]  # put_behind's items
+
+#: Writes from this many bytes have their disk space allocated first (_reserver).
+RESERVE_FROM = 1 << 20
+
+
+def _reserver(binary: BinaryIO) -> Callable[[int], None]:
+    """`reserve(n)`: the disk space of the next `n` bytes written into `binary` (flushed)
+    allocated before they are written (posix_fallocate), when it is a regular file opened
+    without O_APPEND, and `n` is RESERVE_FROM or more. A write into space not yet allocated
+    makes ext4 reserve each block (delayed allocation), and renaming the file over another
+    then allocates every one before the rename returns: a 1 GB export measured 0.2 s to write
+    and rename into place so, against 0.6-3 s without (the slow end while an earlier run's
+    output was still being flushed to disk). The first refusal (a file system that allocates
+    no space ahead, a full disk: the write then says so) ends it; the file's size is what was
+    written."""
+    def nothing(n: int) -> None:
+        pass
+    try:
+        fd = binary.fileno()
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or not hasattr(os, "posix_fallocate"):
+            return nothing
+        import fcntl
+
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+            return nothing
+        at = [os.lseek(fd, 0, os.SEEK_CUR)]
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return nothing
+
+    def reserve(n: int) -> None:
+        if at[0] < 0:
+            return
+        if n >= RESERVE_FROM:
+            try:
+                os.posix_fallocate(fd, at[0], n)
+            except OSError:
+                at[0] = -1
+                return
+        at[0] += n
+    return reserve
+
+
+@contextlib.contextmanager
+def put_behind(out: TextIO, ahead: int = 1) -> Iterator[Callable[..., None]]:
+    """`send(*items)`: texts, UTF-8 bytes (put's) or callables that make them (records_later's),
+    written into `out` in the order sent by one thread behind the caller: the writing, and a
+    callable's work (pyarrow's joins: without the GIL), overlap the caller's making of the next
+    items. A send waits while more than `ahead` earlier ones are unwritten (memory stays that
+    many sends' worth above the caller's), or (`wait=True`) until it is written; an error in
+    the thread is raised by the next send or on leaving. Nothing else may write into `out`
+    meanwhile. Without a binary stream that takes UTF-8 (a StringIO) each send is written at
+    once."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def made(item: Sent) -> object:
+        data = item() if callable(item) else item
+        return data.encode("utf-8") if isinstance(data, str) else data
+
+    binary = utf8_binary(out)
+    if binary is None:
+        yield lambda *items, wait=False: [put(out, made(item)) for item in items]
+        return
+    out.flush()
+    reserve = _reserver(binary)
+
+    def write(items: tuple[Sent, ...]) -> None:
+        for item in items:
+            data = made(item)
+            reserve(memoryview(data).nbytes)  # type: ignore[arg-type]
+            binary.write(data)
+
+    pending: collections.deque[Future[None]] = collections.deque()
+    pool = ThreadPoolExecutor(max_workers=1)
+
+    def send(*items: Sent, wait: bool = False) -> None:
+        pending.append(pool.submit(write, items))
+        while len(pending) > (0 if wait else ahead):
+            pending.popleft().result()
+    try:
+        yield send
+        while pending:
+            pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -18,7 +18,8 @@ from ..model import View
 from ..model.analysis.timeline import for_view
 from ..model.columns import export_frame
 from ..model.progress import step
-from .safe import float_reprs, joined_texts, put, record_texts, records_json, texts_buffer
+from .export import put_behind
+from .safe import float_reprs, joined_texts, record_parts, records_json, texts_buffer
 
 CHUNK = 20_000  # op events per block: bounded memory for a million ops
 
@@ -57,30 +58,35 @@ def to_perfetto(view: View, out: TextIO, shown: object = None) -> None:
     # event's text joined from its columns' texts in pyarrow (no Python string per event):
     # its args one JSON object per op as `report -f json` makes them (pandas' number format,
     # nulls for missing cells), names and categories encoded once per distinct value, times
-    # as Python writes a float (repr)
+    # as Python writes a float (repr); a block's texts joined (its args' pieces among the
+    # event's: one join) and written by a thread while the next block's are made
     name_at, name_texts = _distinct_json(names, str)
     cat_at, cat_texts = _distinct_json(ops["category"].astype(object).to_numpy(),
                                        lambda k: k if isinstance(k, str) and k else "op")
-    for start in range(0, len(tl.pos), CHUNK):
-        step("writing perfetto", start, len(tl.pos))
-        pos = tl.pos[start:start + CHUNK]
-        frame = export_frame(ops.iloc[pos], fields)
-        args = record_texts(frame, double_precision=15)
-        if args is None:  # a column the column path does not write: pandas' encoder
-            args = pa.array(records_json(frame, double_precision=15, lines=True)
-                            .split("\n")[:-1], pa.string())  # (a string's newline is escaped)
-        lane = tl.lane[start:start + CHUNK] + 1
-        t0, t1 = tl.start_us[start:start + CHUNK], tl.end_us[start:start + CHUNK]
-        events = joined_texts([
-            '{"ph":"X","name":', pc.take(name_texts, pa.array(name_at[pos])),
-            ',"cat":', pc.take(cat_texts, pa.array(cat_at[pos])),
-            ',"pid":', pc.cast(pa.array(lane), pa.string()),
-            ',"tid":1,"ts":', float_reprs(t0), ',"dur":', float_reprs(t1 - t0),
-            ',"args":', args, "},"])
-        out.write(sep)
-        put(out, texts_buffer(events, 1))
-        sep = ","
-    out.write("]}\n")
+    with put_behind(out) as send:
+        for start in range(0, len(tl.pos), CHUNK):
+            step("writing perfetto", start, len(tl.pos))
+            pos = tl.pos[start:start + CHUNK]
+            frame = export_frame(ops.iloc[pos], fields)
+            args = record_parts(frame, double_precision=15)
+            if args is None:  # a column the column path does not write: pandas' encoder
+                args = [pa.array(records_json(frame, double_precision=15, lines=True)
+                                 .split("\n")[:-1], pa.string())]  # (a string's newline is
+                #                                                    escaped)
+            del frame
+            lane = tl.lane[start:start + CHUNK] + 1
+            t0, t1 = tl.start_us[start:start + CHUNK], tl.end_us[start:start + CHUNK]
+            pieces = [
+                '{"ph":"X","name":', pc.take(name_texts, pa.array(name_at[pos])),
+                ',"cat":', pc.take(cat_texts, pa.array(cat_at[pos])),
+                ',"pid":', pc.cast(pa.array(lane), pa.string()),
+                ',"tid":1,"ts":', float_reprs(t0), ',"dur":', float_reprs(t1 - t0),
+                ',"args":', *args, "},"]
+            held = [pieces]  # the pieces let go once joined, before the write
+            send(sep, lambda held=held: texts_buffer(joined_texts(held.pop()), 1))
+            sep = ","
+            del pieces, args, held
+        send("]}\n")
 
 
 def _distinct_json(values: np.ndarray, text: Callable[[object], object]

@@ -281,10 +281,12 @@ def _texts_joined(parts: list) -> object:
 DISTINCT_FROM = 4096
 
 
-def _per_distinct(values: Any, texts: Callable[[Any], Any]) -> object:
+def _per_distinct(values: Any, texts: Callable[[Any], Any], coded: bool = False) -> object:
     """`texts(values)` (a pyarrow string array, a text per value), made from each distinct
-    value once when values repeat (DISTINCT_FROM). `values`: a float64 numpy array (values
-    told apart by their bits: -0.0 is not 0.0) or a pyarrow string array (nulls kept)."""
+    value once when values repeat (DISTINCT_FROM); `coded`: as a Coded (the distinct values'
+    texts and each value's position among them) when they do. `values`: a float64 numpy array
+    (values told apart by their bits: -0.0 is not 0.0) or a pyarrow string array (nulls
+    kept)."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -296,11 +298,13 @@ def _per_distinct(values: Any, texts: Callable[[Any], Any]) -> object:
         codes, bits = pd.factorize(np.ascontiguousarray(values).view(np.int64))
         if 2 * len(bits) > len(values):
             return texts(values)
-        return pc.take(texts(bits.view(np.float64)), pa.array(codes))
-    coded = pc.dictionary_encode(values)
-    if 2 * len(coded.dictionary) > len(values):
-        return texts(values)
-    return pc.take(texts(coded.dictionary), coded.indices)
+        distinct, at = texts(bits.view(np.float64)), pa.array(codes)
+    else:
+        encoded = pc.dictionary_encode(values)
+        if 2 * len(encoded.dictionary) > len(values):
+            return texts(values)
+        distinct, at = texts(encoded.dictionary), encoded.indices
+    return Coded(distinct, at) if coded else pc.take(distinct, at)
 
 
 def float_reprs(values: Any) -> object:
@@ -315,14 +319,9 @@ def float_reprs(values: Any) -> object:
     return _per_distinct(np.asarray(values, dtype=np.float64), reprs)
 
 
-def _float_texts(v: np.ndarray, decimals: int) -> object:
-    """Each float as pandas' encoder writes it (`decimals` decimals; null for NaN and
-    infinities), each distinct value once (_per_distinct)."""
-    return _per_distinct(v, lambda u: _encoded_floats(u, decimals))
-
-
 def _encoded_floats(v: np.ndarray, decimals: int) -> object:
-    """_float_texts of every value: the column written by the encoder as one JSON list, cut at
+    """Each float as pandas' encoder writes it (`decimals` decimals; null for NaN and
+    infinities): the column written by the encoder as one JSON list, cut at
     its commas (a number holds none) into a pyarrow string array, no Python object per
     value."""
     import pandas as pd
@@ -357,6 +356,16 @@ def _string_texts(s: object, quoted: bool = True) -> object:
 
 
 @dataclass(frozen=True)
+class Coded:
+    """A column's texts as each distinct value's (`texts`, a pyarrow string array; null: a
+    missing value) and each row's position among them (`at`, pyarrow integers; null: a row with
+    none): record_parts joins the record's literal text to the few distinct texts, not to every
+    row's (a piece a row fewer to join)."""
+    texts: object
+    at: object
+
+
+@dataclass(frozen=True)
 class Quoted:
     """A column's JSON strings without their quotes (no value missing): columns_json puts the
     quotes into the record's literal text around them."""
@@ -366,8 +375,9 @@ class Quoted:
 def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> object | None:
     """One column's values as JSON texts, as records_json writes them: a pyarrow string array
     (null where the value is missing), or one str when every row has the same text (a column
-    with no value: "null"; not unless `fold`), or Quoted texts (strings, none missing); None
-    for a type it does not know (records_json then lets pandas write the frame)."""
+    with no value: "null"; not unless `fold`), or Quoted texts (strings, none missing), or
+    (`fold`) Coded texts of values that repeat; None for a type it does not know (records_json
+    then lets pandas write the frame)."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -383,7 +393,8 @@ def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> 
             return None
         if fold and codes.min() == codes.max():
             return str(cats[int(codes[0])])
-        return pc.take(cats, pa.array(codes, mask=codes < 0))
+        at = pa.array(codes, mask=codes < 0)
+        return Coded(cats, at) if fold else pc.take(cats, at)
     kind = dtype.kind if isinstance(dtype, np.dtype) else ""
     if isinstance(dtype, pd.Int64Dtype) or kind in ("i", "u"):
         missing = s.isna().to_numpy() if isinstance(dtype, pd.Int64Dtype) else None
@@ -401,8 +412,8 @@ def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> 
             return "null"
         if name in SIGNIFICANT_FIELDS:  # a share: 6 significant digits
             return _per_distinct(v, lambda u: pa.array(_share_texts(
-                pd.Series(u, copy=False), "%.6g", None), type=pa.string()))  # type: ignore
-        return _float_texts(v, decimals)
+                pd.Series(u, copy=False), "%.6g", None), type=pa.string()), fold)  # type: ignore
+        return _per_distinct(v, lambda u: _encoded_floats(u, decimals), fold)
     if kind == "O" or isinstance(dtype, pd.StringDtype):
         try:
             text = pa.array(s.array if isinstance(dtype, pd.StringDtype) else s.to_numpy(),
@@ -414,8 +425,8 @@ def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> 
             if least["min"] == least["max"]:
                 return str(_string_texts(text.slice(0, 1))[0])
         if fold and not text.null_count:  # the quotes go into the record's literal text
-            return Quoted(_per_distinct(text, lambda u: _string_texts(u, quoted=False)))
-        return _per_distinct(text, _string_texts)
+            return Quoted(_per_distinct(text, lambda u: _string_texts(u, quoted=False), True))
+        return _per_distinct(text, _string_texts, fold)
     return None
 
 
@@ -442,6 +453,31 @@ def record_texts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
                  end: str = "") -> Any:
     """Each row of `frame` as a JSON record (columns_json's), followed by `end`: a pyarrow
     string array, or None when columns_json would be."""
+    parts = record_parts(frame, double_precision, end)
+    return None if parts is None else joined_texts(parts)
+
+
+def records_later(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS
+                  ) -> Callable[[], object]:
+    """records_json(frame, bare=True, raw=True) in two halves: the columns' texts made now (the
+    half that holds the GIL), and the callable returned joins them into the records' bytes
+    (pyarrow, without the GIL): what put_behind's thread runs while the next frame is made.
+    The same bytes."""
+    parts = record_parts(frame, double_precision, ",")
+    if parts is None:
+        data = records_json(frame, double_precision, bare=True, raw=True)
+        return lambda: data
+    held = [parts]
+    del parts
+    # the pieces let go once joined: not held while the records are written
+    return lambda: texts_buffer(joined_texts(held.pop()), 1)
+
+
+def record_parts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
+                 end: str = "") -> list | None:
+    """record_texts before its join: literal strings and pyarrow string arrays (a text per
+    row) whose joining row by row (joined_texts) is each row's record and `end`; None when
+    columns_json would be."""
     import pyarrow as pa
 
     if not len(frame) or not len(frame.columns) or not frame.columns.is_unique \
@@ -456,9 +492,18 @@ def record_texts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
         literal += ("{" if not k else ",") + _key_text(str(name)) + ":"
         if isinstance(texts, str):
             literal += texts
-        elif isinstance(texts, Quoted):
+        elif isinstance(texts, Quoted) and not isinstance(texts.texts, Coded):
             parts += [literal + '"', texts.texts]
             literal = '"'
+        elif isinstance(texts, (Coded, Quoted)):
+            coded = texts.texts if isinstance(texts, Quoted) else texts
+            import pyarrow.compute as pc
+
+            keyed = _texts_joined([literal + '"', coded.texts, '"'] if isinstance(texts, Quoted)
+                                  else [literal, pc.fill_null(coded.texts, "null")])
+            taken = pc.take(keyed, coded.at)
+            parts.append(pc.fill_null(taken, literal + "null") if taken.null_count else taken)
+            literal = ""
         else:
             import pyarrow.compute as pc
 
@@ -467,7 +512,7 @@ def record_texts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
     parts.append(literal + "}" + end)
     if len(parts) == 1:  # every row the same record
         parts.append(pa.array([""] * len(frame), type=pa.string()))
-    return joined_texts(parts)
+    return parts
 
 
 def joined_texts(parts: list) -> Any:
@@ -507,13 +552,22 @@ def texts_buffer(texts: Any, cut: int = 0) -> Any:
     return texts.buffers()[2].slice(start, end - start - cut)
 
 
+def utf8_binary(out: TextIO) -> Any:
+    """The binary stream under `out` when it has one that takes UTF-8, else None."""
+    binary = getattr(out, "buffer", None)
+    if binary is None or str(getattr(out, "encoding", "")).lower().replace("_", "-") != "utf-8":
+        return None
+    return binary
+
+
 def put(out: TextIO, data: object) -> None:
     """UTF-8 bytes (records_json's `raw`: bytes or a pyarrow buffer) written to `out`: into the
     binary stream under it when it has one that takes UTF-8 (no str of the text made), else
     as text."""
-    binary = getattr(out, "buffer", None)
-    if binary is None or str(getattr(out, "encoding", "")).lower().replace("_", "-") != "utf-8":
+    binary = utf8_binary(out)
+    if binary is None:
         out.write(memoryview(data).tobytes().decode("utf-8"))  # type: ignore[arg-type]
         return
     out.flush()
     binary.write(data)
+

@@ -45,6 +45,7 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     summary_sections,
 )
 from .choices import DEFAULT_RANK, RANK_FIELDS
+from .export import put_behind
 from .header import (  # noqa: F401  (file_line, summary_dict, shown_line: callers' names)
     file_line,
     shown_line,
@@ -53,7 +54,7 @@ from .header import (  # noqa: F401  (file_line, summary_dict, shown_line: calle
     write_md_facts,
 )
 from .layout import fit_columns, wrap
-from .safe import json_clean, md_cell, padded_rows, put, records_json, write_csv
+from .safe import json_clean, md_cell, padded_rows, put, records_later, write_csv
 
 T = TypeVar("T")
 
@@ -110,35 +111,49 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
         before_last=(lambda: guide_entries(view)) if shown.advice != "none" else None)}
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
-    if shown.advice != "none":  # CHUNK entries at a time: no Python object per entry, and
-        # the text of a chunk, not of a frame (131,072 matmuls' bullets), held at once
-        out.write(',"advice":[')
-        _records(out, (frame.iloc[start:start + CHUNK]
-                       for frame in advice_frames(view.ops, view.pause_above_us)
-                       for start in range(0, len(frame), CHUNK)))
-        out.write('],"guide_advice":[')  # the tuning guides' entries, a kind at a time
-        _records(out, guide_frames_of(view, chunk=CHUNK))
-        out.write("]")
-        if made:  # (a caller that kept them, the TUI, keeps them)
-            release_guides(view)
-    ops = select(view, shown, rows)
-    fields = op_fields(JSON_OP_FIELDS, ops, view.counter_names)
-    out.write(',"ops":[')
+    # each block's records joined and written by a thread; the ops' while the next block is
+    # made (the advice's are written before the next is made: they are written while the
+    # guide entries are held, near the peak of a million ops' analysis)
+    with put_behind(out) as send:
+        if shown.advice != "none":  # CHUNK entries at a time: no Python object per entry,
+            # and the text of a chunk, not of a frame (131,072 matmuls' bullets), held at once
+            _records(send, ',"advice":[', (frame.iloc[start:start + CHUNK]
+                                           for frame in advice_frames(view.ops,
+                                                                      view.pause_above_us)
+                                           for start in range(0, len(frame), CHUNK)), True)
+            # the tuning guides' entries, a kind at a time
+            _records(send, '],"guide_advice":[', guide_frames_of(view, chunk=CHUNK), True)
+            if made:  # (a caller that kept them, the TUI, keeps them)
+                release_guides(view)
+        ops = select(view, shown, rows)
+        fields = op_fields(JSON_OP_FIELDS, ops, view.counter_names)
+        _records(send, ("]" if shown.advice != "none" else "") + ',"ops":[',
+                 _op_frames(view, ops, fields))
+        send("]}\n")
+
+
+def _op_frames(view: View, ops: pd.DataFrame, fields: tuple[str, ...]
+               ) -> Iterator[pd.DataFrame]:
+    """The ops' JSON fields, CHUNK rows at a time (6 decimals; total_pct 6 significant
+    digits)."""
     for start in range(0, len(ops), CHUNK):
         step("writing json", start, len(ops))
-        chunk = export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
-        out.write("," if start else "")  # 6 decimals; total_pct 6 significant digits
-        put(out, records_json(chunk, bare=True, raw=True))
-    out.write("]}\n")
+        yield export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
 
 
-def _records(out: TextIO, frames: Iterable[pd.DataFrame]) -> None:
-    """Each frame's rows as JSON records, one list's items (comma-separated, no brackets)."""
-    sep = ""
+def _records(send: Callable[..., None], lead: str, frames: Iterable[pd.DataFrame],
+             wait: bool = False) -> None:
+    """`lead`, then each frame's rows as JSON records, one list's items (comma-separated, no
+    brackets), sent to put_behind's `send` (the lead with the first frame's: it waits for
+    nothing written before); `wait`: each frame's written before the next is made."""
+    sent = False
     for frame in frames:
-        out.write(sep)
-        put(out, records_json(frame, bare=True, raw=True))
-        sep = ","
+        records = records_later(frame)
+        del frame  # (not held while the next frame is made)
+        send("," if sent else lead, records, wait=wait)
+        sent = True
+    if not sent:
+        send(lead)
 
 
 def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
