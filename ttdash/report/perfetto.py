@@ -19,7 +19,7 @@ from ..model.analysis.timeline import for_view
 from ..model.columns import export_frame
 from ..model.progress import step
 from .export import put_behind
-from .safe import float_reprs, joined_texts, record_parts, records_json, texts_buffer
+from .safe import float_reprs, joined_later, record_parts, records_json
 
 CHUNK = 20_000  # op events per block: bounded memory for a million ops
 
@@ -82,10 +82,9 @@ def to_perfetto(view: View, out: TextIO, shown: object = None) -> None:
                 ',"pid":', pc.cast(pa.array(lane), pa.string()),
                 ',"tid":1,"ts":', float_reprs(t0), ',"dur":', float_reprs(t1 - t0),
                 ',"args":', *args, "},"]
-            held = [pieces]  # the pieces let go once joined, before the write
-            send(sep, lambda held=held: texts_buffer(joined_texts(held.pop()), 1))
+            send(sep, joined_later(pieces))
             sep = ","
-            del pieces, args, held
+            del pieces, args
         send("]}\n")
 
 

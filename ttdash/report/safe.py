@@ -467,9 +467,15 @@ def records_later(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS
     if parts is None:
         data = records_json(frame, double_precision, bare=True, raw=True)
         return lambda: data
+    return joined_later(parts)
+
+
+def joined_later(parts: list) -> Callable[[], object]:
+    """A callable (put_behind's item) that joins `parts` row by row (joined_texts) into UTF-8
+    bytes less the last character (the last row's separator), when called; the pieces are let
+    go once joined, not held while the bytes are written."""
     held = [parts]
     del parts
-    # the pieces let go once joined: not held while the records are written
     return lambda: texts_buffer(joined_texts(held.pop()), 1)
 
 
