@@ -368,3 +368,19 @@ def test_multi_megabyte_cell_names_its_line(tmp_path, real, capsys, mib):
     _csv(p, real, "x" * (mib << 20))
     line = _error(capsys, p)
     assert line.startswith(f"ttdash: {p}:2: a row of {mib}.0 MiB"), line
+
+
+def test_a_file_with_a_column_named_id_keeps_the_line_as_the_op_id(tmp_path):
+    """ttdash's "ID" is the row's line (tt-perf-report's op ID). A file with an "ID" column of
+    its own loads, in either read; its column is `ID.1`, as a repeated name would be."""
+    from ttdash.model import Trace, Window
+
+    p = tmp_path / "ops_perf_results.csv"
+    p.write_text("OP CODE,OP TYPE,GLOBAL CALL COUNT,ID,DEVICE ARCH,DEVICE KERNEL DURATION [ns]\n"
+                 "Matmul,tt_dnn_device,1024,7,wormhole_b0,15001\n"
+                 "Softmax,tt_dnn_device,2048,9,wormhole_b0,2000\n")
+    for columns in ("analysis", "all"):
+        trace = Trace.load(p, columns=columns)
+        assert trace.ordered["ID"].tolist() == [2, 3]
+        assert trace.view(Window("all")).ops["id"].tolist() == [2, 3]
+    assert trace.ordered["ID.1"].tolist() == [7, 9]

@@ -525,8 +525,9 @@ def add_column(df: pd.DataFrame, name: str, values: Any, at: int | None = None) 
 
 
 def dedupe_header(header: list[str]) -> list[str]:
-    """Repeated column names get pandas' suffixes (`NAME`, `NAME.1`, ...), as read_csv does."""
-    seen: dict[str, int] = {}
+    """Repeated column names get pandas' suffixes (`NAME`, `NAME.1`, ...), as read_csv does.
+    "ID" is taken (the row's line, tt-perf-report's op ID): a file's own "ID" is `ID.1`."""
+    seen: dict[str, int] = {"ID": 0}
     out = []
     for h in header:
         if h in seen:
