@@ -48,8 +48,8 @@ class SteadyFooter(Footer):
     the focused screen's bindings differ."""
 
     _shown: tuple | None = None
-    #: (the keys, the width) the footer was last fitted to (None: not yet; a fit after a
-    #: rebuild hides the keys that do not fit: a layout of the screen)
+    #: (the keys, the width) the footer was last fitted to (None: not since its last rebuild;
+    #: a fit after a rebuild hides the keys that do not fit: a layout of the screen)
     fitted: tuple[tuple | None, int] | None = None
 
     @staticmethod
@@ -67,6 +67,7 @@ class SteadyFooter(Footer):
         super().bindings_changed(screen)
 
     async def recompose(self) -> None:
+        self.fitted = None  # not fitted since this rebuild (its fit comes after a refresh)
         await super().recompose()
         self.call_after_refresh(self.fit)
 
