@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, Phase, example, given, note, settings
 from hypothesis import strategies as st
 
@@ -234,6 +236,7 @@ def test_tailed_report_matches_one_shot_load(spec):
         p.write_bytes(b"")
         live = LiveModel(root)
         tailer = CsvTailer(p)
+        tailer.plain_bytes = 0  # every plain block through pyarrow (the others' tests: lists)
         bounds = [0, *cuts, len(data)]
         for lo, hi in zip(bounds, bounds[1:]):
             with open(p, "ab") as fh:
@@ -418,11 +421,50 @@ def test_numeric_columns_are_numeric_cells_a_column_at_a_time(columns):
 
     cells = np.array(columns, dtype=object).T.reshape(4, len(columns))
     got = numeric_columns(cells)
-    assert len(got) == len(columns)
-    for j, g in enumerate(got):
+    # the same cells as Arrow text columns (a block the tailer parsed with pyarrow)
+    arrow = numeric_columns([pa.array(list(c), pa.string()) for c in columns])
+    assert len(got) == len(arrow) == len(columns)
+    for j, (g, a) in enumerate(zip(got, arrow)):
         want = numeric_cells(cells[:, j])
-        assert g.dtype == want.dtype, (j, g, want)
+        assert g.dtype == a.dtype == want.dtype, (j, g, a, want)
         np.testing.assert_array_equal(g, want)
+        np.testing.assert_array_equal(a, want)
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_live_rows_as_arrow_text_make_the_table_rows_as_lists_make(tmp_path, seed):
+    """Rows the tailer parsed with pyarrow (TextRows), alone or between blocks of rows as
+    lists, make the same live table, totals and devices as the same rows all as lists."""
+    from ttdash.model.read.rows import TextRows
+    from ttdash.sim import cpp_device_rows, generate_ops, write_cpp_device_csv
+
+    p = tmp_path / ".logs" / "cpp_device_perf_report.csv"
+    p.parent.mkdir()
+    write_cpp_device_csv(cpp_device_rows(generate_ops(60, devices=2, seed=seed)), p,
+                         append=False)
+    with open(p, newline="") as fh:
+        header, *data = list(csv.reader(fh))
+    table = pa.table({f"f{j}": pa.array([r[j] for r in data], pa.string())
+                      for j in range(len(header))})
+
+    def view(kinds: str):
+        model = LiveModel(tmp_path)
+        for k, lo in enumerate(range(0, len(data), 25)):
+            hi = min(lo + 25, len(data))
+            rows = TextRows(table.slice(lo, hi - lo)) if kinds[k % len(kinds)] == "a" \
+                else data[lo:hi]
+            model.add_rows(p, header, rows, list(range(lo + 2, hi + 2)))
+            if k % 2:
+                model.frames()
+        return model, model.view()
+
+    (lists, want), (arrow, got), (mixed, both) = view("l"), view("a"), view("aal")
+    for model, v in ((arrow, got), (mixed, both)):
+        assert len(v.ops) == len(data) == 120
+        pd.testing.assert_frame_equal(v.ops, want.ops)
+        pd.testing.assert_frame_equal(v.trace.ordered, want.trace.ordered)
+        assert v.totals() == want.totals() and v.bound_time_us == want.bound_time_us
+        assert model.devices() == lists.devices() == [0, 1]
 
 
 def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_path, monkeypatch):

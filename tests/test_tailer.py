@@ -538,3 +538,93 @@ def test_watch_once_counts_skipped_rows_and_fails_when_all_are_bad(tmp_path: Pat
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith(f"ttdash: {log}:2: every row of the live log is malformed"), \
         r.stderr
+
+
+# ------------------------------------------------------------- plain blocks through pyarrow
+def _poll_all(t: CsvTailer) -> list[tuple]:
+    """Every poll's result as plain values (rows as lists, whatever their kind)."""
+    out = []
+    while True:
+        r = t.poll()
+        out.append((r.header, [list(x) for x in r.rows], r.lines, r.first_line, r.bad_rows,
+                    r.bad_lines, r.reset, r.error))
+        if not r.more:
+            return out
+
+
+def test_a_big_block_of_plain_rows_is_parsed_by_arrow_as_the_csv_module_reads_it(
+        tmp_path: Path) -> None:
+    """A block of plain lines comes as Arrow text (TextRows) with every cell the csv module's,
+    header and line numbers included; the next block too."""
+    from ttdash.model.read.rows import TextRows
+
+    p = tmp_path / "cpp_device_perf_report.csv"
+    rows = [make_row(i) for i in range(400)]
+    p.write_bytes(to_csv([HEADER, *rows[:300]]))
+    t = CsvTailer(p)
+    r = t.poll()
+    assert isinstance(r.rows, TextRows) and len(r.rows) == 300
+    assert r.header == HEADER and r.rows == rows[:300] and list(r.rows) == rows[:300]
+    assert r.lines == list(range(2, 302)) and r.first_line == 2
+    append(p, to_csv(rows[300:]))
+    t.plain_bytes = 0
+    r = t.poll()
+    assert isinstance(r.rows, TextRows)
+    assert r.rows == rows[300:] and r.lines == list(range(302, 402))
+    assert r.rows[5] == rows[305] and r.rows[-1] == rows[-1] and r.rows[2:4] == rows[302:304]
+
+
+_cell = st.text(alphabet=st.sampled_from(list('ab ,"\r;µ0123456789') + ["\0", "\n"]), max_size=5)
+
+
+@st.composite
+def _raw_docs(draw: st.DrawFn) -> tuple[bytes, list[int]]:
+    """Comma-joined lines, most plain, some not: wrong widths, blank lines, quotes, CRs, NULs,
+    the header again, bytes that are not UTF-8."""
+    width = draw(st.integers(1, 5))
+    header = [f"h{i}" for i in range(width)]
+    lines = [",".join(header).encode()]
+    for _ in range(draw(st.integers(0, 30))):
+        kind = draw(st.sampled_from(["plain"] * 6 + ["odd", "blank", "header", "width", "bytes"]))
+        if kind == "plain":
+            cells = draw(st.lists(st.text(alphabet="ab 019µ", max_size=4), min_size=width,
+                                  max_size=width))
+        elif kind == "odd":
+            cells = draw(st.lists(_cell, min_size=width, max_size=width))
+        elif kind == "blank":
+            cells = [""] if width == 1 else []
+        elif kind == "header":
+            cells = header
+        elif kind == "width":
+            cells = draw(st.lists(st.text(alphabet="ab1", max_size=3), min_size=1,
+                                  max_size=width + 2))
+        else:
+            lines.append(b"1" + b"," * (width - 1) + b"\xff\xfe")
+            continue
+        lines.append(",".join(cells).encode())
+    data = b"\n".join(lines) + b"\n"
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=6)))
+    return data, cuts
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=_raw_docs())
+def test_property_arrow_blocks_read_what_the_csv_module_reads(
+        tmp_path: Path, doc: tuple[bytes, list[int]]) -> None:
+    """Whatever the bytes, a tailer offering every block to pyarrow gives, poll by poll, what
+    one that never does gives: the same header, rows, line numbers and malformed lines."""
+    data, cuts = doc
+    fast, slow = tmp_path / "fast.csv", tmp_path / "slow.csv"
+    for p in (fast, slow):
+        p.write_bytes(b"")
+    tf, ts = CsvTailer(fast), CsvTailer(slow)
+    tf.plain_bytes, ts.plain_bytes = 0, 1 << 40
+    prev = 0
+    for cut in [*cuts, len(data)]:
+        for p in (fast, slow):
+            append(p, data[prev:cut])
+        prev = max(prev, cut)
+        assert _poll_all(tf) == _poll_all(ts)
+    tf.close()
+    ts.close()

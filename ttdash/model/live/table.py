@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -23,7 +23,15 @@ from ..columns import PAUSE_ABOVE_US
 from ..read.cells import by_unique, dim_value, numeric_columns
 from ..read.counters import is_counter
 from ..read.discover import LIVE_KEY, TAIL_KEY_COLUMNS, is_live_header, is_realtime_log  # noqa: F401  (re-exported)
-from ..read.loader import LOG_RENAME, NUMERIC, dedupe_header, log_as_report, wanted_columns
+from ..read.loader import (
+    ANALYSIS_EXTRA,
+    LOG_RENAME,
+    NUMERIC,
+    dedupe_header,
+    log_as_report,
+    wanted_columns,
+)
+from ..read.rows import TextRows
 from ..read.text import clean_series
 from ..trace import (
     SUMS_COLUMNS,
@@ -39,7 +47,11 @@ from ..trace import (
 
 # The columns kept, renamed and numeric are the loader's.
 RATE_WINDOW_S = 5.0
-NUMERIC_SET = frozenset(NUMERIC)
+#: Parsed as numbers: the loader's numeric columns, and the analysis's extra ones it reads only
+#: as numbers (`num`; a one-shot parse infers them so). As text each cell was a Python str
+#: (the kernel cycles: two distinct ones a row, ~70 MB and a GC pass's time at 600,000 rows).
+NUMERIC_SET = frozenset(NUMERIC) | (frozenset(ANALYSIS_EXTRA)
+                                    - {"PROGRAM HASH", "PROGRAM CACHE HIT"})
 #: Rows kept as strings before they are converted without waiting for a refresh (a refresh at
 #: Galaxy rates brings ~5,000; `watch --once` of a big log must not hold it all as strings)
 CONVERT_ROWS = 1 << 16
@@ -166,7 +178,7 @@ class LiveModel:
         self.arch_source = "--arch" if arch else ""
         self.clock: float | None = None
         self._raw = ColumnStore()
-        self._pending: list[tuple[Path, list[str], list[list[str]], list[int]]] = []
+        self._pending: list[tuple[Path, list[str], Sequence[list[str]], list[int]]] = []
         self._pending_rows = 0
         self._header_columns: dict[tuple[str, ...], tuple[list[tuple[int, str]], list[int]]] = {}
         self._converted: list[pd.DataFrame] = []  # pending rows as raw frames, not yet analysed
@@ -182,11 +194,14 @@ class LiveModel:
         self._share_total = 0.0
         self.sources: set[Path] = set()
         self.header: list[str] = []
+        #: a live table has no signposts: one empty frame for every view (not made per refresh)
+        self._no_signposts = _empty_signposts()
 
     # ------------------------------------------------------------ input
-    def add_rows(self, source: Path, header: list[str], rows: list[list[str]],
+    def add_rows(self, source: Path, header: list[str], rows: Sequence[list[str]],
                  lines: list[int]) -> int:
-        """Add complete CSV rows (strings) of `source`; returns how many were added. The rows
+        """Add complete CSV rows (strings: lists, or a tailer's `TextRows`) of `source`;
+        returns how many were added. The rows
         are only kept here: they are converted and analysed together at the next `frames()`
         (a refresh), not once per watcher event (a pandas step per event cost more than the
         rows' own work at Galaxy rates)."""
@@ -194,7 +209,9 @@ class LiveModel:
         if not rows or "DEVICE KERNEL DURATION [ns]" not in header:
             return 0
         width = len(header)
-        if any(len(r) != width for r in rows):
+        if isinstance(rows, TextRows) and rows.width != width:
+            rows = list(rows)  # (not a tailer's: its rows have its header's width)
+        if not isinstance(rows, TextRows) and any(len(r) != width for r in rows):
             kept = [(r, ln) for r, ln in zip(rows, lines) if len(r) == width]
             if not kept:
                 return 0
@@ -210,15 +227,22 @@ class LiveModel:
         self._arrivals.append((time.monotonic(), len(rows)))
         return len(rows)
 
-    def _convert(self, source: Path, header: list[str], rows: list[list[str]],
+    def _convert(self, source: Path, header: list[str], rows: Sequence[list[str]],
                  lines: list[int]) -> pd.DataFrame:
         """String rows of one source and header -> the loader's raw columns."""
         kept, numeric = self._columns_of(header)
-        cells = np.array(rows, dtype=object)
-        parsed = dict(zip(numeric, numeric_columns(cells[:, numeric])))
+        if isinstance(rows, TextRows):  # Arrow text: no Python str for a cell not kept as text
+            fields = rows.columns()
+            parsed = dict(zip(numeric, numeric_columns([fields[i] for i in numeric])))
+            text = {i: fields[i].to_numpy(zero_copy_only=False) for i, _ in kept
+                    if i not in parsed}
+        else:
+            cells = np.array(rows, dtype=object)
+            parsed = dict(zip(numeric, numeric_columns(cells[:, numeric])))
+            text = {i: cells[:, i] for i, _ in kept if i not in parsed}
         raw = pd.DataFrame({"ID": np.asarray(lines, dtype=np.int64),
                             **{n: parsed[i] if i in parsed else
-                               pd.Series(cells[:, i], dtype=object) for i, n in kept}},
+                               pd.Series(text[i], dtype=object) for i, n in kept}},
                            copy=False)
         log_as_report(raw)
         for c in ("OP CODE", "DEVICE ARCH"):
@@ -247,14 +271,23 @@ class LiveModel:
 
     def _convert_pending(self) -> None:
         k = 0
-        while k < len(self._pending):  # consecutive rows of one source and header: one frame
-            source, header = self._pending[k][:2]
-            rows, lines = [], []
+        while k < len(self._pending):  # consecutive rows of one source, header and kind: one frame
+            source, header, first = self._pending[k][:3]
+            arrow = isinstance(first, TextRows)
+            blocks: list[TextRows] = []
+            strings: list[list[str]] = []
+            lines: list[int] = []
             while k < len(self._pending) and self._pending[k][0] == source \
-                    and self._pending[k][1] == header:
-                rows += self._pending[k][2]
+                    and self._pending[k][1] == header \
+                    and isinstance(self._pending[k][2], TextRows) == arrow:
+                part = self._pending[k][2]
+                if isinstance(part, TextRows):
+                    blocks.append(part)
+                else:
+                    strings += part
                 lines += self._pending[k][3]
                 k += 1
+            rows = TextRows.concat(blocks) if arrow else strings
             self._converted.append(self._convert(source, header, rows, lines))
         self._pending.clear()
         self._pending_rows = 0
@@ -374,7 +407,7 @@ class LiveModel:
         trace = Trace(path=source, header=self.header, arch=self.arch or get_arch("wormhole_b0"),
                       arch_source=self.arch_source or "no rows yet", clock_mhz=self.clock,
                       trace_mode=False, devices=self.devices(),
-                      ordered=raw, signposts=_empty_signposts(),
+                      ordered=raw, signposts=self._no_signposts,
                       timing="dispatch" if is_realtime_log(source, self.header) else "kernel")
         return View(trace=trace, window=Window("all"), description="live .logs",
                     ops=ops, merged=False, bound_time_us=dict(self._bound_time),
@@ -433,8 +466,8 @@ class LiveSources:
         """The source shown (the first group's, for a multi-host run)."""
         return next(iter(self.chosen_by_group.values()), None)
 
-    def filter(self, source: Path, header: list[str], rows: list[list[str]],
-               lines: list[int]) -> tuple[list[list[str]], list[int]]:
+    def filter(self, source: Path, header: list[str], rows: Sequence[list[str]],
+               lines: list[int]) -> tuple[Sequence[list[str]], list[int]]:
         if not is_live_header(header):
             return [], []
         before = self.snapshot.lines_before(source) if self.snapshot is not None else None
@@ -442,7 +475,8 @@ class LiveSources:
             keep = [i for i, ln in enumerate(lines) if ln > before]
             if len(keep) < len(rows):
                 self.stale += len(rows) - len(keep)
-                rows, lines = [rows[i] for i in keep], [lines[i] for i in keep]
+                rows = rows.take(keep) if isinstance(rows, TextRows) else [rows[i] for i in keep]
+                lines = [lines[i] for i in keep]
         if not rows:
             return [], []
         chosen = self.chosen_by_group.setdefault(self.group(source), source)

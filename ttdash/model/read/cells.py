@@ -63,10 +63,11 @@ def by_unique_rows(keys: list[pd.Series], fn: Callable[[np.ndarray], np.ndarray]
     return np.asarray(fn(first))[group]
 
 
-def _whole_numbers(cells: np.ndarray) -> Any:
-    """CSV text cells (1-D) as an Arrow int64 array, empty cells null, when every other cell is
-    a whole number in int64's range; else None."""
-    text = pa.array(np.ascontiguousarray(cells), type=pa.string())  # a strided view: 10x slower
+def _whole_numbers(cells: np.ndarray | pa.Array) -> Any:
+    """CSV text cells (1-D, objects or Arrow text) as an Arrow int64 array, empty cells null,
+    when every other cell is a whole number in int64's range; else None."""
+    text = cells if isinstance(cells, pa.Array) else pa.array(
+        np.ascontiguousarray(cells), type=pa.string())  # a strided view: 10x slower
     text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
     # decimal digits only: Arrow's cast would also take 0x10, which pandas does not
     if pc.all(pc.match_substring_regex(text, _WHOLE)).as_py() is False:
@@ -89,15 +90,25 @@ def numeric_cells(cells: np.ndarray) -> np.ndarray:
     return np.asarray(pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce"))
 
 
-def numeric_columns(cells: np.ndarray) -> list[np.ndarray]:
-    """Each column of a 2-D array of CSV text cells as `numeric_cells` makes it, the whole
-    numbers of every column checked and cast in one Arrow pass (a live block of 100 rows has
-    a dozen numeric columns: a pass each cost more than their cells); a block with any other
-    cell takes `numeric_cells` column by column."""
-    n, k = cells.shape
-    whole = _whole_numbers(cells.T.reshape(-1)) if n and k else None
+def numeric_columns(cells: np.ndarray | list[pa.Array]) -> list[np.ndarray]:
+    """Each column of CSV text cells (a 2-D object array, or a list of Arrow text columns of
+    one length) as `numeric_cells` makes it, the whole numbers of every column checked and
+    cast in one Arrow pass (a live block of 100 rows has a dozen numeric columns: a pass each
+    cost more than their cells); a block with any other cell takes `numeric_cells` column by
+    column."""
+    columns: list[Any]
+    if isinstance(cells, np.ndarray):
+        n, k = cells.shape
+        flat = cells.T.reshape(-1) if n and k else None
+        columns = [cells[:, j] for j in range(k)]
+    else:
+        k, n = len(cells), (len(cells[0]) if cells else 0)
+        flat = pa.concat_arrays(cells) if n and k else None
+        columns = list(cells)
+    whole = _whole_numbers(flat) if flat is not None else None
     if whole is None:
-        return [numeric_cells(cells[:, j]) for j in range(k)]
+        return [numeric_cells(c if isinstance(c, np.ndarray) else c.to_numpy(zero_copy_only=False))
+                for c in columns]
     values = np.asarray(pc.fill_null(whole, 0).to_numpy()).reshape(k, n)
     missing = np.asarray(whole.is_null().to_numpy(zero_copy_only=False)).reshape(k, n)
     return [np.where(m, np.nan, v) if m.any() else v.copy() for v, m in zip(values, missing)]
