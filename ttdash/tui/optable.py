@@ -196,6 +196,7 @@ class OpTable(ScrollView, can_focus=True):
         self._generation = 0
         self._columns: list[tuple[Col, int]] = []
         self._cols_width = -1
+        self._paint: tuple[int, Style] | None = None  # (width, base style) during a paint
         self._data: dict[str, np.ndarray | TextColumn] = {}
         self._empty: frozenset[str] = frozenset()
         self._hidden: frozenset[str] = frozenset()
@@ -428,7 +429,7 @@ class OpTable(ScrollView, can_focus=True):
         return candidates(self.all_columns, self.multi_device, self._empty | self._hidden)
 
     def _layout(self) -> list[tuple[Col, int]]:
-        width = self.scrollable_content_region.width
+        width = self._width_and_style()[0]
         if width != self._cols_width or not self._columns:
             columns = layout(width, self.multi_device, self.all_columns,
                              self._empty | self._hidden | self._sort_only, self._need)
@@ -438,14 +439,26 @@ class OpTable(ScrollView, can_focus=True):
             self._cols_width = width
         return self._columns
 
+    def render_lines(self, crop):
+        # The width and the base style once a paint, not once a line: Textual works each out
+        # through the styles of every ancestor (a third of a live refresh's table paint).
+        self._paint = (self.scrollable_content_region.width, self.rich_style)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
+
+    def _width_and_style(self) -> tuple[int, Style]:
+        return self._paint or (self.scrollable_content_region.width, self.rich_style)
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        width, base = self._width_and_style()
         cols = self._layout()
         if y == 0:
             return self._header(cols, width)
         pos = int(self.scroll_offset.y) + y - 1
         if pos >= len(self.rows):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         key = (pos, pos == self.cursor, width, self._generation, self.has_focus)
         strip = self._cache.get(key)
         if strip is None:
@@ -474,7 +487,7 @@ class OpTable(ScrollView, can_focus=True):
     def _row(self, pos: int, cols: list[tuple[Col, int]], width: int) -> Strip:
         r = int(self.rows[pos])
         d = self._data
-        base = self.rich_style
+        base = self._width_and_style()[1]
         # the cursor row's style wins over cell colours (a bar's colour on the cursor's
         # background was unreadable): cell styles go under it
         cursor = self._style("optable--cursor") if pos == self.cursor else None
