@@ -212,23 +212,25 @@ def test_the_parse_buffers_go_back_before_the_analysis(monkeypatch):
 
 def test_json_writes_advice_and_guide_entries_a_chunk_at_a_time(monkeypatch):
     """JSON's advice and guide entries go through the encoder CHUNK rows at a time (not a frame
-    of 131,072 matmuls' bullets: their text ~100 MB at once), into the same document."""
+    of 131,072 matmuls' bullets: their text ~100 MB at once), the ops OPS_BLOCKS * CHUNK, into
+    the same document."""
     from ttdash.report import safe, single
 
     view = Trace.load(real_dir() / OFT).view(Window("all"))
     whole = single.render_to_string(view, "json")
-    sizes: list[int] = []
+    sizes: dict[bool, list[int]] = {True: [], False: []}  # an entry's frame (message) or ops'
     real_records = safe.records_later
 
     def records(frame, *args, **kwargs):
-        sizes.append(len(frame))
+        sizes["message" in frame.columns].append(len(frame))
         return real_records(frame, *args, **kwargs)
 
     monkeypatch.setattr(single, "records_later", records)
     monkeypatch.setattr(single, "CHUNK", 97)
     assert single.render_to_string(view, "json") == whole
     doc = json.loads(whole)
-    assert max(sizes) == 97 and len(doc["advice"]) + len(doc["guide_advice"]) > 2 * 97
+    assert max(sizes[True]) == 97 and len(doc["advice"]) + len(doc["guide_advice"]) > 2 * 97
+    assert max(sizes[False]) == 97 * single.OPS_BLOCKS > 97 and len(doc["ops"]) > 2 * 97 * 2
 
 
 # ------------------------------------------------------------------ the analysed frame's types

@@ -103,11 +103,11 @@ class View:
     @property
     def counter_names(self) -> list[str]:
         """The trace's per-RISC time and counter columns with a value (model.counters)."""
-        return present_counters(self.trace.ordered, self.trace.__dict__)
+        return present_counters(lambda: self.trace.ordered, self.trace.__dict__)
 
     def with_counters(self, ops: pd.DataFrame) -> pd.DataFrame:
         """Some of these ops with the counters and slowest RISC of the rows they show."""
-        return with_counters(ops, self.trace.ordered, self.trace.__dict__)
+        return with_counters(ops, lambda: self.trace.ordered, self.trace.__dict__)
 
     def totals(self) -> dict[str, Any]:
         """Sums over the window's ops (microseconds). Gaps are split at ``pause_above_us``:
@@ -276,6 +276,14 @@ class Trace:
     #: realtime profiler's dispatch-core window, a few us more per op)
     timing: str = "kernel"
 
+    def __getattr__(self, name: str) -> Any:
+        """A field the analysis cache reads back when first used (`_later`: name -> what reads
+        it; a shallow copy shares it), then kept: a command never reading it never makes it."""
+        make = (self.__dict__.get("_later") or {}).get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.__dict__.setdefault(name, make())
+
     # ------------------------------------------------------------ loading
     @classmethod
     def load(cls, path: str | Path, arch: str | None = None, columns: str = "analysis",
@@ -334,17 +342,21 @@ class Trace:
 
     @property
     def replay_sessions(self) -> list[int]:
-        """The metal-trace replay sessions (METAL TRACE REPLAY SESSION ID) of the file."""
-        s = whole(num(self.ordered, REPLAY_COLUMN), 0, float(1 << 31))
-        return sorted(int(x) for x in np.unique(s[~np.isnan(s)]))
+        """The metal-trace replay sessions (METAL TRACE REPLAY SESSION ID) of the file, found
+        once (kept with the view in the analysis cache: not read from the table again)."""
+        if "_replay_sessions" not in self.__dict__:
+            s = whole(num(self.ordered, REPLAY_COLUMN), 0, float(1 << 31))
+            self.__dict__["_replay_sessions"] = sorted(int(x) for x in np.unique(s[~np.isnan(s)]))
+        return list(self.__dict__["_replay_sessions"])
 
     @property
     def ranks(self) -> list[int]:
-        """The tt-run ranks (hosts) the rows came from; [] for a one-host trace."""
-        if "_rank" not in self.ordered.columns:
-            return []
-        r = self.ordered["_rank"].to_numpy(dtype="float64")
-        return sorted(int(x) for x in np.unique(r[~np.isnan(r)]))
+        """The tt-run ranks (hosts) the rows came from; [] for a one-host trace (found once)."""
+        if "_ranks" not in self.__dict__:
+            r = self.ordered["_rank"].to_numpy(dtype="float64") \
+                if "_rank" in self.ordered.columns else np.array([])
+            self.__dict__["_ranks"] = sorted(int(x) for x in np.unique(r[~np.isnan(r)]))
+        return list(self.__dict__["_ranks"])
 
     @property
     def op_count(self) -> int:

@@ -178,11 +178,13 @@ def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame, np.ndarray | No
     """Each guide kind, first seen first, with its rule frame and the positions of the kind's
     rows in it (None: every row). A kind is one rule's: its rows are in one frame. No copy of
     a kind's rows is made (a million ops' padding entries are ~100 MB): callers take them a
-    chunk at a time (_chunks)."""
+    chunk at a time (_chunks). Each rule's frame is let go before the next is taken (those
+    kept with a view read back from the analysis cache are read as they are taken)."""
     for e in guide_entries(view):
         codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
         for code, kind in enumerate(kinds):
             yield str(kind), e, (np.flatnonzero(codes == code) if len(kinds) > 1 else None)
+        del e
 
 
 def _chunks(frame: pd.DataFrame, at: np.ndarray | None, size: int) -> Iterator[pd.DataFrame]:
@@ -212,6 +214,7 @@ def guide_frames_of(view: View, chunk: int = 1 << 16) -> Iterator[pd.DataFrame]:
         drop = [c for c in EXTRA_FIGURES if c in e.columns and _missing(e, c, at)]
         for part in _chunks(e, at, chunk):
             yield part.drop(columns=drop) if drop else part
+        e = part = None  # (neither held while the next rule's frame is read)
 
 
 def guide_title(kind: str) -> str:
@@ -227,6 +230,7 @@ def guide_groups(view: View, batch: int = 20_000
     all_ids = ops["id"].to_numpy()
     for kind, e, at in _kind_parts(view):
         yield guide_title(kind), _guide_entries(_chunks(e, at, batch), ops, all_ids)
+        del e
 
 
 def _guide_entries(parts: Iterator[pd.DataFrame], ops: pd.DataFrame, all_ids: np.ndarray

@@ -61,6 +61,11 @@ T = TypeVar("T")
 JSON_OP_FIELDS = JSON_FIELDS
 CSV_FIELDS = COLUMN_CSV_FIELDS
 CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
+#: JSON's ops are written this many CHUNKs at a time: each block's fixed cost (~70 columns'
+#: pandas and pyarrow calls) paid half as often, ~0.5 s of CPU of a million ops, for ~7 MB at
+#: a second run's peak (the advice's and guides' blocks, written near a cold run's peak, stay
+#: CHUNK)
+OPS_BLOCKS = 2
 KEEP_ROWS = 1 << 17  # the plain table formats its cells once up to this many rows
 TEXT_KINDS = frozenset({"text", "op", "bound"})  # columns.FORMATTERS' text cells (_text)
 
@@ -134,11 +139,12 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 
 def _op_frames(view: View, ops: pd.DataFrame, fields: tuple[str, ...]
                ) -> Iterator[pd.DataFrame]:
-    """The ops' JSON fields, CHUNK rows at a time (6 decimals; total_pct 6 significant
-    digits)."""
-    for start in range(0, len(ops), CHUNK):
+    """The ops' JSON fields, OPS_BLOCKS * CHUNK rows at a time (6 decimals; total_pct 6
+    significant digits)."""
+    size = OPS_BLOCKS * CHUNK
+    for start in range(0, len(ops), size):
         step("writing json", start, len(ops))
-        yield export_frame(view.with_counters(ops.iloc[start:start + CHUNK]), fields)
+        yield export_frame(view.with_counters(ops.iloc[start:start + size]), fields)
 
 
 def _records(send: Callable[..., None], lead: str, frames: Iterable[pd.DataFrame],

@@ -19,8 +19,12 @@ if TYPE_CHECKING:
 
 
 def _once(view: View, name: str, make: Any) -> Any:
-    """`make()` once per view and ops frame (a subset or a live refresh makes a new one)."""
+    """`make()` once per view and ops frame (a subset or a live refresh makes a new one). A
+    callable kept is what the analysis cache read back without its frame (read when first
+    used: model.read.analysis_cache)."""
     cached = view.__dict__.get(f"_why_{name}")
+    if callable(cached):
+        cached = view.__dict__[f"_why_{name}"] = cached()
     if cached is None or cached[0] is not view.ops:
         cached = (view.ops, make())
         view.__dict__[f"_why_{name}"] = cached

@@ -15,16 +15,21 @@ eviction (least recently used first, only the cache's own files). Its name is a 
 - ttdash's version and the code of `ttdash/model` and `ttdash/report` (a new ttdash never reads
   an old analysis), and this format's `VERSION`.
 
-The file holds the `View` (with its `Trace`) pickled, less its large frames and arrays, which
-are columns of Arrow IPC sections in the same file, memory-mapped on read: numbers as they are,
-text as dictionary codes and the distinct values. What a command worked out from the view
-(iterations, data warnings, the why-slow figures, totals, the grouped advice, "where the time
-goes", the CSV columns a diff reads again) is kept with it when the command has made them before
-the view is stored (`report` and `diff` store it once their output is written). It is written
-to a temporary name and renamed, only when the source still is what was hashed (stamp, and the
-whole hash again when racy). Any doubt on read (a bad magic, a record that is not this key's,
-a truncated or altered file, an unpickling error) is a miss: the trace is read and analysed
-again.
+The file holds the `View` (with its `Trace`) pickled, less its large frames and arrays, which are
+columns of Arrow IPC sections in the same file, memory-mapped on read: numbers as they are, text as
+dictionary codes and the distinct values. The trace table (`Trace.ordered`: 77 columns, ~240 MiB of
+a million ops) is read back when first used, not with the view (`_LATER`): a second `report -f json`
+reads only what was worked out from it (the counter columns it shares, the replay sessions), and
+never makes it. The guide rules' entries kept for JSON (a frame per rule) are read a frame at a time
+as they are written, each let go once written (`LaterFrames`), and the why-slow figures' window of
+the trace table when those figures are made again. What a command worked out from the view
+(iterations, data warnings, the why-slow figures, totals, the grouped advice, "where the time goes",
+the CSV columns a diff reads again) is kept with it when the command has made them before the view
+is stored (`report` and `diff` store it once their output is written). It is written to a temporary
+name and renamed, only when the source still is what was hashed (stamp, and the whole hash again
+when racy). Any doubt on read (a bad magic, a record that is not this key's, a truncated or altered
+file, an unpickling error) is a miss: the trace is read and analysed again. What is read later is
+read through a descriptor opened on the file checked (one put at its name since is not read).
 """
 
 from __future__ import annotations
@@ -49,14 +54,23 @@ from ..trace import _arch_from_log
 from . import cache
 from .discover import REALTIME_LOGS, rank_of
 from .loader import WideRows
+from .readback import Later, Reader, frames_later, read_all
 
-VERSION = 1
+VERSION = 2  # 2: the trace table and the guide entries read when first used (_LATER)
 MAGIC = cache.VIEW_MAGIC
 SUFFIX = ".view"
 BIG = 4096  # frames and arrays with at least this many rows go to the Arrow sections
 #: per-view caches not kept: the op rows (a slice of ops, made again at once), the guide
 #: rules' input (its entries are dropped once written), this module's own handle
 _DROP = ("_op_rows", "_guides", "_acache")
+#: the trace's attributes stored apart and read back when first used (Trace.__getattr__ and its
+#: `_later`), not with the view: what a second run never asks for costs it no time nor memory
+_LATER = ("ordered",)
+#: the view's attributes stored apart, their frames read back as they are used: the guide
+#: rules' entries (a frame per rule, each read when written and let go: LaterFrames) and the
+#: why-slow figures' window of the trace table (38 columns, ~110 MB of a million ops, read by
+#: figures kept with the view: whyslow._once reads it when they are made again, LaterValue)
+_APART = ("_guide_entries", "_why_window")
 #: lz4 frames: a million ops' view is ~630 MB of columns, ~10x less on disk; read through the
 #: map and unpacked as fast as the disk gives them
 _OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -215,7 +229,8 @@ def _known(view: Any) -> set[str]:
     """What a view and its trace hold worked out (their cached figures, by name)."""
     trace = view.trace
     return ({f"view.{k}" for k in view.__dict__ if k not in _DROP}
-            | {f"trace.{k}" for k in trace.__dict__}
+            | {f"trace.{k}" for k in trace.__dict__ if k != "_later"}
+            | {f"trace.{k}" for k in trace.__dict__.get("_later", ())}
             | {f"iterations.{k}" for k in trace.__dict__.get("_iterations", {})})
 
 
@@ -345,19 +360,28 @@ def _object_spec(s: pd.Series, cols: _Columns) -> tuple[Any, ...]:
 
 
 def _dump(view: Any, f: io.BufferedWriter, record: dict[str, Any]) -> None:
-    """`view` stored (dump), less its per-view caches and its rows read on demand."""
-    saved = {k: view.__dict__.pop(k) for k in _DROP if k in view.__dict__}
-    wide, view.trace.wide = view.trace.wide, None
+    """`view` stored (dump), less its per-view caches and its rows read on demand; the
+    trace's `_LATER` attributes apart, to be read back when first used (read when not yet)."""
+    trace = view.trace
+    later = {f"trace.{k}": getattr(trace, k) for k in _LATER}
+    later.update((k, read_all(view.__dict__[k])) for k in _APART if k in view.__dict__)
+    saved = {k: view.__dict__.pop(k) for k in (*_DROP, *_APART) if k in view.__dict__}
+    apart = {k: trace.__dict__.pop(k) for k in (*_LATER, "_later") if k in trace.__dict__}
+    wide, trace.wide = trace.wide, None
     try:
-        dump(view, f, record)
+        dump(view, f, record, later=later)
     finally:
         view.__dict__.update(saved)
-        view.trace.wide = wide
+        trace.__dict__.update(apart)
+        trace.wide = wide
 
 
-def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes = MAGIC) -> None:
+def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes = MAGIC,
+         later: dict[str, Any] | None = None) -> None:
     """`root` pickled, its large frames, series and arrays as Arrow sections (see module),
-    `magic` at both ends, `record` checked on read (load)."""
+    `magic` at both ends, `record` checked on read (load). `later`: attributes of objects in
+    `root` (by their path from it: "trace.ordered") pickled apart, their frames read back when
+    first used (load)."""
     cols = _Columns()
     refs: dict[int, int] = {}
     made: list[tuple[Any, ...]] = []
@@ -383,7 +407,10 @@ def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes =
             return k
 
     buf = io.BytesIO()
-    Pickler(buf, protocol=5).dump(root)
+    pickler = Pickler(buf, protocol=5)
+    pickler.dump(root)
+    if later is not None:  # in the same stream after root (one memo: what root holds is its)
+        pickler.dump(later)
     f.write(magic)
     sections = []
     for values in cols.arrays:
@@ -394,7 +421,8 @@ def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes =
                              options=_OPTIONS) as w:
             w.write_table(table)
         sections.append((len(values), start, f.tell() - start))
-    tail = pickle.dumps((sections, made), protocol=5)
+    tail = pickle.dumps((sections, made) if later is None else (sections, made, "later"),
+                        protocol=5)
     meta = json.dumps(record, default=str).encode()
     body = buf.getvalue()
     at = f.tell()
@@ -412,9 +440,21 @@ def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes =
 
 
 def load(path: Path, record: dict[str, Any], magic: bytes = MAGIC) -> Any:
-    """What `dump` stored at `path` for `record` with `magic`, or None (any doubt)."""
+    """What `dump` stored at `path` for `record` with `magic`, or None (any doubt). Its `later`
+    attributes are set on their objects when root holds their values already; else each is
+    an entry of its object's `_later` (name -> a callable that reads it, once), read from the
+    same file (an open descriptor: a file put at that name meanwhile is not read)."""
     with pa.memory_map(str(path)) as mm:
         whole = mm.read_buffer()
+        fd = os.dup(mm.fileno())
+    reader = Reader(fd)
+    try:
+        return _load(whole, reader, record, magic)
+    finally:
+        reader.loaded()
+
+
+def _load(whole: Any, reader: Reader, record: dict[str, Any], magic: bytes) -> Any:
     n = whole.size
     if n < 8 + _FOOT.size or whole.slice(0, 8).to_pybytes() != magic:
         return None
@@ -428,70 +468,38 @@ def load(path: Path, record: dict[str, Any], magic: bytes = MAGIC) -> Any:
     meta = whole.slice(end - meta_len, meta_len).to_pybytes()
     if json.loads(meta) != json.loads(json.dumps(record, default=str)):
         return None  # another key's analysis put at this name
-    sections, made = pickle.loads(whole.slice(at + body_len, tail_len))
-    objects: dict[int, Any] = {}
-
-    arrays: dict[Any, Any] = {}  # a section read (or an object column made) once: shared
-
-    def column(ref: tuple[int, int]) -> np.ndarray:
-        length, (rows, start, size) = ref[0], sections[ref[1]]
-        if ref[1] in arrays:
-            return arrays[ref[1]]
-        table = pa.ipc.open_file(whole.slice(start, size)).read_all()
-        if table.num_rows != length or rows != length:
-            raise IndexError("a section of another length")
-        arr = table.column(0).to_numpy()
-        arrays[ref[1]] = arr = arr if arr.flags.writeable else arr.copy()
-        return arr
-
-    def build(k: int) -> Any:
-        item = made[k]
-        if item[0] == "arr":
-            return column(item[1])
-        df = _frame(item[1], column, arrays)
-        return df.iloc[:, 0].rename(item[2]) if item[0] == "series" else df
+    tail = pickle.loads(whole.slice(at + body_len, tail_len))
+    reader.sections, reader.made = tail[0], tail[1]
+    reader.whole = whole
+    objects = reader.objects
+    pending: list[int] = []  # (the later part: what root does not hold, read when used)
 
     class Unpickler(pickle.Unpickler):
+        later = False
+
         def persistent_load(self, pid: Any) -> Any:
-            if not isinstance(pid, int) or not 0 <= pid < len(made):
-                raise pickle.UnpicklingError("bad reference")
+            reader.check(pid)
             if pid not in objects:
-                objects[pid] = build(pid)
+                if self.later:
+                    pending.append(pid)
+                    return Later(reader, pid)
+                objects[pid] = reader.build(pid)
             return objects[pid]
 
-    return Unpickler(io.BytesIO(whole.slice(at, body_len).to_pybytes())).load()
-
-
-def _frame(spec: tuple[Any, ...], column: Any, made: dict[Any, Any]) -> pd.DataFrame:
-    """A frame of `_frame_spec`; `made`: the object columns made so far (one shared by two
-    frames is made once), by its codes' section and distinct texts."""
-    labels, index, specs, attrs = spec
-    if isinstance(index, tuple):
-        index = pd.Index(column(index[1]))
-    data: dict[int, Any] = {}
-    for i, s in enumerate(specs):
-        kind = s[0]
-        if kind == "np":
-            data[i] = column(s[1])
-        elif kind == "cat":
-            data[i] = pd.Categorical.from_codes(column(s[1]), dtype=s[2])
-        elif kind == "masked":
-            data[i] = s[3].construct_array_type()(column(s[1]), column(s[2]))
-        elif kind == "obj":
-            key = ("obj", s[1][1], id(s[2]))
-            values = made.get(key)
-            if values is None:
-                codes, uniques, na = column(s[1]), s[2], s[3]
-                values = uniques.take(codes, mode="clip") if len(uniques) else \
-                    np.full(len(codes), na, dtype=object)
-                if len(uniques) and (codes < 0).any():
-                    values[codes < 0] = na
-                made[key] = values
-            # a Series of dtype object: pandas would make text of a bare array (str dtype)
-            data[i] = pd.Series(values, index=index, dtype=object, copy=False)
-        else:
-            data[i] = s[1].array
-    df = pd.DataFrame(data, index=index, copy=False)
-    df.columns = labels
-    df.attrs.update(attrs)
-    return df
+    unpickler = Unpickler(io.BytesIO(whole.slice(at, body_len).to_pybytes()))
+    root = unpickler.load()
+    if len(tail) > 2:
+        unpickler.later = True
+        for where, value in unpickler.load().items():
+            *parents, name = where.split(".")
+            owner = root
+            for part in parents:
+                owner = getattr(owner, part)
+            if isinstance(value, Later):
+                owner.__dict__.setdefault("_later", {})[name] = value
+            else:
+                owner.__dict__[name] = frames_later(value)
+        reader.wanted = bool(pending)
+        # only what is still to be read is kept (not every frame's specs: their own columns)
+        reader.made = {pid: reader.made[pid] for pid in pending}
+    return root

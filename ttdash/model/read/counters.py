@@ -6,8 +6,8 @@ columns; the slowest RISC of each op is named."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -70,30 +70,47 @@ def slowest_riscs(frame: pd.DataFrame) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=list(RISC_ROLES))
 
 
-def present_counters(ordered: pd.DataFrame, memo: dict[str, Any]) -> list[str]:
-    """The counter columns of the trace table `ordered` with a value (an "all" read keeps the
-    empty ones), found once (`memo`: the trace's)."""
+Table: TypeAlias = "pd.DataFrame | Callable[[], pd.DataFrame]"  # the trace table, or what gives it
+
+
+def _table(ordered: Table) -> pd.DataFrame:
+    return ordered() if callable(ordered) else ordered
+
+
+def present_counters(ordered: Table, memo: dict[str, Any]) -> list[str]:
+    """The counter columns of the trace table `ordered` (or what gives it, asked only when
+    `memo` lacks them) with a value (an "all" read keeps the empty ones), found once (`memo`:
+    the trace's)."""
     names = memo.get("_counter_names")
     if names is None:
-        names = memo["_counter_names"] = [c for c in counter_columns(list(ordered.columns))
-                                          if ordered[c].notna().any()]
+        table = _table(ordered)
+        names = memo["_counter_names"] = [c for c in counter_columns(list(table.columns))
+                                          if table[c].notna().any()]
     return list(names)
 
 
-def with_counters(ops: pd.DataFrame, ordered: pd.DataFrame, memo: dict[str, Any]
-                  ) -> pd.DataFrame:
+def with_counters(ops: pd.DataFrame, ordered: Table, memo: dict[str, Any]) -> pd.DataFrame:
     """`ops` (rows of a view: their "id" is the trace row they show) with that row's counter
     columns, under their file names, and `slowest_risc` when there are per-RISC times. Looked up
     when asked (a chunk of output, the columns picked on screen): a million-op view does not
-    carry them. `memo` keeps the ID -> row position map of `ordered` (the trace's table)."""
+    carry them. `memo` keeps the ID -> row position map of `ordered` (the trace's table, or what
+    gives it) and its counter columns (a frame of the table's own: no copy): once they are
+    there the table itself is not asked for (a view read back from the analysis cache does not
+    read it)."""
     names = present_counters(ordered, memo)
-    if not names or "id" not in ops.columns or "ID" not in ordered.columns:
+    if not names or "id" not in ops.columns:
         return ops
     by_id = memo.get("_rows_by_id")
     if by_id is None:  # (the table may be in host-time order rather than by ID)
-        ids = ordered["ID"].to_numpy(dtype=np.int64)
-        order = None if ordered["ID"].is_monotonic_increasing else np.argsort(ids, kind="stable")
+        table = _table(ordered)
+        if "ID" not in table.columns:
+            return ops
+        ids = table["ID"].to_numpy(dtype=np.int64)
+        order = None if table["ID"].is_monotonic_increasing else np.argsort(ids, kind="stable")
         by_id = memo["_rows_by_id"] = (ids if order is None else ids[order], order)
+    counters = memo.get("_counter_rows")
+    if counters is None or list(counters.columns) != names:
+        counters = memo["_counter_rows"] = _table(ordered)[names]
     sorted_ids, order = by_id
     want = ops["id"].to_numpy(dtype="float64")
     # IDs are whole numbers: searched as int64 (float64 keys made numpy cast the table's
@@ -105,7 +122,7 @@ def with_counters(ops: pd.DataFrame, ordered: pd.DataFrame, memo: dict[str, Any]
     pos = at if order is None else order[at]
 
     def values(name: str) -> np.ndarray:
-        v = counter_values(ordered[name].iloc[pos])
+        v = counter_values(counters[name].iloc[pos])
         if found.all():
             return v
         v = v.astype("float64")  # an op with no row of the table (a view of other rows)
