@@ -723,9 +723,10 @@ def test_pacer_tells_the_parts_apart_in_a_stream_steady_from_its_first_row():
     """A Galaxy's stream is steady from its first row, and its first refreshes' costs are noisy:
     here they read as the bigger refresh costing less. From a slope that noise left, most of
     the cost counted as fixed, the gap went near `--refresh` and the rows stayed alike there
-    (nothing could tell the parts apart again: every row waited ~0.45 s). Every other gap a quarter shorter or longer, the rows vary
-    and the gap comes down to the fixed cost over the budget."""
-    from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
+    (nothing could tell the parts apart again: every row waited ~0.45 s). Every other gap
+    DITHER shorter or longer, the rows vary and the gap comes down to the fixed cost over the
+    budget."""
+    from ttdash.live.pacer import DITHER, REFRESH_BUDGET, RefreshPacer
 
     noisy = [(1000, 0.080), (2000, 0.050), (1000, 0.090), (2000, 0.045)]
     pacer = RefreshPacer(most=0.5)
@@ -733,11 +734,27 @@ def test_pacer_tells_the_parts_apart_in_a_stream_steady_from_its_first_row():
     assert pacer.per_row == pytest.approx(10e-6, rel=0.05)
     assert pacer.gap == pytest.approx(0.030 / REFRESH_BUDGET, rel=0.05)
     shorter, longer = pacer.next_gap, (pacer.observe(2000, 0.050), pacer.next_gap)[1]
-    assert sorted([shorter, longer]) == pytest.approx([0.75 * pacer.gap, 1.25 * pacer.gap],
-                                                      rel=0.05)
+    assert sorted([shorter, longer]) == pytest.approx(
+        [(1 - DITHER) * pacer.gap, (1 + DITHER) * pacer.gap], rel=0.05)
     still = RefreshPacer(most=0.5, dither=0.0)  # without the dither: stuck near --refresh
     _steady_stream(still, 10_000, 0.030, 10e-6, 30.0, noisy)
     assert still.gap > 2 * pacer.gap
+
+
+def test_one_slow_refresh_does_not_lengthen_the_next_gaps():
+    """One refresh that cost ten times its due (a full garbage collection, cold caches on a
+    busy core) counts as twice what the fit expected: the gaps after it stay near the fixed
+    cost over the budget; counted whole, it lengthened them by half."""
+    from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
+
+    def gap_after_a_spike(pacer):
+        _steady_stream(pacer, 10_000, 0.030, 10e-6, 30.0, [])
+        assert pacer.gap == pytest.approx(0.030 / REFRESH_BUDGET, rel=0.05)
+        pacer.observe(2000, 10 * (0.030 + 10e-6 * 2000))
+        return pacer.gap / (0.030 / REFRESH_BUDGET)
+
+    assert gap_after_a_spike(RefreshPacer(most=0.5)) < 1.2
+    assert gap_after_a_spike(RefreshPacer(most=0.5, spike=float("inf"))) > 1.5
 
 
 def test_feed_measures_a_refresh_in_cpu_time_from_its_start(tmp_path, monkeypatch):

@@ -30,7 +30,11 @@ LEAST_GAP_S = 0.05
 FADE = 0.9
 #: Every other gap this much shorter, every other one longer: the rows per refresh vary by as
 #: much, enough to tell a refresh's fixed cost from its rows' (the fit needs them 10% apart).
-DITHER = 0.25
+#: (The longer turns are what the slowest rows wait: 0.25 put a Galaxy's p95 ~60 ms higher.)
+DITHER = 0.15
+#: A refresh counts at most this many times what the fit expected of it: one pause (a full
+#: garbage collection, a busy core's cold caches) is that refresh's, not the next gaps'.
+SPIKE = 2.0
 
 
 @dataclass
@@ -46,6 +50,7 @@ class RefreshPacer:
     budget: float = REFRESH_BUDGET
     fade: float = FADE
     dither: float = DITHER
+    spike: float = SPIKE
 
     def __post_init__(self) -> None:
         self.least = min(self.least, self.most)
@@ -74,6 +79,8 @@ class RefreshPacer:
         """A refresh of `rows` new rows cost `seconds` (CPU)."""
         if seconds < 0:
             return
+        if self.per_row is not None:  # a fit: a spike counts as `spike` times what it expected
+            seconds = min(seconds, self.spike * (self.fixed + self.per_row * rows))
         self._turn = -self._turn
         f = self.fade
         self._w = self._w * f + 1.0
