@@ -498,19 +498,35 @@ class OpTable(ScrollView, can_focus=True):
             text = set_cell_size(label + "─" * max(0, width - cell_len(label)), width)
             sp = base + self._style("optable--signpost")
             return Strip([Segment(text, sp + cursor if cursor else sp)], width)
-        segs: list[Segment] = []
+        # cells of one style (the plain ones and the gaps between) are one segment: the
+        # compositor's work on a line grows with its segments
+        texts: list[str] = []
+        styles: list[Style] = []
         for i, (c, w) in enumerate(cols):
             text, style = self._cell(c, w, pos)
             text = fit(text, w, c.left)
             if style:
                 style = base + style + cursor if cursor else base + style
-            segs.append(Segment(text, style or base))
+            style = style or base
+            if styles and styles[-1] == style:
+                texts[-1] += text
+            else:
+                texts.append(text)
+                styles.append(style)
             if i < len(cols) - 1:
-                segs.append(Segment(" ", base))
+                if styles[-1] == base:
+                    texts[-1] += " "
+                else:
+                    texts.append(" ")
+                    styles.append(base)
         used = sum(w for _, w in cols) + len(cols) - 1
         if used < width:
-            segs.append(Segment(" " * (width - used), base))
-        return Strip(segs, width)
+            if styles and styles[-1] == base:
+                texts[-1] += " " * (width - used)
+            else:
+                texts.append(" " * (width - used))
+                styles.append(base)
+        return Strip([Segment(t, st) for t, st in zip(texts, styles)], width)
 
     def _block(self, pos: int) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
         """The cells of the BLOCK rows around display row `pos`: present.table.cells of the laid
