@@ -3,6 +3,7 @@
 
 Usage: python benchmarks/bench_watch.py [--seconds 10] [--windows 1] [--cpu-only] [--stages]
        [--rate ROWS_PER_S --devices N]   (a Galaxy: --rate 10000 --devices 32)
+       [--writes 50] [--repeat 1]   (a longer 'rate' writer; runs pooled, before/after in turn)
        [--before DIR]   (DIR holds an older `ttdash` package: measured too, side by side)
 
 Latency (headless, in a process of its own, default --refresh 0.5): the time from a write to
@@ -191,8 +192,10 @@ async def latency(pattern: str, stages: bool = False, prefill: int = 0):
             await pilot.pause(0.1)
         t = threading.Thread(target=writer)
         t.start()
+        # a plain sleep, not pilot.pause: that waits on every widget's queue and forces a
+        # paint, 50 times a second, on the thread whose CPU the pacer counts as the screen's
         while t.is_alive() or not shown or shown[-1][1] < prefill + BATCH * BATCHES:
-            await pilot.pause(0.02)
+            await asyncio.sleep(0.02)
         t.join()
     WatchScreen._show_live = original
     for cls, name, orig in undo:
@@ -323,6 +326,10 @@ def main() -> None:
                     "(read, parse, model, table update, paint: CPU) and the waits between them")
     ap.add_argument("--prefill", type=int, default=0, help="rows in the table before the "
                     "latency writers start (e.g. 600000: a refresh's cost at that size)")
+    ap.add_argument("--writes", type=int, default=50, help="writes of the 'rate' latency "
+                    "writer, 0.1 s apart (default 50: 5 s)")
+    ap.add_argument("--repeat", type=int, default=1, help="latency runs per pattern, before "
+                    "and after in turn; their latencies are pooled")
     ap.add_argument("--latency-child", help=argparse.SUPPRESS)
     ap.add_argument("--child-pattern", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -331,8 +338,8 @@ def main() -> None:
         PATTERNS[args.latency_child] = tuple(json.loads(args.child_pattern))
         print(json.dumps(asyncio.run(latency(args.latency_child, args.stages, args.prefill))))
         return
-    if args.rate != 1000 or args.devices != 1:
-        PATTERNS["rate"] = (args.rate // 10, 50, 0.1)
+    if args.rate != 1000 or args.devices != 1 or args.writes != 50:
+        PATTERNS["rate"] = (args.rate // 10, args.writes, 0.1)
     runs = ([("before", args.before.resolve())] if args.before else []) + [("after", REPO)]
     for name, src in runs:
         where = subprocess.run([sys.executable, "-c", "import ttdash; print(ttdash.__file__)"],
@@ -343,11 +350,14 @@ def main() -> None:
     stages: dict[str, dict[str, dict[str, list[float]]]] = {name: {} for name, _ in runs}
     if not args.cpu_only:
         for p in args.pattern or list(PATTERNS):
-            for name, src in runs:  # before and after in turn, pattern by pattern
-                got = latency_of(p, src, args.stages, args.prefill)
-                if args.stages:
-                    got, stages[name][p] = got["latency"], got["stages"]
-                lat[name][p] = got
+            for _ in range(args.repeat):
+                for name, src in runs:  # before and after in turn, pattern by pattern
+                    got = latency_of(p, src, args.stages, args.prefill)
+                    if args.stages:
+                        got, st = got["latency"], got["stages"]
+                        for k, v in st.items():
+                            stages[name].setdefault(p, {}).setdefault(k, []).extend(v)
+                    lat[name].setdefault(p, []).extend(got)
     if args.latency_only:
         cpus = {}
     else:
