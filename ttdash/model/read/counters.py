@@ -94,7 +94,7 @@ def with_counters(ops: pd.DataFrame, ordered: Table, memo: dict[str, Any]) -> pd
     columns, under their file names, and `slowest_risc` when there are per-RISC times. Looked up
     when asked (a chunk of output, the columns picked on screen): a million-op view does not
     carry them. `memo` keeps the ID -> row position map of `ordered` (the trace's table, or what
-    gives it) and its counter columns (a frame of the table's own: no copy): once they are
+    gives it) and its counter columns (the table's own Series: no copy): once they are
     there the table itself is not asked for (a view read back from the analysis cache does not
     read it)."""
     names = present_counters(ordered, memo)
@@ -109,8 +109,9 @@ def with_counters(ops: pd.DataFrame, ordered: Table, memo: dict[str, Any]) -> pd
         order = None if table["ID"].is_monotonic_increasing else np.argsort(ids, kind="stable")
         by_id = memo["_rows_by_id"] = (ids if order is None else ids[order], order)
     counters = memo.get("_counter_rows")
-    if counters is None or list(counters.columns) != names:
-        counters = memo["_counter_rows"] = _table(ordered)[names]
+    if counters is None or list(counters) != names:  # (each a column of the table: no copy;
+        table = _table(ordered)                       # `table[names]` is one before pandas 3)
+        counters = memo["_counter_rows"] = {n: table[n] for n in names}
     sorted_ids, order = by_id
     want = ops["id"].to_numpy(dtype="float64")
     # IDs are whole numbers: searched as int64 (float64 keys made numpy cast the table's
