@@ -502,30 +502,24 @@ class OpTable(ScrollView, can_focus=True):
         # compositor's work on a line grows with its segments
         texts: list[str] = []
         styles: list[Style] = []
-        for i, (c, w) in enumerate(cols):
-            text, style = self._cell(c, w, pos)
-            text = fit(text, w, c.left)
-            if style:
-                style = base + style + cursor if cursor else base + style
-            style = style or base
+
+        def put(text: str, style: Style) -> None:
             if styles and styles[-1] == style:
                 texts[-1] += text
             else:
                 texts.append(text)
                 styles.append(style)
+
+        for i, (c, w) in enumerate(cols):
+            text, style = self._cell(c, w, pos)
+            if style:
+                style = base + style + cursor if cursor else base + style
+            put(fit(text, w, c.left), style or base)
             if i < len(cols) - 1:
-                if styles[-1] == base:
-                    texts[-1] += " "
-                else:
-                    texts.append(" ")
-                    styles.append(base)
+                put(" ", base)
         used = sum(w for _, w in cols) + len(cols) - 1
         if used < width:
-            if styles and styles[-1] == base:
-                texts[-1] += " " * (width - used)
-            else:
-                texts.append(" " * (width - used))
-                styles.append(base)
+            put(" " * (width - used), base)
         return Strip([Segment(t, st) for t, st in zip(texts, styles)], width)
 
     def _block(self, pos: int) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
