@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from ...memory import no_huge_page_advice
 from ..analysis.metrics import analyze, analyze_columns, share_parts, share_pct
 from ..arch import ArchSpec, get_arch
 from ..columns import PAUSE_ABOVE_US
@@ -177,6 +178,7 @@ class LiveModel:
         self.arch: ArchSpec | None = get_arch(arch) if arch else None
         self.arch_source = "--arch" if arch else ""
         self.clock: float | None = None
+        no_huge_page_advice()  # (the stores' buffers grow while shown: see there)
         self._raw = ColumnStore()
         self._pending: list[tuple[Path, list[str], Sequence[list[str]], list[int]]] = []
         self._pending_rows = 0
