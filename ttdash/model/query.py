@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..format import distinct
+from .columns import aggregated
 
 # The filter language lives in model.filters (its keys come from the column spec); the names are
 # kept here for the callers that import them from query.
@@ -152,10 +153,11 @@ def summary_groups(ops: pd.DataFrame, by: str = "memory", per_device: bool = Fal
     frame["category"] = ops["category"].astype(object).to_numpy()[rows]
     keys = ["name", "device"] if per_device else ["name"]
     g = frame.groupby(keys, sort=False, dropna=True, observed=True)
-    out = g.agg(op_count=("t", "size"), device_time_us=("t", "sum"), category=("category", "first"),
-                flops_pct_min=("f", "min"), flops_pct_max=("f", "max"),
-                flops_pct_mean=("f", "mean"), flops_pct_std=("f", "std"),
-                _ft=("ft", "sum"), _tf=("tf", "sum"), _nf=("f", "count")).reset_index()
+    out = aggregated(g, op_count=("t", "size"), device_time_us=("t", "sum"),
+                     category=("category", "first"), flops_pct_min=("f", "min"),
+                     flops_pct_max=("f", "max"), flops_pct_mean=("f", "mean"),
+                     flops_pct_std=("f", "std"), _ft=("ft", "sum"), _tf=("tf", "sum"),
+                     _nf=("f", "count")).reset_index()
     del frame, g
     out["name"] = names[out["name"].to_numpy(dtype=np.int64)]
     with np.errstate(invalid="ignore", divide="ignore"):

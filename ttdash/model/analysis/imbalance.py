@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..columns import LOW_GRID_PCT, SKEW_FLAG
+from ..columns import LOW_GRID_PCT, SKEW_FLAG, aggregated
 from ..query import summary_key
 
 PER_CORE_MAX = "DEVICE KERNEL DURATION PER CORE MAX [ns]"
@@ -100,7 +100,7 @@ class BalanceSummary:
 
 
 def _by_op_code(frame: pd.DataFrame, by: str, **agg: tuple[str, str]) -> pd.DataFrame:
-    out = frame.groupby("op_code", sort=False, observed=True).agg(**agg)
+    out = aggregated(frame.groupby("op_code", sort=False, observed=True), **agg)
     return out.sort_values(by, ascending=False, kind="stable").reset_index()
 
 
@@ -136,8 +136,9 @@ def summarise(ops: pd.DataFrame) -> BalanceSummary:
         "device_us", ops=("grid", "size"), device_us=("device_us", "sum"),
         median_cores=("cores", "median"), median_grid_pct=("grid", "median"))
     dispatch = pd.DataFrame({"op_code": key[timed], "cq_us": cq[timed], "go_wait_us": go[timed]})
-    dispatch = dispatch.groupby("op_code", sort=False, observed=True).agg(
-        ops=("cq_us", "size"), cq_us=("cq_us", "sum"), go_wait_us=("go_wait_us", "sum"))
+    dispatch = aggregated(dispatch.groupby("op_code", sort=False, observed=True),
+                          ops=("cq_us", "size"), cq_us=("cq_us", "sum"),
+                          go_wait_us=("go_wait_us", "sum"))
     dispatch = dispatch.assign(total=dispatch["cq_us"] + dispatch["go_wait_us"].fillna(0)) \
         .sort_values("total", ascending=False, kind="stable").drop(columns="total").reset_index()
     return BalanceSummary(

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..columns import aggregated
 from ..query import summary_key
 
 #: PM IDEAL at or under this (ns) is no model: the profiler writes 1 for ops it does not model.
@@ -106,8 +107,9 @@ def ranking(ops: pd.DataFrame, by: str = "op") -> pd.DataFrame:
                           "recoverable_us": o["recoverable_us"].to_numpy(dtype="float64"),
                           "eff": eff[m]})
     g = frame.groupby("group", sort=False, dropna=False, observed=True)
-    out = g.agg(ops=("eff", "size"), device_us=("device_us", "sum"), ideal_us=("ideal_us", "sum"),
-                recoverable_us=("recoverable_us", "sum"), median_eff_pct=("eff", "median"))
+    out = aggregated(g, ops=("eff", "size"), device_us=("device_us", "sum"),
+                     ideal_us=("ideal_us", "sum"), recoverable_us=("recoverable_us", "sum"),
+                     median_eff_pct=("eff", "median"))
     total = float(out["recoverable_us"].sum())
     out["recoverable_share_pct"] = out["recoverable_us"] / total * 100 if total > 0 else 0.0
     return out.sort_values("recoverable_us", ascending=False, kind="stable").reset_index()

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..columns import aggregated
 from ..read.cells import by_unique
 from ..read.readers import HOST_MARKER, MAX_DEVICE_ID, num, text, whole
 
@@ -150,8 +151,8 @@ def _per_op_code(ordered: pd.DataFrame, p: Programs, mask: np.ndarray) -> pd.Dat
     frame = pd.DataFrame({"op": p.op[at], "key": p.op_key[at],
                           "first_id": ordered["ID"].to_numpy()[at]})
     frame = frame.drop_duplicates(["op", "key"])
-    out = frame.groupby("op", sort=False, observed=True).agg(ops=("key", "size"),
-                                                             first_id=("first_id", "min"))
+    out = aggregated(frame.groupby("op", sort=False, observed=True), ops=("key", "size"),
+                     first_id=("first_id", "min"))
     out = out.sort_values(["ops", "first_id"], ascending=[False, True]).reset_index()
     names = np.append(p.op_names, None)  # (code -1 takes the trailing None)
     return pd.DataFrame({"op_code": names[out["op"].to_numpy()], "ops": out["ops"].to_numpy(),

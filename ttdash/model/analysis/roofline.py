@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..arch import ArchSpec
+from ..columns import aggregated
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,8 @@ def points(ops: pd.DataFrame, rows: np.ndarray | None = None,
         return Points(codes, flop / nbytes[at], tflops[at], rows[at], at, fid, unplaced, n_dev)
     g = pd.DataFrame({"code": codes, "flop": flop, "bytes": nbytes[at], "s": secs[at],
                       "fid": fid}).groupby("code", sort=False, observed=True)
-    s = g.agg(flop=("flop", "sum"), nbytes=("bytes", "sum"), secs=("s", "sum"),
-              fid=("fid", lambda f: f.mode().iloc[0] if f.notna().any() else None))
+    s = aggregated(g, flop=("flop", "sum"), nbytes=("bytes", "sum"), secs=("s", "sum"),
+                   fid=("fid", lambda f: f.mode().iloc[0] if f.notna().any() else None))
     none = np.full(len(s), -1)
     return Points(s.index.to_numpy(object), (s.flop / s.nbytes).to_numpy(),
                   (s.flop / s.secs / 1e12).to_numpy(), none, none, s.fid.to_numpy(object),

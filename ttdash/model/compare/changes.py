@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..columns import aggregated
 from ..read.attributes import ATTRIBUTES, CACHE_HIT, Coded, coded, field_diff, flatten, joint
 from ..read.cells import factorize_rows
 from ..read.text import clean_text
@@ -406,8 +407,8 @@ def group_causes(keys: np.ndarray, change: np.ndarray, delta_us: np.ndarray,
             rows.append((k, ch.text(), int(n), float(d)))
     if not rows:
         return {}
-    t = pd.DataFrame(rows, columns=["k", "text", "n", "d"]).groupby(
-        ["k", "text"], sort=False, observed=True).agg(n=("n", "sum"), d=("d", "sum")).reset_index()
+    t = aggregated(pd.DataFrame(rows, columns=["k", "text", "n", "d"]).groupby(
+        ["k", "text"], sort=False, observed=True), n=("n", "sum"), d=("d", "sum")).reset_index()
     t["abs"] = t["d"].abs()
     t = t.sort_values(["k", "abs", "n"], ascending=[True, False, False], kind="stable")
     out: dict[Any, str] = {}
