@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from formats import HEADER_LINE  # noqa: E402
 
@@ -699,7 +700,7 @@ def test_pacer_keeps_a_rows_cost_through_a_steady_stream():
     assert pacer.per_row == pytest.approx(10e-6, rel=0.05)
     assert pacer.fixed == pytest.approx(0.030, rel=0.05)
     assert pacer.gap == pytest.approx(0.030 / REFRESH_BUDGET, rel=0.05)
-    for _ in range(60):  # the rows got cheaper: the old slope would leave 10 ms of 40 fixed
+    for _ in range(200):  # the rows got cheaper: the old slope would leave 10 ms of 40 fixed
         pacer.observe(3000, 0.040)
     assert pacer.fixed == pytest.approx(0.020, rel=0.05)  # half the cost at least
 
@@ -744,7 +745,7 @@ def test_pacer_tells_the_parts_apart_in_a_stream_steady_from_its_first_row():
 def test_one_slow_refresh_does_not_lengthen_the_next_gaps():
     """One refresh that cost ten times its due (a full garbage collection, cold caches on a
     busy core) counts as twice what the fit expected: the gaps after it stay near the fixed
-    cost over the budget; counted whole, it lengthened them by half."""
+    cost over the budget; counted whole, it lengthened them by 40%."""
     from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
 
     def gap_after_a_spike(pacer):
@@ -754,8 +755,33 @@ def test_one_slow_refresh_does_not_lengthen_the_next_gaps():
         return pacer.gap / (0.030 / REFRESH_BUDGET)
 
     assert gap_after_a_spike(RefreshPacer(most=0.5)) < 1.2
-    assert gap_after_a_spike(RefreshPacer(most=0.5, spike=float("inf"))) > 1.5
+    assert gap_after_a_spike(RefreshPacer(most=0.5, spike=float("inf"))) > 1.3
 
+
+
+def test_noisy_refresh_costs_keep_the_gaps_near_the_fixed_cost_over_the_budget():
+    """A Galaxy's refreshes cost 32 ms fixed and 6.5 us a row, each measured with ~15% noise
+    (8 seeded streams): the gaps are the fixed cost over the budget on average, and the
+    slowest (p95: the slowest rows' wait) within 1.4x it (the dither alone makes 1.15x). A fit
+    over ~10 refreshes (fade 0.9) made them 1.48x: its slope, and the fixed cost with it,
+    swung with the noise."""
+    from ttdash.live.pacer import REFRESH_BUDGET, RefreshPacer
+
+    ideal = 0.032 / REFRESH_BUDGET
+    medians, slowest = [], []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        pacer, gaps = RefreshPacer(most=0.5), []
+        for k in range(600):
+            gap = pacer.next_gap
+            rows = round(10_000 * gap)
+            pacer.observe(rows, (0.032 + 6.5e-6 * rows) * rng.lognormal(0, 0.15))
+            if k >= 100:
+                gaps.append(gap)
+        medians.append(np.median(gaps) / ideal)
+        slowest.append(np.percentile(gaps, 95) / ideal)
+    assert np.mean(medians) == pytest.approx(1.0, abs=0.06), medians
+    assert np.mean(slowest) < 1.4, slowest
 
 def test_feed_measures_a_refresh_in_cpu_time_from_its_start(tmp_path, monkeypatch):
     """A refresh that waits for a core (the machine busy with other work: here a sleep in the

@@ -26,8 +26,11 @@ from dataclasses import dataclass
 REFRESH_BUDGET = 0.15
 #: The shortest gap between two refreshes (s): a burst of writes is one refresh.
 LEAST_GAP_S = 0.05
-#: How much of the fit a refresh's weight keeps at the next one (old ones fade out).
-FADE = 0.9
+#: How much of the fit a refresh's weight keeps at the next one (old ones fade out): ~30
+#: refreshes count (~6 s at a Galaxy's rate). The fixed cost is the fit's mean cost less its
+#: slope times the rows, and a slope read off ~10 noisy refreshes (0.9) swung the gap: a
+#: Galaxy's gaps had a median of 213 ms and a p95 of 338 ms.
+FADE = 0.97
 #: Every other gap this much shorter, every other one longer: the rows per refresh vary by as
 #: much, enough to tell a refresh's fixed cost from its rows' (the fit needs them 10% apart).
 #: (The longer turns are what the slowest rows wait: 0.25 put a Galaxy's p95 ~60 ms higher.)
