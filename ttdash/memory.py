@@ -57,10 +57,10 @@ def no_huge_page_advice() -> None:
     a kernel whose transparent huge pages are on `madvise` with defrag `madvise` (Ubuntu's
     default) then zeroes, and if it must compacts, 2 MiB at the array's first touch of each.
     A process whose table grows while it is shown pays that on every new buffer: the live
-    table's doubling at 345,700 rows cost 0.59 s of CPU with the advice and 0.15 s without, and
-    its refreshes past 350,000 rows ~14% more. A one-shot report is the same either way (the
-    1M-op csv report: same CPU, same peak), so only the live model asks for this. Private to
-    numpy (since 1.20, `NUMPY_MADVISE_HUGEPAGE=0` at import is the public form, too late here):
+    table's doubling at 345,700 rows cost 0.3-0.6 s of CPU with the advice and 0.15 s without
+    (benchmarks/bench_live_growth.py). A one-shot report is the same either way (the 1M-op csv
+    report: same CPU, same peak), so only the live model asks for this. Private to numpy
+    (since 1.20; `NUMPY_MADVISE_HUGEPAGE=0` is the public form, read only at numpy's import):
     where it is gone, nothing changes."""
     import numpy as np
 
@@ -68,6 +68,7 @@ def no_huge_page_advice() -> None:
     setter = getattr(core.multiarray, "_set_madvise_hugepage", None)
     if setter is not None:
         setter(False)
+
 
 #: Frames of at least this many rows are large enough for `settle` to trim after their steps.
 SETTLE_ROWS = 100_000
