@@ -51,7 +51,6 @@ def trim() -> None:
         arrow.default_memory_pool().release_unused()  # after a million rows' analysis
 
 
-
 def no_huge_page_advice() -> None:
     """numpy advises the kernel to back each array of 4 MiB or more with huge pages (2 MiB), and
     a kernel whose transparent huge pages are on `madvise` with defrag `madvise` (Ubuntu's

@@ -112,7 +112,6 @@ def shared_columns(frame: pd.DataFrame, columns: Any) -> pd.DataFrame:
     return pd.DataFrame({c: frame[c] for c in columns}, index=frame.index, copy=False)
 
 
-
 def aggregated(groups: Any, **named: tuple[str, Any]) -> pd.DataFrame:
     """`groups.agg(**named)` (a groupby's named aggregation: name=(column, reduction)), the same
     frame, made of each column's own reduction: pandas 3's named aggregation costs ~4 ms a
