@@ -166,12 +166,12 @@ def test_column_store_equals_concat_and_never_copies_the_table():
     assert len(store) == 1606 and list(store.frame().columns) == ["i", "x", "s", "b"]
 
 
-
 def test_a_live_model_turns_numpys_huge_page_advice_off():
     """A live table's buffers grow while shown: numpy's advice to back them with huge pages
-    cost a 345,700-row doubling 0.59 s of CPU where the kernel's defrag is `madvise` (0.15 s
-    without). A live model turns it off for its process (a fresh one: it is process-wide), in
-    numpy 2 and 1.26 alike; a missing private setter would leave it on and fail here."""
+    cost a 345,700-row doubling 0.3-0.6 s of CPU where the kernel's defrag is `madvise`
+    (0.15 s without). A live model turns it off for its process (a fresh one: it is
+    process-wide), in numpy 2 and 1.26 alike; a missing private setter would leave it on and
+    fail here."""
     code = ("import numpy as np; core = getattr(np, '_core', None) or np.core; "
             "get = core.multiarray._get_madvise_hugepage; core.multiarray._set_madvise_hugepage(True); "
             "from pathlib import Path; from ttdash.model.live.table import LiveModel; "
@@ -179,6 +179,7 @@ def test_a_live_model_turns_numpys_huge_page_advice_off():
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
     subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", code],
                    check=True, env=env)
+
 
 def test_column_store_takes_arrays_as_a_frame_of_them():
     """A live block comes as arrays (metrics.analyze_columns), no frame built for it: the store

@@ -758,7 +758,6 @@ def test_one_slow_refresh_does_not_lengthen_the_next_gaps():
     assert gap_after_a_spike(RefreshPacer(most=0.5, spike=float("inf"))) > 1.3
 
 
-
 def test_noisy_refresh_costs_keep_the_gaps_near_the_fixed_cost_over_the_budget():
     """A Galaxy's refreshes cost 32 ms fixed and 6.5 us a row, each measured with ~15% noise
     (8 seeded streams): the gaps are the fixed cost over the budget on average, and the
@@ -782,6 +781,7 @@ def test_noisy_refresh_costs_keep_the_gaps_near_the_fixed_cost_over_the_budget()
         slowest.append(np.percentile(gaps, 95) / ideal)
     assert np.mean(medians) == pytest.approx(1.0, abs=0.06), medians
     assert np.mean(slowest) < 1.4, slowest
+
 
 def test_feed_measures_a_refresh_in_cpu_time_from_its_start(tmp_path, monkeypatch):
     """A refresh that waits for a core (the machine busy with other work: here a sleep in the
