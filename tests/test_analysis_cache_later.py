@@ -93,3 +93,134 @@ def test_what_is_read_later_is_the_file_that_was_checked(tmp_path):
         analysis_cache.dump(other, f, record, later={"table": stored(2.0)[1]})
     os.replace(tmp_path / "w", tmp_path / "v")
     pd.testing.assert_frame_equal(got.__dict__["_later"]["table"](), table)
+
+
+def test_a_stored_frames_columns_are_read_alone(tmp_path):
+    """A frame stored apart tells its labels without being read, and gives some of its
+    columns without the others being read; a column read and alive is shared, not read
+    again."""
+    n = analysis_cache.BIG + 2  # (a multiple of 3)
+    table = pd.DataFrame({"t": np.arange(n, dtype="float64"), "k": np.arange(n) % 7,
+                          "s": pd.Series(["a", "b", None] * (n // 3), dtype=object),
+                          "c": pd.Categorical(["x", "y", "z"] * (n // 3))})
+    record = {"what": "test"}
+    with open(tmp_path / "v", "w+b") as f:
+        analysis_cache.dump(Owner(), f, record, later={"table": table})
+    later = analysis_cache.load(tmp_path / "v", record).__dict__["_later"]["table"]
+    built: list = []
+    build = later._reader.build
+    later._reader.build = lambda k, only=None: built.append(only) or build(k, only)
+    assert list(later.labels) == ["t", "k", "s", "c"] and not built
+    part = later.select(["c", "s", "absent"])
+    assert built == [["c", "s", "absent"]]
+    assert list(part.columns) == ["s", "c"]  # (the table's order)
+    pd.testing.assert_frame_equal(part, table[["s", "c"]])
+    again = later.select(["s", "c", "t"])
+    # a column alive is shared, not read again
+    assert np.shares_memory(again["s"].to_numpy(), part["s"].to_numpy())
+    assert np.shares_memory(later.select(["t"])["t"].to_numpy(), again["t"].to_numpy())
+    pd.testing.assert_frame_equal(again, table[["t", "s", "c"]])
+    pd.testing.assert_frame_equal(later(), table)
+
+
+def _table_read_whole(monkeypatch) -> list:
+    """The trace tables read whole from the analysis cache (Later calls of `ordered`) from now
+    on: the list they are appended to."""
+    whole: list = []
+    call = readback.Later.__call__
+
+    def read(self):
+        got = call(self)
+        if isinstance(got, pd.DataFrame) and "OP CODE" in got.columns:
+            whole.append(got)
+        return got
+
+    monkeypatch.setattr(readback.Later, "__call__", read)
+    return whole
+
+
+def _run(src, out, fmt: str, *flags: str) -> bytes:
+    before = os.environ.get("TTDASH_NO_CACHE")
+    try:
+        assert main(["report", str(src), "-f", fmt, "-o", str(out), "--force", *flags]) == 0
+    finally:
+        if before is None:
+            os.environ.pop("TTDASH_NO_CACHE", None)
+        else:
+            os.environ["TTDASH_NO_CACHE"] = before
+    return out.read_bytes()
+
+
+#: real files with what decides the header's facts: replay sessions, signpost iterations, an op
+#: sequence, several devices, host ops
+_AFTER_CSV = ("tt-perf-report__wh_clip_encoder_2.csv", "tt-perf-report__bh20_oft.csv",
+              "tt-perf-report__bh_8xp150_deepseek_v3_d_p.csv",
+              "tt-perf-report__bh20_oft_integral_image_trace.csv",
+              "ttnn-visualizer__SEG_ENCODER_ops_perf_results_2025_02_16_18_11_10.csv")
+
+
+def test_a_report_after_a_csv_report_reads_only_the_columns_it_uses(cached, tmp_path,
+                                                                    monkeypatch):
+    """After a csv run kept the view, a table, json or markdown run writes what a run without
+    the cache writes, reading the trace table's columns it needs alone (the iterations', the
+    why-slow figures', the guide rules'), never the whole table (77 columns, ~250 MB of a
+    million ops: a table run after a csv run peaked at 890 MiB reading it for the ranks);
+    storing the grown view again copies the table as it was stored, unread."""
+    monkeypatch.setattr(analysis_cache, "BIG", 16)  # (a small trace's frames as a large one's)
+    whole = _table_read_whole(monkeypatch)
+    views: list = []
+    read = analysis_cache.Entry.read
+    monkeypatch.setattr(analysis_cache.Entry, "read",
+                        lambda self, lazy=False: views.append(read(self, lazy)) or views[-1])
+    for name in _AFTER_CSV:
+        src = real_dir() / name
+        for fmt in ("table", "json", "markdown"):
+            want = _run(src, tmp_path / f"want.{fmt}", fmt, "--no-cache")
+            for f in cached.glob("*.view"):
+                f.unlink()
+            _run(src, tmp_path / "out.csv", "csv")
+            views.clear()
+            assert _run(src, tmp_path / f"out.{fmt}", fmt) == want, (name, fmt)
+            assert views and "ordered" not in views[0].trace.__dict__, (name, fmt)
+            assert _run(src, tmp_path / f"out.{fmt}", fmt) == want, (name, fmt)  # stored again
+        assert not whole, name
+    # what was copied is the table: read back, it is the one a cold read makes
+    from ttdash.model.trace import Trace
+
+    pd.testing.assert_frame_equal(views[-1].trace.ordered, Trace.load(src).ordered)
+
+
+def _labels_read(module) -> set[str]:
+    """Every string constant in `module`'s source (the column labels it names among them)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(module))
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)}
+
+
+def test_the_columns_read_alone_are_every_column_their_readers_name():
+    """The iterations and the why-slow figures read only some columns of a table the cache has
+    not read back; a column their code names but they leave out would read as missing (NaN,
+    silently). Every column label of the real files named in iterations.py is in its READ (or
+    an input's shape), and every one named in progcache.py and ccl.py (which read the why-slow
+    table) in whyslow's _READ (or its prefixes)."""
+    from ttdash.model.analysis import ccl, iterations, progcache, whyslow
+    from ttdash.model.trace import Trace
+
+    labels = set()
+    for f in real_dir().glob("*.csv"):
+        try:
+            labels |= set(Trace.load(f).ordered.columns)
+        except Exception:  # (an excerpt that is no report)
+            continue
+    assert {"OP CODE", "GLOBAL CALL COUNT", "PROGRAM HASH", "INPUT_0_W"} <= labels
+    named = _labels_read(iterations) & labels
+    assert named and all(c in iterations.READ or iterations._is_shape(c) for c in named), \
+        sorted(c for c in named if c not in iterations.READ)
+    for module in (progcache, ccl):
+        named = _labels_read(module) & labels
+        left_out = [c for c in named if c not in whyslow._READ
+                    and not c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))]
+        assert named and not left_out, (module.__name__, left_out)

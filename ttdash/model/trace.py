@@ -33,6 +33,7 @@ from .progress import step
 from .read.counters import present_counters, with_counters
 from .read.discover import is_realtime_log
 from .read.loader import RawTable, WideRows, add_column, merge_tables, read_ops_csv
+from .read.readback import ReadLater
 from .read.text import clean_series
 from .window import REPLAY_COLUMN as REPLAY_COLUMN  # (and below: still importable from here)
 from .window import Window as Window
@@ -259,7 +260,7 @@ def bound_time(ops: pd.DataFrame) -> dict[str, float]:
 
 
 @dataclass
-class Trace:
+class Trace(ReadLater):
     path: Path
     header: list[str]
     arch: ArchSpec
@@ -275,14 +276,6 @@ class Trace:
     #: what the device time measures: "kernel" (the classic report) or "dispatch" (the
     #: realtime profiler's dispatch-core window, a few us more per op)
     timing: str = "kernel"
-
-    def __getattr__(self, name: str) -> Any:
-        """A field the analysis cache reads back when first used (`_later`: name -> what reads
-        it; a shallow copy shares it), then kept: a command never reading it never makes it."""
-        make = (self.__dict__.get("_later") or {}).get(name)
-        if make is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return self.__dict__.setdefault(name, make())
 
     # ------------------------------------------------------------ loading
     @classmethod
@@ -345,7 +338,8 @@ class Trace:
         """The metal-trace replay sessions (METAL TRACE REPLAY SESSION ID) of the file, found
         once (kept with the view in the analysis cache: not read from the table again)."""
         if "_replay_sessions" not in self.__dict__:
-            s = whole(num(self.ordered, REPLAY_COLUMN), 0, float(1 << 31))
+            s = whole(num(self.ordered_columns([REPLAY_COLUMN]), REPLAY_COLUMN), 0,
+                      float(1 << 31))
             self.__dict__["_replay_sessions"] = sorted(int(x) for x in np.unique(s[~np.isnan(s)]))
         return list(self.__dict__["_replay_sessions"])
 
@@ -353,16 +347,16 @@ class Trace:
     def ranks(self) -> list[int]:
         """The tt-run ranks (hosts) the rows came from; [] for a one-host trace (found once)."""
         if "_ranks" not in self.__dict__:
-            r = self.ordered["_rank"].to_numpy(dtype="float64") \
-                if "_rank" in self.ordered.columns else np.array([])
+            r = self.ordered_columns(["_rank"])["_rank"].to_numpy(dtype="float64") \
+                if "_rank" in self.ordered_labels else np.array([])
             self.__dict__["_ranks"] = sorted(int(x) for x in np.unique(r[~np.isnan(r)]))
         return list(self.__dict__["_ranks"])
 
     @property
     def op_count(self) -> int:
         """Rows of the file that are ops (not signposts), all devices."""
-        is_sp = (text(self.ordered, "OP TYPE") == "signpost").fillna(False).to_numpy(dtype=bool)
-        return int(len(self.ordered) - is_sp.sum())
+        kind = text(self.ordered_columns(["OP TYPE"]), "OP TYPE")
+        return int(len(kind) - (kind == "signpost").fillna(False).to_numpy(dtype=bool).sum())
 
     @property
     def raw(self) -> pd.DataFrame:

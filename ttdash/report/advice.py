@@ -28,6 +28,7 @@ from ..model.analysis.guides import (
     GuideInput,
     GuideRule,
     GuideSummary,
+    guide_columns,
     guide_input,
     rule_frames,
 )
@@ -131,8 +132,10 @@ def guides_of(view: View) -> GuideInput:
     """The guide rules' input for this view (made once per view and ops frame)."""
     cached = view.__dict__.get("_guides")
     if cached is None or cached[0] is not view.ops or cached[1] != view.pause_above_us:
-        g = guide_input(view.op_rows, view.trace.ordered, view.merged,
-                        view.trace.arch.dram_gbps, view.pause_above_us, source=view)
+        trace = view.trace  # (only the columns the rules read: alone, from the analysis cache)
+        rows = trace.ordered_columns(guide_columns(trace.ordered_labels))
+        g = guide_input(view.op_rows, rows, view.merged, trace.arch.dram_gbps,
+                        view.pause_above_us, source=view)
         kept = _entries_kept(view)
         if kept is not None:  # (from the analysis cache) the rules are not run again
             g.cache["frames"] = kept

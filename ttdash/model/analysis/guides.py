@@ -112,11 +112,20 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
 )}
 
 
+_TENSORS = ("INPUT_", "OUTPUT_")
+
+
+def guide_columns(labels: Any) -> list[str]:
+    """Of the trace's column `labels`, those guide_input reads: "ID" and the tensors'."""
+    return [c for c in labels if c == "ID" or c.startswith(_TENSORS)]
+
+
 def guide_input(ops: pd.DataFrame, ordered: pd.DataFrame, merged: bool, dram_gbps: float,
                 pause_above_us: float = PAUSE_ABOVE_US, source: object = None) -> GuideInput:
-    """The rules' input for a view's ops (`ordered`: the trace's rows, with "ID")."""
+    """The rules' input for a view's ops (`ordered`: the trace's rows, with "ID"; only its
+    guide_columns are read)."""
     ops = without_signposts(ops)
-    tensors = [c for c in ordered.columns if c.startswith(("INPUT_", "OUTPUT_"))]
+    tensors = [c for c in ordered.columns if c.startswith(_TENSORS)]
     if not len(ordered) or "ID" not in ordered.columns or "id" not in ops.columns:
         rows = _renumbered(ordered, tensors) if len(ordered) == len(ops) else \
             pd.DataFrame(index=pd.RangeIndex(len(ops)))

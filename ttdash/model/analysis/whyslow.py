@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..columns import shared_columns
 from ..query import summary_key
 from . import ccl, imbalance, perfmodel, progcache, reasons
 
@@ -37,15 +36,21 @@ _READ = ("ID", "OP CODE", "OP TYPE", "DEVICE ID", "GLOBAL CALL COUNT",
          "METAL TRACE REPLAY SESSION ID", progcache.HASH, progcache.HIT)
 
 
+def _table(view: View) -> pd.DataFrame:
+    """The trace table's columns the figures here read, the columns themselves, not a copy
+    (pandas 2's o[columns] copies: ~110 MB of a million ops kept with the view when the window
+    is the whole file); of a table the analysis cache has not read back, these read alone."""
+    trace = view.trace
+    return _once(view, "table", lambda: trace.ordered_columns(
+        [c for c in trace.ordered_labels
+         if c in _READ or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))]))
+
+
 def window_rows(view: View) -> pd.DataFrame:
     """The view's window of the trace, every device's rows (the device merge keeps one row of
     each op) and the columns the per-device figures read; the index is the trace table's."""
     def make() -> pd.DataFrame:
-        o = view.trace.ordered
-        # the columns themselves, not a copy of them (pandas 2's o[columns] copies: ~110 MB of
-        # a million ops kept with the view when the window is the whole file)
-        narrow = shared_columns(o, [c for c in o.columns if c in _READ
-                                    or c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))])
+        narrow = _table(view)
         try:
             return replace(view.trace, ordered=narrow).window_rows(view.window)[0]
         except Exception:  # a view made without a window of its trace (a live table)
@@ -64,15 +69,16 @@ def balance(view: View) -> imbalance.BalanceSummary | None:
 
 
 def program_cache(view: View) -> progcache.CacheSummary | None:
-    return _once(view, "cache", lambda: progcache.cache_summary(view.trace.ordered,
+    return _once(view, "cache", lambda: progcache.cache_summary(_table(view),
                                                                 window_rows(view)))
 
 
 def collectives(view: View) -> ccl.CclSummary | None:
     def make() -> ccl.CclSummary | None:
         rows = window_rows(view)
-        p = progcache.programs(view.trace.ordered)
-        at = view.trace.ordered.index.get_indexer(rows.index)
+        table = _table(view)
+        p = progcache.programs(table)
+        at = table.index.get_indexer(rows.index)
         first = np.where(at >= 0, p.first[np.maximum(at, 0)], False) if p is not None else None
         return ccl.summarise(rows, view.trace.arch, first)
     return _once(view, "ccl", make)
@@ -112,7 +118,7 @@ def release_reasons(view: View) -> None:
 
 def grid_in_file(view: View) -> bool:
     """Whether the file says how many worker cores were available (model.reasons.grid_cores)."""
-    return reasons_grid_column in view.trace.ordered.columns
+    return reasons_grid_column in view.trace.ordered_labels
 
 
 reasons_grid_column = "AVAILABLE WORKER CORE COUNT"

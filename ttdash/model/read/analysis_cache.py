@@ -20,7 +20,10 @@ columns of Arrow IPC sections in the same file, memory-mapped on read: numbers a
 dictionary codes and the distinct values. The trace table (`Trace.ordered`: 77 columns, ~240 MiB of
 a million ops) is read back when first used, not with the view (`_LATER`): a second `report -f json`
 reads only what was worked out from it (the counter columns it shares, the replay sessions), and
-never makes it. The guide rules' entries kept for JSON (a frame per rule) are read a frame at a time
+never makes it; what a command still works out from it (a json run after a csv run: the
+iterations, the why-slow figures, the guide rules) reads the columns it uses alone
+(`Trace.ordered_columns`), and a view stored again copies the table's sections as they are
+stored, unread. The guide rules' entries kept for JSON (a frame per rule) are read a frame at a time
 as they are written, each let go once written (`LaterFrames`), and the why-slow figures' window of
 the trace table when those figures are made again. What a command worked out from the view
 (iterations, data warnings, the why-slow figures, totals, the grouped advice, "where the time goes",
@@ -54,15 +57,16 @@ from ..trace import _arch_from_log
 from . import cache
 from .discover import REALTIME_LOGS, rank_of
 from .loader import WideRows
-from .readback import Later, Reader, frames_later, read_all
+from .readback import Later, Reader, frames_later, unread
 
 VERSION = 2  # 2: the trace table and the guide entries read when first used (_LATER)
 MAGIC = cache.VIEW_MAGIC
 SUFFIX = ".view"
 BIG = 4096  # frames and arrays with at least this many rows go to the Arrow sections
 #: per-view caches not kept: the op rows (a slice of ops, made again at once), the guide
-#: rules' input (its entries are dropped once written), this module's own handle
-_DROP = ("_op_rows", "_guides", "_acache")
+#: rules' input (its entries are dropped once written), the why-slow figures' columns of the
+#: trace table (those of the table, made again at once), this module's own handle
+_DROP = ("_op_rows", "_guides", "_why_table", "_acache")
 #: the trace's attributes stored apart and read back when first used (Trace.__getattr__ and its
 #: `_later`), not with the view: what a second run never asks for costs it no time nor memory
 _LATER = ("ordered",)
@@ -305,6 +309,41 @@ class _Columns:
             k = self._at[key] = len(self.arrays) - 1
         return len(values), k
 
+    def stored(self, later: Later) -> tuple[Any, ...]:
+        """The spec of what `later` reads (a frame, series or array of the file read), its
+        sections to be copied as they are stored: written again, not read."""
+        reader, pid = later.stored
+
+        def ref(old: tuple[int, int]) -> tuple[int, int]:
+            key = ("stored", id(reader), old[1])
+            k = self._at.get(key)
+            if k is None:
+                self.arrays.append(_Stored(reader, old[1]))
+                k = self._at[key] = len(self.arrays) - 1
+            return old[0], k
+
+        item = reader.made[pid]
+        if item[0] == "arr":
+            return ("arr", ref(item[1]))
+        labels, index, specs, attrs = item[1]
+        if isinstance(index, tuple):
+            index = (index[0], ref(index[1]))
+        specs = [(s[0], *[ref(v) if k in _REFS.get(s[0], ()) else v
+                          for k, v in enumerate(s[1:], 1)]) for s in specs]
+        return (item[0], (labels, index, specs, attrs), *item[2:])
+
+
+@dataclass
+class _Stored:
+    """A section of a file read (readback.Reader), to be copied as it is into the next."""
+
+    reader: Reader
+    section: int
+
+
+#: where a column spec (_frame_spec) holds section references, by its kind
+_REFS = {"np": (1,), "cat": (1,), "masked": (1, 2), "obj": (1,)}
+
 
 def _frame_spec(df: pd.DataFrame, cols: _Columns) -> tuple[Any, ...]:
     """How to make `df` again: its labels, index and each column's values or codes."""
@@ -361,10 +400,14 @@ def _object_spec(s: pd.Series, cols: _Columns) -> tuple[Any, ...]:
 
 def _dump(view: Any, f: io.BufferedWriter, record: dict[str, Any]) -> None:
     """`view` stored (dump), less its per-view caches and its rows read on demand; the
-    trace's `_LATER` attributes apart, to be read back when first used (read when not yet)."""
+    trace's `_LATER` attributes apart, to be read back when first used. What this view was
+    read with and has not read back (a `Later`: the trace table, guide entries) is copied as
+    it is stored, not read (a json run after a csv run read the whole table to store it)."""
     trace = view.trace
-    later = {f"trace.{k}": getattr(trace, k) for k in _LATER}
-    later.update((k, read_all(view.__dict__[k])) for k in _APART if k in view.__dict__)
+    stored = trace.__dict__.get("_later") or {}
+    later = {f"trace.{k}": stored[k] if k in stored and k not in trace.__dict__
+             else getattr(trace, k) for k in _LATER}
+    later.update((k, unread(view.__dict__[k])) for k in _APART if k in view.__dict__)
     saved = {k: view.__dict__.pop(k) for k in (*_DROP, *_APART) if k in view.__dict__}
     apart = {k: trace.__dict__.pop(k) for k in (*_LATER, "_later") if k in trace.__dict__}
     wide, trace.wide = trace.wide, None
@@ -392,11 +435,13 @@ def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes =
             big = isinstance(obj, (pd.DataFrame, pd.Series)) and len(obj) >= BIG
             arr = (type(obj) is np.ndarray and obj.ndim == 1 and obj.dtype.kind in "biuf"
                    and len(obj) >= BIG)
-            if not (big or arr):
+            if not (big or arr or isinstance(obj, Later)):
                 return None
             k = refs.get(id(obj))
             if k is None:
-                if arr:
+                if isinstance(obj, Later):
+                    made.append(cols.stored(obj))
+                elif arr:
                     made.append(("arr", cols.add(obj)))
                 elif isinstance(obj, pd.Series):
                     made.append(("series", _frame_spec(obj.to_frame(), cols), obj.name))
@@ -416,6 +461,11 @@ def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes =
     for values in cols.arrays:
         f.write(b"\0" * (-f.tell() % 64))
         start = f.tell()
+        if isinstance(values, _Stored):
+            rows, data = values.reader.section(values.section)
+            f.write(data)
+            sections.append((rows, start, len(data)))
+            continue
         table = pa.table({"c": values})
         with pa.ipc.new_file(pa.PythonFile(f, mode="w"), table.schema,
                              options=_OPTIONS) as w:
