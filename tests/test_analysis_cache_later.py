@@ -224,3 +224,33 @@ def test_the_columns_read_alone_are_every_column_their_readers_name():
         left_out = [c for c in named if c not in whyslow._READ
                     and not c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))]
         assert named and not left_out, (module.__name__, left_out)
+
+
+def test_signatures_and_a_diff_after_csv_runs_read_only_the_columns_they_use(cached, tmp_path,
+                                                                             monkeypatch):
+    """The ops' signatures (`history add`, `history check`) and a diff of two files a csv run
+    kept are those of a run without the cache, the trace tables never read whole (a `history
+    add` after a csv run peaked at 952 MiB of a million ops reading it for the signatures)."""
+    from ttdash.commands.common import load_view
+    from ttdash.commands.options import WindowOptions
+    from ttdash.model.compare.signature import signature_codes
+
+    monkeypatch.setattr(analysis_cache, "BIG", 16)
+    a = real_dir() / "tt-perf-report__bh_p100_dlv3.csv"
+    b = real_dir() / "tt-perf-report__bh_64_clip_encoder_1.csv"
+    want = tmp_path / "want.json"
+    assert main(["diff", str(a), str(a), "-f", "json", "-o", str(want), "--no-cache"]) in (0, 1)
+    os.environ.pop("TTDASH_NO_CACHE", None)
+    cold = signature_codes(load_view(str(b), WindowOptions()))
+    for src in (a, b):
+        _run(src, tmp_path / "out.csv", "csv")
+    whole = _table_read_whole(monkeypatch)
+    view = load_view(str(b), WindowOptions())
+    assert "ordered" in view.trace.__dict__["_later"]  # (from the cache)
+    got = signature_codes(view)
+    np.testing.assert_array_equal(got[0], cold[0])
+    np.testing.assert_array_equal(got[1], cold[1])
+    out = tmp_path / "out.json"
+    assert main(["diff", str(a), str(a), "-f", "json", "-o", str(out)]) in (0, 1)
+    assert out.read_bytes() == want.read_bytes()
+    assert not whole

@@ -43,7 +43,7 @@ from ..read.attributes import ATTRIBUTES, CACHE_HIT, Coded, coded, field_diff, f
 from ..read.cells import factorize_rows
 from ..read.text import clean_text
 from ..trace import View
-from .signature import _positions, _raw_column
+from .signature import _positions, _raw_column, _raw_table
 
 #: How many changes a cause text names before "+N more".
 CAUSE_ITEMS = 3
@@ -159,7 +159,9 @@ class Compared:
     def of(cls, a: View, a_ops: pd.DataFrame, a_extra: dict[str, Coded], b: View,
            b_ops: pd.DataFrame, b_extra: dict[str, Coded]) -> Compared:
         out = cls()
-        pos_a, pos_b = _positions(a, a_ops), _positions(b, b_ops)
+        ta, tb = (_raw_table(v, [c for c in v.trace.ordered_labels
+                                 if c == "CORE COUNT" or _TENSOR_RE.match(c)]) for v in (a, b))
+        pos_a, pos_b = _positions(ta, a_ops), _positions(tb, b_ops)
         ha, hb = set(a.trace.header), set(b.trace.header)
 
         def ops_col(ops: pd.DataFrame, col: str) -> Coded:
@@ -171,17 +173,17 @@ class Compared:
         if "CORE COUNT" in ha and "CORE COUNT" in hb:
             # the column's count, not the analysis's (12 for a DRAM-sharded matmul, read from
             # ATTRIBUTES: a file without ATTRIBUTES would differ from one with them)
-            out._add("cores", "cores", "cores", _text_at(a, pos_a, "CORE COUNT"),
-                     _text_at(b, pos_b, "CORE COUNT"))
+            out._add("cores", "cores", "cores", _text_at(ta, pos_a, "CORE COUNT"),
+                     _text_at(tb, pos_b, "CORE COUNT"))
         for io, k in _tensors(a, b):
             short = f"{'in' if io == 'INPUT' else 'out'}{k}"
             for kind, col in (("memory", "MEMORY"), ("dtype", "DATATYPE"),
                               ("layout", "LAYOUT")):
                 name = f"{io}_{k}_{col}"
-                out._add(f"{short}.{kind}", short, kind, _text_at(a, pos_a, name),
-                         _text_at(b, pos_b, name))
-            out._add_shape(short, ((_raw_column(a, pos_a, f"{io}_{k}_{d}"),
-                                    _raw_column(b, pos_b, f"{io}_{k}_{d}")) for d in "WZYX"))
+                out._add(f"{short}.{kind}", short, kind, _text_at(ta, pos_a, name),
+                         _text_at(tb, pos_b, name))
+            out._add_shape(short, ((_raw_column(ta, pos_a, f"{io}_{k}_{d}"),
+                                    _raw_column(tb, pos_b, f"{io}_{k}_{d}")) for d in "WZYX"))
         if CACHE_HIT in a_extra and CACHE_HIT in b_extra:
             out._add("program_cache", "program cache", "program_cache", a_extra[CACHE_HIT],
                      b_extra[CACHE_HIT])
@@ -319,7 +321,7 @@ def _tensors(a: View, b: View) -> list[tuple[str, int]]:
     were, which is not a change)."""
     found: set[tuple[str, int]] = set()
     for t in (a.trace, b.trace):
-        mine = {(m.group(1), int(m.group(2))) for c in t.ordered.columns
+        mine = {(m.group(1), int(m.group(2))) for c in t.ordered_labels
                 if (m := _TENSOR_RE.match(c))}
         if not mine:
             return []
@@ -327,9 +329,8 @@ def _tensors(a: View, b: View) -> list[tuple[str, int]]:
     return sorted(found, key=lambda t: (t[0] != "INPUT", t[1]))
 
 
-def _text_at(view: View, pos: np.ndarray, name: str) -> Coded:
-    """A text column of the trace at rows `pos` (a column it lacks: none everywhere)."""
-    ordered = view.trace.ordered
+def _text_at(ordered: pd.DataFrame, pos: np.ndarray, name: str) -> Coded:
+    """A text column of a _raw_table at rows `pos` (a column it lacks: none everywhere)."""
     if name not in ordered.columns:
         return Coded(np.full(len(pos), -1, dtype=np.int64), np.zeros(0, dtype=object))
     return coded(ordered[name], pos)

@@ -100,7 +100,7 @@ def iteration_totals(view: Any, min_keys: int = 2) -> tuple[str, list[dict[str, 
     if not len(ops):
         return None
     unit, keys = "", None
-    ordered = view.trace.ordered
+    ordered = view.trace.ordered_columns(["ID", REPLAY_COLUMN])  # (alone from the cache)
     if REPLAY_COLUMN in ordered.columns:
         pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
         session = pd.to_numeric(ordered[REPLAY_COLUMN], errors="coerce").to_numpy()

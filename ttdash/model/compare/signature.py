@@ -29,11 +29,12 @@ NO_SIGNPOST_LABEL = "(before first signpost)"
 
 # ==================================================================== op signatures
 
-def _shape_columns(frames: list[pd.DataFrame]) -> list[str]:
-    """INPUT_n_{W,Z,Y,X} and INPUT_n_DATATYPE columns of any of the frames, in a fixed order."""
+def _shape_columns(views: list[View]) -> list[str]:
+    """INPUT_n_{W,Z,Y,X} and INPUT_n_DATATYPE columns of any of the views' traces, in a fixed
+    order."""
     names: set[str] = set()
-    for f in frames:
-        for c in f.columns:
+    for v in views:
+        for c in v.trace.ordered_labels:
             if c.startswith("INPUT_") and (c.endswith(("_W", "_Z", "_Y", "_X", "_DATATYPE"))):
                 names.add(c)
 
@@ -44,22 +45,28 @@ def _shape_columns(frames: list[pd.DataFrame]) -> list[str]:
     return sorted(names, key=key)
 
 
-def _raw_rows(view: View, ops: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarray]:
-    """The trace's raw columns for the given ops (matched by tt-perf-report ID): numbers as
-    float64 (NaN when missing), text as objects (None when missing)."""
-    pos = _positions(view, ops)
-    return {c: _raw_column(view, pos, c) for c in columns}
+def _raw_table(view: View, columns: list[str]) -> pd.DataFrame:
+    """The trace table's "ID" and `columns` (those it has; from the analysis cache, read alone:
+    a `history add` after a csv run read the whole table, 77 columns, for its signatures)."""
+    return view.trace.ordered_columns(["ID", *columns])
 
 
-def _positions(view: View, ops: pd.DataFrame) -> np.ndarray:
-    """Each op's row in the trace's raw rows (-1: none)."""
-    return pd.Index(view.trace.ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
+def _raw_rows(table: pd.DataFrame, ops: pd.DataFrame, columns: list[str]
+              ) -> dict[str, np.ndarray]:
+    """The raw `columns` of a _raw_table for the given ops (matched by tt-perf-report ID):
+    numbers as float64 (NaN when missing), text as objects (None when missing)."""
+    pos = _positions(table, ops)
+    return {c: _raw_column(table, pos, c) for c in columns}
 
 
-def _raw_column(view: View, pos: np.ndarray, c: str) -> np.ndarray:
-    """One raw column at the rows `pos` (an array, not a frame, which would infer and build
-    text)."""
-    ordered = view.trace.ordered
+def _positions(table: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    """Each op's row in a _raw_table (-1: none)."""
+    return pd.Index(table["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
+
+
+def _raw_column(ordered: pd.DataFrame, pos: np.ndarray, c: str) -> np.ndarray:
+    """One raw column of a _raw_table at the rows `pos` (an array, not a frame, which would
+    infer and build text)."""
     if c not in ordered.columns:
         return np.full(len(pos), None, dtype=object)
     s = ordered[c]
@@ -89,12 +96,13 @@ def signatures(a: View, a_ops: pd.DataFrame, b: View, b_ops: pd.DataFrame
     if by_count is not None:
         ia, ib = by_count
         return ia, ib, ia, ib
-    cols = _shape_columns([a.trace.ordered, b.trace.ordered])
+    cols = _shape_columns([a, b])
     code = pd.concat([a_ops["op_code"], b_ops["op_code"]], ignore_index=True).astype(object)
     code_ids = pd.factorize(code, use_na_sentinel=True)[0].astype(np.int64)
-    pos_a, pos_b = _positions(a, a_ops), _positions(b, b_ops)
+    ta, tb = _raw_table(a, cols), _raw_table(b, cols)
+    pos_a, pos_b = _positions(ta, a_ops), _positions(tb, b_ops)
     columns = chain([code.to_numpy(dtype=object)],
-                    (np.concatenate([_raw_column(a, pos_a, c), _raw_column(b, pos_b, c)])
+                    (np.concatenate([_raw_column(ta, pos_a, c), _raw_column(tb, pos_b, c)])
                      for c in cols))
     sig = factorize_rows(columns)
     n = len(a_ops)
@@ -147,11 +155,12 @@ def shape_buckets(view: View, ops: pd.DataFrame) -> np.ndarray:
     """Per op: the shape bucket of its first input, floor(log4(W*Z*Y*X)) of the padded dims
     (-1: no input 0). tt-metal's comparison script buckets its ops by input 0 (32x32 vs
     1024x1024); a power of four keeps one op's two sizes apart without needing their names."""
-    pos = _positions(view, ops)
+    table = _raw_table(view, [f"INPUT_0_{d}" for d in "WZYX"])
+    pos = _positions(table, ops)
     vol = np.ones(len(ops))
     known = np.zeros(len(ops), dtype=bool)
     for d in "WZYX":
-        v = _raw_column(view, pos, f"INPUT_0_{d}")
+        v = _raw_column(table, pos, f"INPUT_0_{d}")
         v = v.astype("float64") if v.dtype != object else pd.to_numeric(
             pd.Series(v), errors="coerce").to_numpy(dtype="float64")
         ok = np.isfinite(v) & (v > 0)
@@ -162,11 +171,13 @@ def shape_buckets(view: View, ops: pd.DataFrame) -> np.ndarray:
     return np.where(known, bucket, -1.0).astype(np.int64)
 
 
-def signature_text(view: View, ops: pd.DataFrame) -> np.ndarray:
+def signature_text(view: View, ops: pd.DataFrame, table: pd.DataFrame | None = None
+                   ) -> np.ndarray:
     """Per op: its signature as text, "OpCode(INPUT_0 WxZxYxX DTYPE; INPUT_1 ...)" (what the diff
-    aligns on, readable and comparable across runs). Built once per distinct signature."""
-    cols = _shape_columns([view.trace.ordered])
-    raw = _raw_rows(view, ops, cols)
+    aligns on, readable and comparable across runs). Built once per distinct signature.
+    `table`: the view's _raw_table of its _shape_columns, when read already."""
+    cols = _shape_columns([view])
+    raw = _raw_rows(_raw_table(view, cols) if table is None else table, ops, cols)
     code = ops["op_code"].to_numpy(dtype=object)
     ids = factorize_rows([code] + [raw[c] for c in cols])
     if not len(ids):
@@ -205,8 +216,10 @@ def signature_codes(view: View) -> tuple[np.ndarray, np.ndarray]:
     ops = view.op_rows
     codes = np.empty(len(ops), dtype=np.int32)
     texts: dict[str, int] = {}
+    table = _raw_table(view, _shape_columns([view]))  # (read once for every slice)
     for start in range(0, len(ops), SIGNATURE_SLICE):
-        at, distinct = pd.factorize(signature_text(view, ops.iloc[start:start + SIGNATURE_SLICE]))
+        at, distinct = pd.factorize(signature_text(view, ops.iloc[start:start + SIGNATURE_SLICE],
+                                                   table))
         own = np.array([texts.setdefault(t, len(texts)) for t in distinct], dtype=np.int32)
         codes[start:start + len(at)] = own[at]
     made = (codes, np.array(list(texts), dtype=object))
@@ -255,8 +268,8 @@ def repeated_regions(view: View, ops: pd.DataFrame) -> dict[str, tuple[int, pd.I
     named = region[is_named]
     if named.empty:
         return {}
-    cols = _shape_columns([view.trace.ordered])
-    raw = _raw_rows(view, ops, cols)
+    cols = _shape_columns([view])
+    raw = _raw_rows(_raw_table(view, cols), ops, cols)
     key = factorize_rows([ops["op_code"].to_numpy(dtype=object)] + [raw[c] for c in cols])
     work = pd.Series(key[is_named]).groupby(named.to_numpy(), sort=False, observed=True).agg(
         lambda k: k.to_numpy(dtype=np.int64).tobytes())

@@ -210,7 +210,7 @@ def extra_columns(view: View, ops: pd.DataFrame, names: tuple[str, ...] = (ATTRI
                   ) -> dict[str, Coded]:
     """Per op of `ops` (rows of `view`), each of `names` the file has; columns it lacks, or
     that cannot be read again, are left out."""
-    ordered = view.trace.ordered
+    ordered = view.trace.ordered_columns(["ID", *names])  # (alone from the analysis cache)
     pos = pd.Index(ordered["ID"].to_numpy()).get_indexer(ops["id"].to_numpy())
     out: dict[str, Coded] = {}
     missing = []
@@ -236,7 +236,7 @@ def _columns_read(view: View, names: list[str]) -> dict[str, pd.Series] | None:
     wanted = [n for n in names if n not in kept]
     if wanted:
         read = _read_csv_columns(view.trace.path, view.trace.header, wanted,
-                                 len(view.trace.ordered))
+                                 len(view.trace.ordered_columns(["ID"])))
         if read is None:
             return None
         kept = {**kept, **read}
