@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Peak memory of a million-op trace per command (issue #51 item 2: 800 MiB in every one).
 
-Usage: python benchmarks/bench_memory.py [--big 535] [--commands table,csv,json,...] [--warm]
+Usage: python benchmarks/bench_memory.py [--big 535] [--commands table,csv,json,...]
+                                         [--warm | --first]
 
 On wh_clip_encoder_2 repeated (x535: 1,001,520 rows; common.py builds it in benchmarks/out/),
 prints one markdown table, a row per command, each a separate process whose peak RSS is its own
@@ -15,6 +16,8 @@ rusage (`os.wait4` ru_maxrss: what /usr/bin/time -v reports as "Maximum resident
   bench_diff.py's candidate, the trace with ops slowed, deleted, inserted and swapped; built
   once into benchmarks/out/): both sides parsed and analysed, aligned, paired and compared.
 --warm: the same with the columnar copy cached (written once by a csv run first), no --no-cache.
+--first: each command's first run with the cache on (no --no-cache), in a cache folder of its
+own, empty: what a user's first run on a file does (it also writes the copy and the analysis).
 Every output goes to a temporary directory, removed at the end.
 """
 
@@ -77,6 +80,8 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=535, help="repeat factor (default 535: 1M rows)")
     ap.add_argument("--commands", default=",".join(COMMANDS))
     ap.add_argument("--warm", action="store_true", help="with the columnar copy cached")
+    ap.add_argument("--first", action="store_true",
+                    help="each command's first run with the cache on, its cache empty")
     ap.add_argument("--child-open", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_open:
@@ -90,11 +95,17 @@ def main() -> None:
     try:
         if args.warm:
             measure_cpu(command("csv", big, tmp, True))
-        print(f"{rows:,} rows, {'cached' if args.warm else 'cold (--no-cache)'}\n")
+        mode = "cached" if args.warm else "first run, cache on and empty" if args.first \
+            else "cold (--no-cache)"
+        print(f"{rows:,} rows, {mode}\n")
         print("| command | peak RSS (MiB) | wall (s) | CPU (s) |")
         print("|---|---:|---:|---:|")
         for name in [c for c in args.commands.split(",") if c]:
-            wall, cpu, rss = measure_cpu(command(name, big, tmp, args.warm))
+            cmd = command(name, big, tmp, args.warm or args.first)
+            if args.first:  # (a cache folder of its own, empty: the diff's candidate too)
+                shutil.rmtree(tmp / "cache", ignore_errors=True)
+                os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
+            wall, cpu, rss = measure_cpu(cmd)
             print(f"| {name} | {rss:,.0f} | {wall:.1f} | {cpu:.1f} |", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -254,3 +254,53 @@ def test_signatures_and_a_diff_after_csv_runs_read_only_the_columns_they_use(cac
     assert main(["diff", str(a), str(a), "-f", "json", "-o", str(out)]) in (0, 1)
     assert out.read_bytes() == want.read_bytes()
     assert not whole
+
+
+def test_a_first_json_run_keeps_the_guide_entries_in_the_cache_folder_not_in_memory(
+        cached, tmp_path, monkeypatch):
+    """The first json run with the cache on writes each guide rule's entries (to be stored with
+    the view) to a file of the cache's folder as the rule makes them, unlinked at once, and
+    reads them back when used: no rule's frame is alive while the next rule runs. What it
+    writes, and what the second run writes, is what a run without the cache writes; nothing
+    is left in the folder but the cache's own files. Entries that cannot be written stay in
+    memory, as they were."""
+    from ttdash.model.analysis import guides
+
+    monkeypatch.setattr(analysis_cache, "BIG", 16)
+    src = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
+    want = _run(src, tmp_path / "want.json", "json", "--no-cache")
+    given: list = []
+    spill = analysis_cache.Entry.spilled
+
+    def spilled(self, frame):
+        given.append(weakref.ref(frame))
+        return spill(self, frame)
+
+    monkeypatch.setattr(analysis_cache.Entry, "spilled", spilled)
+    rules, alive = list(guides.RULES), []
+
+    def watched(find):
+        def run(g):
+            alive.append(sum(r() is not None for r in given))
+            return find(g)
+        return run
+
+    monkeypatch.setattr(guides, "RULES", [watched(f) for f in rules])
+    assert _run(src, tmp_path / "out.json", "json") == want
+    assert len(given) > 1 and alive[-1] == 0 and not any(alive)
+    assert sorted(f.suffix for f in cached.iterdir()) == [".digest", ".parquet", ".view"]
+    assert _run(src, tmp_path / "out.json", "json") == want  # (from the view stored)
+    assert len(alive) == len(rules)  # (the rules not run again)
+
+    entry = analysis_cache.Entry.of(src, "test")
+    frame = pd.DataFrame({"a": np.arange(40)})
+    later = spill(entry, frame)
+    assert isinstance(later, readback.Later)
+    pd.testing.assert_frame_equal(later(), frame)
+
+    def fails(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(analysis_cache, "dump", fails)
+    assert spill(entry, frame) is frame
+    assert sorted(f.suffix for f in cached.iterdir()) == [".digest", ".parquet", ".view"]

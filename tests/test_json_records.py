@@ -126,7 +126,8 @@ def test_a_second_json_report_writes_the_guide_entries_kept_with_the_view(cached
     out = tmp_path / "out.json"
     runs: list[int] = []
     rules = guides.guide_frames
-    monkeypatch.setattr(guides, "guide_frames", lambda g: runs.append(1) or rules(g))
+    monkeypatch.setattr(guides, "guide_frames",
+                        lambda g, keep=None: runs.append(1) or rules(g, keep))
 
     def report(*flags: str) -> bytes:
         assert main(["report", str(src), "-f", "json", "-o", str(out), "--force", *flags]) == 0

@@ -20,7 +20,7 @@ object per op); `summarise_guides` groups them per kind for the first answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ import pandas as pd
 
 from ...memory import settle
 from ..columns import PAUSE_ABOVE_US, shared_columns, without_signposts
+from ..read.readback import LaterFrames
 from .guide_base import ENTRY_COLUMNS as ENTRY_COLUMNS  # (and below: still importable from here)
 from .guide_base import Finder as Finder
 from .guide_base import GuideInput as GuideInput
@@ -156,24 +157,33 @@ def _renumbered(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.Dat
     return out
 
 
-def guide_frames(g: GuideInput) -> Iterator[pd.DataFrame]:
-    """Each rule's entries (a frame per rule with any), in RULES order."""
+def guide_frames(g: GuideInput, keep: Callable[[pd.DataFrame], Any] | None = None
+                 ) -> Iterator[Any]:
+    """Each rule's entries (a frame per rule with any), in RULES order; `keep`: what each
+    frame is given to as it is made, what it returns yielded instead."""
     for find in RULES:
         frame = find(g)
+        found = len(frame) > 0
+        if found and keep is not None:
+            frame = keep(frame)
         settle(len(g.ops))  # (what the rule freed given back before the next one runs)
-        if len(frame):
+        if found:
             yield frame
         del frame  # (not held while the next rule runs)
 
 
-def rule_frames(g: GuideInput) -> list[pd.DataFrame]:
+def rule_frames(g: GuideInput) -> Sequence[pd.DataFrame]:
     """guide_frames' frames, found once per input and kept apart: no frame of every entry
     (a million-op trace has 1.5 million; their concatenation would double them at its peak).
     Each kind is one rule's, so a kind's rows are in one frame, in the order entries has
-    them."""
+    them. With g.cache["keep"] (the analysis cache's Entry.spilled: a frame written to its
+    folder, read back when used), each frame is kept so as it is made: every earlier rule's
+    entries were ~160 MB of a million ops' first json run, held while the later rules ran."""
     if "frames" not in g.cache:
-        g.cache["frames"] = list(guide_frames(g))
-    frames: list[pd.DataFrame] = g.cache["frames"]
+        keep = g.cache.get("keep")
+        made = list(guide_frames(g, keep))
+        g.cache["frames"] = made if keep is None else LaterFrames(made)
+    frames: Sequence[pd.DataFrame] = g.cache["frames"]
     return frames
 
 

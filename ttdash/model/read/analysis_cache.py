@@ -46,7 +46,8 @@ import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -185,6 +186,35 @@ class Entry:
         return self.slot.unchanged() and (
             not self.slot.racy or sha256_of(self.slot.source) == (self.digest, self.size))
 
+    def spilled(self, frame: pd.DataFrame) -> Any:
+        """`frame` (to be stored with the view) written to a file of the cache's folder,
+        unlinked at once, read back from it when used (a `Later`; copied unread when the view
+        is stored), or as it is when it cannot be written. Each guide rule's entries
+        (guides.rule_frames' "keep"): held to the store, ~160 MB of a million ops."""
+        record = {"spilled": self.digest, "code": _code()}
+        try:
+            cache.make_dir()
+            if not cache.trusted_dir():
+                return frame
+            fd, name = tempfile.mkstemp(suffix=".tmp", prefix="spilled.", dir=self.file.parent)
+        except OSError:
+            return frame
+        try:
+            with os.fdopen(fd, "w+b") as f:
+                dump(SimpleNamespace(), f, record, later={"frame": frame})
+            got = load(Path(name), record)  # (read through its descriptor, kept open)
+        except (*cache._BAD, *_UNREADABLE, pickle.PicklingError, RecursionError):
+            return frame
+        finally:
+            Path(name).unlink(missing_ok=True)
+        later = None if got is None else (got.__dict__.get("_later") or {}).get("frame")
+        return frame if later is None else later
+
+
+#: what reading a damaged or foreign file can raise (besides cache._BAD): a miss
+_UNREADABLE = (pickle.UnpicklingError, EOFError, KeyError, TypeError, AttributeError,
+               IndexError, ImportError, struct.error)
+
 
 def read_stored(file: Path, record: dict[str, Any], magic: bytes, what: str) -> Any:
     """What `store` kept at `file` for `record` (load), or None on any doubt: not a regular
@@ -197,8 +227,7 @@ def read_stored(file: Path, record: dict[str, Any], magic: bytes, what: str) -> 
         step(what, 0, 1)
         found = load(file, record, magic)
         os.utime(file, follow_symlinks=False)  # last use, for eviction
-    except (*cache._BAD, pickle.UnpicklingError, EOFError, KeyError, TypeError,
-            AttributeError, IndexError, ImportError, struct.error):
+    except (*cache._BAD, *_UNREADABLE):
         return None
     return found
 
@@ -333,10 +362,7 @@ class _Columns:
         return (item[0], (labels, index, specs, attrs), *item[2:])
 
 
-@dataclass
-class _Stored:
-    """A section of a file read (readback.Reader), to be copied as it is into the next."""
-
+class _Stored(NamedTuple):  # a section of a file read, to be copied as it is into the next
     reader: Reader
     section: int
 
@@ -398,7 +424,7 @@ def _object_spec(s: pd.Series, cols: _Columns) -> tuple[Any, ...]:
     return ("obj", *known, s.name)
 
 
-def _dump(view: Any, f: io.BufferedWriter, record: dict[str, Any]) -> None:
+def _dump(view: Any, f: BinaryIO, record: dict[str, Any]) -> None:
     """`view` stored (dump), less its per-view caches and its rows read on demand; the
     trace's `_LATER` attributes apart, to be read back when first used. What this view was
     read with and has not read back (a `Later`: the trace table, guide entries) is copied as
@@ -419,43 +445,52 @@ def _dump(view: Any, f: io.BufferedWriter, record: dict[str, Any]) -> None:
         trace.wide = wide
 
 
-def dump(root: Any, f: io.BufferedWriter, record: dict[str, Any], magic: bytes = MAGIC,
+class _Pickler(pickle.Pickler):
+    """dump's: large frames, series, arrays and `Later`s as stored objects (`made`), their
+    columns as `cols`' sections. (Not a class made per dump, which only the cyclic collector
+    frees: the frames it held stayed alive after, a spilled rule's while the next ran.)"""
+
+    def __init__(self, buf: io.BytesIO) -> None:
+        super().__init__(buf, protocol=5)
+        self.cols = _Columns()
+        self.refs: dict[int, int] = {}
+        self.made: list[tuple[Any, ...]] = []
+        self.keep: list[Any] = []  # the objects whose ids are in refs, alive until it is done
+
+    def persistent_id(self, obj: Any) -> Any:
+        big = isinstance(obj, (pd.DataFrame, pd.Series)) and len(obj) >= BIG
+        arr = (type(obj) is np.ndarray and obj.ndim == 1 and obj.dtype.kind in "biuf"
+               and len(obj) >= BIG)
+        if not (big or arr or isinstance(obj, Later)):
+            return None
+        k = self.refs.get(id(obj))
+        if k is None:
+            if isinstance(obj, Later):
+                self.made.append(self.cols.stored(obj))
+            elif arr:
+                self.made.append(("arr", self.cols.add(obj)))
+            elif isinstance(obj, pd.Series):
+                self.made.append(("series", _frame_spec(obj.to_frame(), self.cols), obj.name))
+            else:
+                self.made.append(("frame", _frame_spec(obj, self.cols)))
+            k = self.refs[id(obj)] = len(self.made) - 1
+            self.keep.append(obj)
+        return k
+
+
+def dump(root: Any, f: BinaryIO, record: dict[str, Any], magic: bytes = MAGIC,
          later: dict[str, Any] | None = None) -> None:
     """`root` pickled, its large frames, series and arrays as Arrow sections (see module),
     `magic` at both ends, `record` checked on read (load). `later`: attributes of objects in
     `root` (by their path from it: "trace.ordered") pickled apart, their frames read back when
     first used (load)."""
-    cols = _Columns()
-    refs: dict[int, int] = {}
-    made: list[tuple[Any, ...]] = []
-    keep: list[Any] = []  # the objects whose ids are in refs, alive until the pickle is made
-
-    class Pickler(pickle.Pickler):
-        def persistent_id(self, obj: Any) -> Any:
-            big = isinstance(obj, (pd.DataFrame, pd.Series)) and len(obj) >= BIG
-            arr = (type(obj) is np.ndarray and obj.ndim == 1 and obj.dtype.kind in "biuf"
-                   and len(obj) >= BIG)
-            if not (big or arr or isinstance(obj, Later)):
-                return None
-            k = refs.get(id(obj))
-            if k is None:
-                if isinstance(obj, Later):
-                    made.append(cols.stored(obj))
-                elif arr:
-                    made.append(("arr", cols.add(obj)))
-                elif isinstance(obj, pd.Series):
-                    made.append(("series", _frame_spec(obj.to_frame(), cols), obj.name))
-                else:
-                    made.append(("frame", _frame_spec(obj, cols)))
-                k = refs[id(obj)] = len(made) - 1
-                keep.append(obj)
-            return k
-
     buf = io.BytesIO()
-    pickler = Pickler(buf, protocol=5)
+    pickler = _Pickler(buf)
     pickler.dump(root)
     if later is not None:  # in the same stream after root (one memo: what root holds is its)
         pickler.dump(later)
+    cols, made = pickler.cols, pickler.made
+    del pickler  # (and what it kept alive: the frames pickled)
     f.write(magic)
     sections = []
     for values in cols.arrays:
@@ -504,6 +539,15 @@ def load(path: Path, record: dict[str, Any], magic: bytes = MAGIC) -> Any:
         reader.loaded()
 
 
+def _sha1(fd: int, size: int) -> bytes:
+    """The SHA-1 of the file's first `size` bytes, read a block at a time (through its map,
+    every page would count in this process's memory until it is let go: 25-70 MB at 1M ops)."""
+    check = hashlib.sha1(usedforsecurity=False)
+    for at in range(0, size, 1 << 20):
+        check.update(os.pread(fd, min(1 << 20, size - at), at))
+    return check.digest()
+
+
 def _load(whole: Any, reader: Reader, record: dict[str, Any], magic: bytes) -> Any:
     n = whole.size
     if n < 8 + _FOOT.size or whole.slice(0, 8).to_pybytes() != magic:
@@ -513,7 +557,7 @@ def _load(whole: Any, reader: Reader, record: dict[str, Any], magic: bytes) -> A
     end = n - _FOOT.size
     if last != magic or at + body_len + tail_len + meta_len != end:
         return None
-    if hashlib.sha1(memoryview(whole.slice(0, end)), usedforsecurity=False).digest() != digest:
+    if _sha1(reader.fd, end) != digest:
         return None
     meta = whole.slice(end - meta_len, meta_len).to_pybytes()
     if json.loads(meta) != json.loads(json.dumps(record, default=str)):

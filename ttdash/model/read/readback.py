@@ -38,7 +38,7 @@ class Reader:
         it; the descriptor closed unless a `Later` is to read from it."""
         self.whole = None
         self.arrays = weakref.WeakValueDictionary(self.arrays)
-        self.objects = {}
+        self.objects.clear()  # (in place: the load's unpickler holds this dict)
         if not self.wanted:
             self._closer()
 
