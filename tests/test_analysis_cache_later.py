@@ -260,7 +260,8 @@ def test_a_first_json_run_keeps_the_guide_entries_in_the_cache_folder_not_in_mem
         cached, tmp_path, monkeypatch):
     """The first json run with the cache on writes each guide rule's entries (to be stored with
     the view) to a file of the cache's folder as the rule makes them, unlinked at once, and
-    reads them back when used: no rule's frame is alive while the next rule runs. What it
+    reads them back when used: no rule's frame is alive while the next rule runs; so are the
+    per-op reasons once the why keys are made. What it
     writes, and what the second run writes, is what a run without the cache writes; nothing
     is left in the folder but the cache's own files. Entries that cannot be written stay in
     memory, as they were."""
@@ -270,10 +271,12 @@ def test_a_first_json_run_keeps_the_guide_entries_in_the_cache_folder_not_in_mem
     src = real_dir() / "tt-perf-report__wh_clip_encoder_2.csv"
     want = _run(src, tmp_path / "want.json", "json", "--no-cache")
     given: list = []
+    kinds: list[str] = []
     spill = analysis_cache.Entry.spilled
 
     def spilled(self, frame):
         given.append(weakref.ref(frame))
+        kinds.append("reasons" if "why_class" in frame.columns else "guide")
         return spill(self, frame)
 
     monkeypatch.setattr(analysis_cache.Entry, "spilled", spilled)
@@ -287,7 +290,8 @@ def test_a_first_json_run_keeps_the_guide_entries_in_the_cache_folder_not_in_mem
 
     monkeypatch.setattr(guides, "RULES", [watched(f) for f in rules])
     assert _run(src, tmp_path / "out.json", "json") == want
-    assert len(given) > 1 and alive[-1] == 0 and not any(alive)
+    assert len(given) > 2 and alive[-1] == 0 and not any(alive)
+    assert kinds[0] == "reasons" and kinds.count("guide") == len(kinds) - 1  # (the why keys')
     assert sorted(f.suffix for f in cached.iterdir()) == [".digest", ".parquet", ".view"]
     assert _run(src, tmp_path / "out.json", "json") == want  # (from the view stored)
     assert len(alive) == len(rules)  # (the rules not run again)

@@ -330,11 +330,12 @@ def keys(view: View, shown: object = None) -> dict[str, Any]:
     """The sections' JSON keys (as_dict). The per-op reasons made for them are let go once
     the keys are made (whyslow.release_reasons: ~38 MB of a million ops, held through the
     guide rules and the advice JSON writes next), unless a caller made them before (the
-    TUI's) or the view is to be kept in the analysis cache."""
+    TUI's); those of a view to be kept in the analysis cache are spilled to its folder."""
     made = not whyslow.reasons_kept(view)
     found = as_dict(view)
-    if made and "_acache" not in view.__dict__:
-        whyslow.release_reasons(view)
+    if made:  # (those of a view to be kept in the cache: in its folder until stored)
+        entry = view.__dict__.get("_acache")
+        whyslow.release_reasons(view, None if entry is None else entry.spilled)
     return found
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..query import summary_key
+from ..read.readback import LaterValue
 from . import ccl, imbalance, perfmodel, progcache, reasons
 
 if TYPE_CHECKING:
@@ -105,15 +106,20 @@ def op_reasons(view: View) -> pd.DataFrame:
 
 
 def reasons_kept(view: View) -> bool:
-    """Whether op_reasons of the view's ops are made and kept with it."""
+    """Whether op_reasons of the view's ops are made and kept with it (or stored apart)."""
     cached = view.__dict__.get("_why_reasons")
+    if isinstance(cached, LaterValue):
+        cached = cached.items
     return cached is not None and cached[0] is view.ops
 
 
-def release_reasons(view: View) -> None:
+def release_reasons(view: View, keep: Any = None) -> None:
     """Drop the per-op reasons kept with the view (op_reasons makes them again when asked;
-    what was worked out from them, why_contract's groups, stays)."""
-    view.__dict__.pop("_why_reasons", None)
+    what was worked out from them, why_contract's groups, stays); `keep`: instead, give their
+    frame to it (the analysis cache's Entry.spilled), read back when asked for again."""
+    cached = view.__dict__.pop("_why_reasons", None)
+    if keep is not None and isinstance(cached, tuple):
+        view.__dict__["_why_reasons"] = LaterValue((cached[0], keep(cached[1])))
 
 
 def grid_in_file(view: View) -> bool:

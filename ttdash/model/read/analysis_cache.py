@@ -72,10 +72,10 @@ _DROP = ("_op_rows", "_guides", "_why_table", "_acache")
 #: `_later`), not with the view: what a second run never asks for costs it no time nor memory
 _LATER = ("ordered",)
 #: the view's attributes stored apart, their frames read back as they are used: the guide
-#: rules' entries (a frame per rule, each read when written and let go: LaterFrames) and the
-#: why-slow figures' window of the trace table (38 columns, ~110 MB of a million ops, read by
-#: figures kept with the view: whyslow._once reads it when they are made again, LaterValue)
-_APART = ("_guide_entries", "_why_window")
+#: rules' entries (a frame per rule, each read when written and let go: LaterFrames), the
+#: why-slow window of the trace table (~110 MB of a million ops) and per-op reasons, read by
+#: whyslow._once when figures are made again (LaterValue)
+_APART = ("_guide_entries", "_why_window", "_why_reasons")
 #: lz4 frames: a million ops' view is ~630 MB of columns, ~10x less on disk; read through the
 #: map and unpacked as fast as the disk gives them
 _OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")

@@ -157,6 +157,11 @@ class LaterValue:
     def __call__(self) -> tuple[Any, ...]:
         return tuple(v() if isinstance(v, Later) else v for v in self._items)
 
+    @property
+    def items(self) -> tuple[Any, ...]:
+        """The tuple, its `Later`s not read."""
+        return self._items
+
 
 def frames_later(value: Any) -> Any:
     """`value` with each list holding a `Later` as a `LaterFrames` (in tuples too); a tuple
@@ -174,7 +179,7 @@ def unread(value: Any) -> Any:
     """`value` as frames_later was given it: each `LaterFrames` and `LaterValue` the list or
     tuple it holds, its `Later`s not read (to be stored again, copied as they are stored)."""
     if isinstance(value, LaterValue):
-        return unread(value._items)
+        return unread(value.items)
     if isinstance(value, tuple):
         return tuple(unread(v) for v in value)
     return list(value._items) if isinstance(value, LaterFrames) else value
