@@ -177,8 +177,9 @@ def rule_frames(g: GuideInput) -> Sequence[pd.DataFrame]:
     (a million-op trace has 1.5 million; their concatenation would double them at its peak).
     Each kind is one rule's, so a kind's rows are in one frame, in the order entries has
     them. With g.cache["keep"] (the analysis cache's Entry.spilled: a frame written to its
-    folder, read back when used), each frame is kept so as it is made: every earlier rule's
-    entries were ~160 MB of a million ops' first json run, held while the later rules ran."""
+    folder, read back when used), each frame is handed to it as it is made: every earlier
+    rule's entries were ~160 MB of a million ops' first json run, held while the later rules
+    ran."""
     if "frames" not in g.cache:
         keep = g.cache.get("keep")
         made = list(guide_frames(g, keep))
