@@ -16,16 +16,21 @@ from ttdash.cli import main
 from ttdash.model.read import analysis_cache, readback
 
 
-def _report(src, out, *flags: str) -> bytes:
+def _run(src, out, fmt: str, *flags: str) -> bytes:
+    """`ttdash report SRC -f FMT -o OUT --force FLAGS` in process; the bytes written."""
     before = os.environ.get("TTDASH_NO_CACHE")
     try:
-        assert main(["report", str(src), "-f", "json", "-o", str(out), "--force", *flags]) == 0
+        assert main(["report", str(src), "-f", fmt, "-o", str(out), "--force", *flags]) == 0
     finally:  # (--no-cache sets it for the process)
         if before is None:
             os.environ.pop("TTDASH_NO_CACHE", None)
         else:
             os.environ["TTDASH_NO_CACHE"] = before
     return out.read_bytes()
+
+
+def _report(src, out, *flags: str) -> bytes:
+    return _run(src, out, "json", *flags)
 
 
 def test_a_second_json_report_reads_only_what_it_writes(cached, tmp_path, monkeypatch):
@@ -137,18 +142,6 @@ def _table_read_whole(monkeypatch) -> list:
 
     monkeypatch.setattr(readback.Later, "__call__", read)
     return whole
-
-
-def _run(src, out, fmt: str, *flags: str) -> bytes:
-    before = os.environ.get("TTDASH_NO_CACHE")
-    try:
-        assert main(["report", str(src), "-f", fmt, "-o", str(out), "--force", *flags]) == 0
-    finally:
-        if before is None:
-            os.environ.pop("TTDASH_NO_CACHE", None)
-        else:
-            os.environ["TTDASH_NO_CACHE"] = before
-    return out.read_bytes()
 
 
 #: real files with what decides the header's facts: replay sessions, signpost iterations, an op
