@@ -43,7 +43,6 @@ import json
 import os
 import pickle
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -192,21 +191,18 @@ class Entry:
         is stored), or as it is when it cannot be written. Each guide rule's entries
         (guides.rule_frames' "keep"): held to the store, ~160 MB of a million ops."""
         record = {"spilled": self.digest, "code": _code()}
-        try:
-            cache.make_dir()
-            if not cache.trusted_dir():
-                return frame
-            fd, name = tempfile.mkstemp(suffix=".tmp", prefix="spilled.", dir=self.file.parent)
-        except OSError:
+        made = cache.temporary(self.file.parent, "spilled.")
+        if made is None:
             return frame
+        fd, tmp = made
         try:
             with os.fdopen(fd, "w+b") as f:
                 dump(SimpleNamespace(), f, record, later={"frame": frame})
-            got = load(Path(name), record)  # (read through its descriptor, kept open)
+            got = load(tmp, record)  # (read through its descriptor, kept open)
         except (*cache._BAD, *_UNREADABLE, pickle.PicklingError, RecursionError):
             return frame
         finally:
-            Path(name).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
         later = None if got is None else (got.__dict__.get("_later") or {}).get("frame")
         return frame if later is None else later
 
@@ -236,14 +232,10 @@ def store(file: Path, write: Any, same: Any) -> bool:
     """`write(f)` into a temporary file beside `file` (in the private cache folder), renamed
     to `file` when `same()` (the sources are still what was read); then evict past the bound.
     True when kept."""
-    try:
-        cache.make_dir()
-        if not cache.trusted_dir():
-            return False
-        fd, name = tempfile.mkstemp(suffix=".tmp", prefix=f"{file.name}.", dir=file.parent)
-    except OSError:
+    made = cache.temporary(file.parent, f"{file.name}.")
+    if made is None:
         return False
-    tmp = Path(name)
+    fd, tmp = made
     try:
         with os.fdopen(fd, "w+b") as f:
             write(f)

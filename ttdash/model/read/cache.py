@@ -177,6 +177,20 @@ def make_dir() -> Path:
     return traces_dir()
 
 
+def temporary(folder: Path, prefix: str) -> tuple[int, Path] | None:
+    """A new file `prefix`*.tmp in `folder` of the cache (its descriptor and path), the cache's
+    folders made private first; None when they cannot be made or are not private (nothing is
+    written into such a folder: trusted_dir)."""
+    try:
+        make_dir()
+        if not trusted_dir():
+            return None
+        fd, name = tempfile.mkstemp(suffix=".tmp", prefix=prefix, dir=folder)
+    except OSError:
+        return None
+    return fd, Path(name)
+
+
 def _look(f: BinaryIO, size: int) -> str:
     """A fingerprint of the size and the first and last blocks (a few reads, not the file)."""
     h = hashlib.sha256(str(size).encode() + b"\0" + f.read(LOOK_BYTES))
