@@ -220,7 +220,7 @@ def extra_columns(view: View, ops: pd.DataFrame, names: tuple[str, ...] = (ATTRI
         elif name in view.trace.header:
             missing.append(name)
     if missing:
-        read = _columns_read(view, missing)
+        read = _columns_read(view, missing, len(ordered))
         if read is not None:
             row = ordered["ID"].to_numpy(dtype=np.int64) - 2  # the ID is the CSV line
             for name, col in read.items():
@@ -229,14 +229,14 @@ def extra_columns(view: View, ops: pd.DataFrame, names: tuple[str, ...] = (ATTRI
     return out
 
 
-def _columns_read(view: View, names: list[str]) -> dict[str, pd.Series] | None:
-    """`names` of the view's CSV as _read_csv_columns reads them, kept with its trace (and so in
-    the analysis cache: a second diff of the same content does not read the CSV again)."""
+def _columns_read(view: View, names: list[str], rows: int) -> dict[str, pd.Series] | None:
+    """`names` of the view's CSV (of `rows` data rows: its trace table's) as _read_csv_columns
+    reads them, kept with its trace (and so in the analysis cache: a second diff of the same
+    content does not read the CSV again)."""
     kept: dict[str, pd.Series] = view.trace.__dict__.get("_csv_columns", {})
     wanted = [n for n in names if n not in kept]
     if wanted:
-        read = _read_csv_columns(view.trace.path, view.trace.header, wanted,
-                                 len(view.trace.ordered_columns(["ID"])))
+        read = _read_csv_columns(view.trace.path, view.trace.header, wanted, rows)
         if read is None:
             return None
         kept = {**kept, **read}
