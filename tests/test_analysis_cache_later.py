@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -197,8 +198,9 @@ def test_the_columns_read_alone_are_every_column_their_readers_name():
     """The iterations and the why-slow figures read only some columns of a table the cache has
     not read back; a column their code names but they leave out would read as missing (NaN,
     silently). Every column label of the real files named in iterations.py is in its READ (or
-    an input's shape), and every one named in progcache.py and ccl.py (which read the why-slow
-    table) in whyslow's _READ (or its prefixes)."""
+    an input's shape), every one named in progcache.py and ccl.py (which read the why-slow
+    table) in whyslow's _READ (or its prefixes), and every one the data warnings read in the
+    columns Trace.warnings gives them."""
     from ttdash.model.analysis import ccl, iterations, progcache, whyslow
     from ttdash.model.trace import Trace
 
@@ -217,6 +219,17 @@ def test_the_columns_read_alone_are_every_column_their_readers_name():
         left_out = [c for c in named if c not in whyslow._READ
                     and not c.startswith(("INPUT_0_", "OUTPUT_", "_ATTR_"))]
         assert named and not left_out, (module.__name__, left_out)
+    # the data warnings (Trace.warnings): trust.py's and progcache's in its read_columns,
+    # rankarch's in its READ
+    from ttdash.model.analysis import trust
+    from ttdash.model.live import rankarch
+
+    given = trust.read_columns(labels)
+    for module in (trust, progcache):
+        named = _labels_read(module) & labels
+        assert named and named <= set(given), (module.__name__, sorted(named - set(given)))
+    named = _labels_read(rankarch) & (labels | {rankarch.RANK})
+    assert named and named <= set(rankarch.READ), sorted(named - set(rankarch.READ))
 
 
 def test_signatures_and_a_diff_after_csv_runs_read_only_the_columns_they_use(cached, tmp_path,
@@ -301,3 +314,63 @@ def test_a_first_json_run_keeps_the_guide_entries_in_the_cache_folder_not_in_mem
     monkeypatch.setattr(analysis_cache, "dump", fails)
     assert spill(entry, frame) is frame
     assert sorted(f.suffix for f in cached.iterdir()) == [".digest", ".parquet", ".view"]
+
+
+def test_the_data_warnings_of_a_stored_table_read_only_their_columns(cached, tmp_path,
+                                                                      monkeypatch):
+    """A view stored before its data warnings were asked for (`open` stores it first) finds
+    them from the columns they read alone, never the whole table (a million ops' second `open`
+    peaked above its first reading it): the warnings of a run without the cache, on files that
+    have each kind (a clock that is not the arch's, a full device buffer, a trace never
+    replayed, utilisation beyond 100%, counters on part of the ops, ranks of two archs)."""
+    from ttdash.commands.common import load_view
+    from ttdash.commands.options import WindowOptions
+    from ttdash.sim.run import simulate_run
+
+    monkeypatch.setattr(analysis_cache, "BIG", 2)  # (a 4-row excerpt's table stored apart)
+    fixtures = Path(__file__).parents[1] / "fixtures" / "edge"
+    ttrun = tmp_path / "ttrun"
+    for r, arch in enumerate(("wormhole_b0", "blackhole")):
+        simulate_run(ttrun / f"rank{r}", n_ops=40, speed=0, seed=1, arch=arch,
+                     timestamp=f"2026_01_01_00_00_0{r}")
+    sources = [real_dir() / "tt-perf-report__bh20_oft.csv",
+               real_dir() / "ttnn-visualizer__smoke_ops_perf_results_n300__EXCERPT_first5lines.csv",
+               *(fixtures / f"{n}.csv" for n in ("clock_mismatch", "device_buffer_full",
+                                                  "trace_not_replayed")), ttrun]
+    kinds = set()
+    for src in sources:
+        os.environ["TTDASH_NO_CACHE"] = "1"
+        try:
+            cold = load_view(str(src), WindowOptions())
+            want = [w.as_dict() for w in cold.warnings()]
+        finally:
+            os.environ.pop("TTDASH_NO_CACHE")
+        kinds |= {w["kind"] for w in want}
+        if src == ttrun:  # (ranks merged are not kept: their table as if stored)
+            cold.trace.__dict__["_later"] = {"ordered": _Stored(cold.trace.__dict__.pop("ordered"))}
+            cold.trace.__dict__.pop("_warnings")
+            assert [w.as_dict() for w in cold.warnings()] == want
+            continue
+        _run(src, tmp_path / "out.csv", "csv")
+        view = load_view(str(src), WindowOptions())
+        assert "ordered" in view.trace.__dict__["_later"], src  # (from the cache)
+        view.trace.__dict__.pop("_warnings")  # (as `open` stores it)
+        whole = _table_read_whole(monkeypatch)
+        assert [w.as_dict() for w in view.warnings()] == want, src
+        assert not whole, src
+    assert {"clock_mismatch", "device_data_missing_tail", "trace_not_replayed",
+            "values_beyond_limits", "counters_incomplete", "ranks_mixed_arch"} <= kinds
+
+
+class _Stored:
+    """A table as the analysis cache's Later has it: its labels, and columns read alone; read
+    whole, a failure."""
+
+    def __init__(self, table: pd.DataFrame):
+        self.table, self.labels = table, table.columns
+
+    def select(self, labels) -> pd.DataFrame:
+        return self.table[[c for c in self.table.columns if c in set(labels)]]
+
+    def __call__(self):
+        raise AssertionError("the whole table read")

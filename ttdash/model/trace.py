@@ -24,10 +24,11 @@ from .analysis.metrics import (
     total_share_pct,
     whole,
 )
-from .analysis.trust import DataWarning, corrupt_warning, trace_warnings
+from .analysis.trust import DataWarning, corrupt_warning, read_columns, trace_warnings
 from .arch import ArchSpec, arch_from_clock, get_arch
 from .columns import PAUSE_ABOVE_US, without_signposts
 from .errors import TraceError
+from .live.rankarch import READ as RANK_ARCH_READ
 from .live.rankarch import mixed_arch_warning
 from .progress import step
 from .read.counters import present_counters, with_counters
@@ -321,9 +322,11 @@ class Trace(ReadLater):
     def warnings(self) -> list[DataWarning]:
         """The file's data-trust warnings (model.trust), found once."""
         found = self.__dict__.get("_warnings")
-        if found is None:
-            found = trace_warnings(self.ordered, self.arch, self.arch_source, self.clock_mhz)
-            found += [w for w in [mixed_arch_warning(self.ordered, infer_clock)] if w]
+        if found is None:  # (a stored table: only the columns read, not its ~250 MB a 1M ops)
+            table = self.ordered if self._table_later() is None else self.ordered_columns(
+                [*read_columns(self.ordered_labels), *RANK_ARCH_READ, *CLOCK_READ])
+            found = trace_warnings(table, self.arch, self.arch_source, self.clock_mhz)
+            found += [w for w in [mixed_arch_warning(table, infer_clock)] if w]
             self.__dict__["_warnings"] = found
         return list(found)
 
@@ -540,13 +543,16 @@ def _signposts(ordered: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     return sp, region
 
 
+#: infer_clock's columns: (start cycle, end cycle, duration), firmware's first
+_CLOCK = (("DEVICE FW START CYCLE", "DEVICE FW END CYCLE", "DEVICE FW DURATION [ns]"),
+          ("DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE", "DEVICE KERNEL DURATION [ns]"))
+CLOCK_READ = tuple(c for group in _CLOCK for c in group)
+
+
 def infer_clock(df: pd.DataFrame) -> float | None:
     """Clock in MHz from (FW END - FW START cycles) * 1000 / FW DURATION [ns] (median); a file
     without FW cycles (the realtime profiler's quick mode) from its kernel cycles and duration."""
-    for first, last, span in (
-            ("DEVICE FW START CYCLE", "DEVICE FW END CYCLE", "DEVICE FW DURATION [ns]"),
-            ("DEVICE KERNEL START CYCLE", "DEVICE KERNEL END CYCLE",
-             "DEVICE KERNEL DURATION [ns]")):
+    for first, last, span in _CLOCK:
         start, end, dur = num(df, first), num(df, last), num(df, span)
         with np.errstate(all="ignore"):  # absurd cells give inf/NaN, filtered just below
             mhz = (end - start) * 1000.0 / dur

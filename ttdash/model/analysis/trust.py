@@ -17,7 +17,7 @@ from ...format import plural
 from ..arch import ArchSpec, arch_from_clock
 from ..read.counters import RISC_NAMES, counter_columns, counter_values
 from .metrics import HOST_MARKER, MAX_DEVICE_ID, contains, num, text, whole
-from .progcache import programs
+from .progcache import HASH, HIT, REPLAY, programs
 
 #: a profiler that ran out of device buffer drops every later op: at least this many device
 #: op rows without device data at the end of the trace (one is counted with the scattered ones)
@@ -28,6 +28,15 @@ CLOCK_TOLERANCE = 0.02
 CAP_SHARE = 0.9
 #: a utilisation percentage above this is beyond the hardware (1 point above 100 for rounding)
 UTIL_LIMIT_PCT = 101.0
+#: the columns trace_warnings reads, besides the counter columns (read_columns): a table the
+#: analysis cache stored reads back only these (Trace.warnings)
+READ = ("ID", "OP CODE", "OP TYPE", "DEVICE ID", "GLOBAL CALL COUNT",
+        "DEVICE KERNEL DURATION [ns]", "METAL TRACE ID", REPLAY, HASH, HIT)
+
+
+def read_columns(labels: Any) -> list[str]:
+    """Of a table's column labels, those trace_warnings reads."""
+    return [*READ, *counter_columns(list(labels))]
 
 
 @dataclass(frozen=True)

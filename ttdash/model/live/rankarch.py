@@ -14,6 +14,8 @@ from ..errors import TraceError
 
 RANK = "_rank"
 MIXED_ARCH = "ranks_mixed_arch"
+#: the columns arch_of reads (with those its clock_of reads)
+READ = (RANK, "DEVICE ARCH")
 
 
 def arch_of(rows: pd.DataFrame, clock_of: Callable[[pd.DataFrame], float | None]
