@@ -529,13 +529,20 @@ def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
 def test_padded_rows_are_the_rows_percent_format_and_rstrip_make(columns):
     """The plain table's rows are made in Arrow (report.safe.padded_rows): each row is what
     `"%-Ns  %Ms" % row` and `str.rstrip` make of it (padding by code points, any Unicode
-    whitespace stripped at its end: a cell of spaces, tabs, U+3000), a newline after each."""
+    whitespace stripped at its end: a cell of spaces, tabs, U+3000), a newline after each;
+    the same from columns given as their distinct texts and a position a row (Coded)."""
+    import pyarrow as pa
+
+    from ttdash.format import Coded
     from ttdash.report.safe import padded_rows
 
     texts, widths, left = (list(x) for x in zip(*columns))
     fmt = "  ".join(f"%{'-' if lt else ''}{w}s" for w, lt in zip(widths, left))
     want = "".join((fmt % row).rstrip() + "\n" for row in zip(*texts))
     assert memoryview(padded_rows(texts, widths, left)).tobytes().decode("utf-8") == want
+    coded = [Coded(pa.array(uniques, type=pa.string()), at) for at, uniques in
+             (pd.factorize(np.array(t, dtype=object)) for t in texts)]
+    assert memoryview(padded_rows(coded, widths, left)).tobytes().decode("utf-8") == want
 
 
 def test_float_reprs_are_pythons_repr_of_each_value_repeated_or_not():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy and pandas are imported where used
@@ -242,6 +243,16 @@ def _fmt_floats(kind: str, x: np.ndarray, digits: int) -> list[str] | None:
     else:
         return None
     return out.tolist()
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A column's texts as each distinct value's (`texts`, a pyarrow string array; null: a
+    missing value) and each row's position among them (`at`, integers, pyarrow or numpy; null:
+    a row with none): the writers join, pad or escape the few distinct texts, not every row's
+    (report.safe's records and padded rows, present.table.cells(coded=True))."""
+    texts: Any
+    at: Any
 
 
 def distinct(values: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..format import distinct, is_missing
+from ..format import Coded, distinct, is_missing
 from ..model.columns import COLUMNS as OP_COLUMNS
 from ..model.columns import SEVERITY, Severity
 from ..model.columns import Column as OpColumn
@@ -478,6 +478,17 @@ def _fit(cols: list[Column], texts: dict[str, list[str]], width: int, gap: int) 
         del texts[drop.key]
 
 
+def _texts(c: Column, s: pd.Series, coded: bool) -> list[str] | Coded:
+    """A formatted column's texts: a list, or (`coded`) Coded when it can be."""
+    if coded:
+        at, values = _coded(s)
+        if at is not None:
+            import pyarrow as pa
+
+            return Coded(pa.array(c.format(values), type=pa.string()), at)
+    return c.format(s.to_numpy())
+
+
 def _columns_of(frame: pd.DataFrame, spec: TableSpec, where: str) -> list[Column]:
     """The columns of `spec` that cells() shows for `frame` at `where`."""
     return [c for c in spec.on(where)
@@ -497,38 +508,42 @@ def cell_widths(frame: pd.DataFrame, spec: TableSpec, where: str = TEXT,
         if c.texts is not None:
             parts = (c.texts(frame.iloc[a:a + chunk]) for a in range(0, len(frame), chunk))
         else:
-            values = _distinct(frame[c.key])
+            values = _coded(frame[c.key])[1]
             parts = (c.format(values[a:a + chunk]) for a in range(0, len(values), chunk))
         out[c.key] = max((max(map(len, t), default=0) for t in parts), default=0)
     return out
 
 
-def _distinct(s: pd.Series) -> np.ndarray:
-    """One of each value of a column as cells() formats it (its to_numpy), for a column of
-    numbers or a categorical; a column of other objects whole (1 and 1.0 are one value to a
-    hash, two texts to a formatter)."""
+def _coded(s: pd.Series) -> tuple[np.ndarray | None, np.ndarray]:
+    """A column as (each row's position among its distinct values, those values as cells()
+    formats them (its to_numpy)), for a column of numbers or a categorical; a column of other
+    objects as (None, its values whole): 1 and 1.0 are one value to a hash, two texts to a
+    formatter."""
     if isinstance(s.dtype, pd.CategoricalDtype):  # the categories its rows use, and missing
-        return distinct(s)[1]
+        return distinct(s)
     values = s.to_numpy()
     if values.dtype.kind == "f":
         bits = np.dtype(f"i{values.dtype.itemsize}")
-        return pd.unique(np.ascontiguousarray(values).view(bits)).view(values.dtype)
+        at, uniques = pd.factorize(np.ascontiguousarray(values).view(bits))
+        return at, uniques.view(values.dtype)
     if values.dtype.kind in "iub":
-        return pd.unique(values)
-    return values
+        return pd.factorize(values)
+    return None, values
 
 
 def cells(frame: pd.DataFrame, spec: TableSpec, width: int | None = None, *,
-          where: str = TEXT, severity: bool = True, gap: int = 2
-          ) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+          where: str = TEXT, severity: bool = True, gap: int = 2, coded: bool = False
+          ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The texts and severities of `spec`'s columns shown by `where` (TEXT: the text outputs,
     SCREEN: the TUI), in order, each a list per row: a column formatted at once, its colour rule
     applied at once. Columns the frame lacks are left out, so are optional ones with no value;
     `width`: then those that do not fit, least useful first. `severity`: compute the colours
-    (a plain output does not need them)."""
+    (a plain output does not need them). `coded` (without `width`): a formatted column of
+    numbers or categories as `Coded` texts (the plain table's rows: a million rows' cells not
+    made one by one), not a list."""
     cols = _columns_of(frame, spec, where)
-    texts = {c.key: c.texts(frame) if c.texts is not None else c.format(frame[c.key].to_numpy())
-             for c in cols}
+    texts: dict[str, Any] = {c.key: c.texts(frame) if c.texts is not None
+                             else _texts(c, frame[c.key], coded) for c in cols}
     if width is not None:
         _fit(cols, texts, width, gap)
     sev: dict[str, np.ndarray] = {}

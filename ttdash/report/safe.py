@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..format import Coded
 from ..model.read.text import clean_text
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where used: markdown cells need neither
@@ -356,16 +357,6 @@ def _string_texts(s: object, quoted: bool = True) -> object:
 
 
 @dataclass(frozen=True)
-class Coded:
-    """A column's texts as each distinct value's (`texts`, a pyarrow string array; null: a
-    missing value) and each row's position among them (`at`, pyarrow integers; null: a row with
-    none): record_parts joins the record's literal text to the few distinct texts, not to every
-    row's (a piece a row fewer to join)."""
-    texts: object
-    at: object
-
-
-@dataclass(frozen=True)
 class Quoted:
     """A column's JSON strings without their quotes (no value missing): columns_json puts the
     quotes into the record's literal text around them."""
@@ -530,20 +521,22 @@ def joined_texts(parts: list) -> Any:
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
-def padded_rows(columns: list[list[str]], widths: list[int], left: list[bool],
+def padded_rows(columns: list[Any], widths: list[int], left: list[bool],
                 sep: str = "  ") -> Any:
     """Rows of text cells, each cell padded to its column's width (left-aligned: on the right)
     and the cells `sep` apart, each row without trailing whitespace and ended by a newline:
     as one UTF-8 buffer. What `"%-Ns  %Ms" % row` then `str.rstrip` give, a row at a time, made
     in Arrow a column at a time (Arrow pads by code points as `%` does, and its Unicode
-    whitespace is Python's `str.isspace`, every code point checked)."""
+    whitespace is Python's `str.isspace`, every code point checked). A column is its texts (a
+    list, a text a row) or Coded texts, each distinct text padded once."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     parts: list[object] = []
     for k, (texts, w, lt) in enumerate(zip(columns, widths, left)):
-        a = pa.array(texts, type=pa.string())
-        parts += ([sep] if k else []) + [pc.utf8_rpad(a, w) if lt else pc.utf8_lpad(a, w)]
+        a = texts.texts if isinstance(texts, Coded) else pa.array(texts, type=pa.string())
+        a = pc.utf8_rpad(a, w) if lt else pc.utf8_lpad(a, w)
+        parts += ([sep] if k else []) + [a.take(texts.at) if isinstance(texts, Coded) else a]
     rows = pc.utf8_rtrim_whitespace(joined_texts(parts))
     return texts_buffer(joined_texts([rows, "\n"]))
 

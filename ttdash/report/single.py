@@ -6,12 +6,12 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_us
+from ..format import Coded, fmt_us
 from ..health.telemetry import summary_line
 from ..model import View
 from ..model.analysis.advice import advice_frames
@@ -170,10 +170,12 @@ def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
 
 
 def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...], raw: bool = False,
-                 color: bool = False) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+                 color: bool = False, coded: bool = False
+                 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The op table's texts and (`color`) severities: present.table.cells of the op spec (op
-    codes with their size unless `raw`; a corrupt row's missing device time says so)."""
-    return cells(ops, _table_spec(fields, raw), severity=color)
+    codes with their size unless `raw`; a corrupt row's missing device time says so);
+    `coded`: its columns of numbers and categories as Coded texts."""
+    return cells(ops, _table_spec(fields, raw), severity=color, coded=coded)
 
 
 def _table_spec(fields: tuple[str, ...], raw: bool = False) -> TableSpec:
@@ -309,7 +311,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
     def chunk_cells(start: int) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
         return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes,
-                            color=color)
+                            color=color, coded=not color)  # (a plain table: padded in Arrow)
 
     # Column widths a chunk at a time: up to KEEP_ROWS rows from every cell, kept for the rows
     # pass (formatted once; ~100 MB of text); past it from each distinct value's text
@@ -327,7 +329,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
             step("measuring columns", start, n)
             texts, sevs = kept[start] = chunk_cells(start)
             for f in fields:
-                cell_w[f] = max(cell_w[f], max(map(len, texts[f]), default=0))
+                cell_w[f] = max(cell_w[f], _widest(texts[f]))
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
@@ -344,8 +346,8 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         step("writing table", start, n)
         cells, sevs = kept.pop(start, None) or chunk_cells(start)
         if not color:  # cells cut a column at a time (only a narrowed one), rows padded in Arrow
-            cols = [[c if len(c) <= widths[f] else c[:widths[f] - 1] + "…" for c in cells[f]]
-                    if cell_w[f] > widths[f] else cells[f] for f in fields]
+            cols = [_cut(cells[f], widths[f]) if cell_w[f] > widths[f] else cells[f]
+                    for f in fields]
             put(out, padded_rows(cols, [widths[f] for f in fields], [f in LEFT for f in fields]))
             continue
         lines = []
@@ -368,6 +370,24 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
             out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
     for line in grouped if grouped is not None else advice_text(view, shown.advice):
         out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
+
+
+def _widest(texts: list[str] | Coded) -> int:
+    """The most characters of a column's texts."""
+    if isinstance(texts, Coded):
+        import pyarrow.compute as pc
+
+        return pc.max(pc.utf8_length(texts.texts)).as_py() or 0
+    return max(map(len, texts), default=0)
+
+
+def _cut(texts: list[str] | Coded, w: int) -> list[str] | Coded:
+    """A column's texts cut to `w` characters, "…" ending a cut one."""
+    if isinstance(texts, Coded):
+        import pyarrow as pa
+
+        return Coded(pa.array(_cut(texts.texts.to_pylist(), w), type=pa.string()), texts.at)
+    return [c if len(c) <= w else c[:w - 1] + "…" for c in texts]
 
 
 def _grouped_advice(view: View, shown: Shown, make: Callable[[View], list[T]]) -> list[T] | None:
