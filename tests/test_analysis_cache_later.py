@@ -374,3 +374,33 @@ class _Stored:
 
     def __call__(self):
         raise AssertionError("the whole table read")
+
+
+async def test_a_second_open_reads_only_the_columns_its_first_screen_uses(cached, monkeypatch):
+    """`open` stores the view with its data warnings (the header's), before its first screen
+    asks for the counter columns (the op table's optional columns): the second `open` finds
+    those, and an op's counters, from their columns alone, never the whole table (a million
+    ops' second open peaked above its first reading it for both), and they are the first's."""
+    from ttdash.commands.common import view_of
+    from ttdash.commands.options import WindowOptions
+    from ttdash.tui.app import open_app
+
+    monkeypatch.setattr(analysis_cache, "BIG", 16)
+    src = str(real_dir() / "tt-perf-report__bh20_oft.csv")  # (counters, a data warning)
+    seen = []
+    for k in range(2):
+        view = view_of(src, WindowOptions(), "lazy")
+        if k:
+            assert "ordered" in view.trace.__dict__["_later"]  # (from the cache)
+            assert "_warnings" in view.trace.__dict__ and "_counter_names" not in \
+                view.trace.__dict__  # (what the first open stored)
+            whole = _table_read_whole(monkeypatch)
+        async with open_app(view).run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+        seen.append(([w.as_dict() for w in view.warnings()], view.counter_names,
+                     view.with_counters(view.ops.iloc[::50])))
+    assert not whole
+    (warned, names, rows), (warned2, names2, rows2) = seen
+    assert warned and warned2 == warned and names and names2 == names
+    pd.testing.assert_frame_equal(rows2, rows)
+    assert set(names) <= set(rows.columns)

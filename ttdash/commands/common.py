@@ -64,6 +64,7 @@ def view_of(path: str | tuple[str, ...], opts: WindowOptions, columns: str, keep
     if entry is not None:
         view.__dict__["_acache"] = entry
         if keep:
+            view.warnings()  # (every front end shows them: kept with the view, not found again)
             remember(view)
     return view
 

@@ -105,11 +105,11 @@ class View:
     @property
     def counter_names(self) -> list[str]:
         """The trace's per-RISC time and counter columns with a value (model.counters)."""
-        return present_counters(lambda: self.trace.ordered, self.trace.__dict__)
+        return present_counters(self.trace, self.trace.__dict__)
 
     def with_counters(self, ops: pd.DataFrame) -> pd.DataFrame:
         """Some of these ops with the counters and slowest RISC of the rows they show."""
-        return with_counters(ops, lambda: self.trace.ordered, self.trace.__dict__)
+        return with_counters(ops, self.trace, self.trace.__dict__)
 
     def totals(self) -> dict[str, Any]:
         """Sums over the window's ops (microseconds). Gaps are split at ``pause_above_us``:

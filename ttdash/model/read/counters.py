@@ -6,13 +6,16 @@ columns; the slowest RISC of each op is named."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ...format import is_missing
+
+if TYPE_CHECKING:
+    from .readback import ReadLater
 
 #: The RISC-V cores of a Tensix (and the Ethernet core) and what each runs in a ttnn op.
 RISC_ROLES = {
@@ -70,47 +73,38 @@ def slowest_riscs(frame: pd.DataFrame) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=list(RISC_ROLES))
 
 
-Table: TypeAlias = "pd.DataFrame | Callable[[], pd.DataFrame]"  # the trace table, or what gives it
-
-
-def _table(ordered: Table) -> pd.DataFrame:
-    return ordered() if callable(ordered) else ordered
-
-
-def present_counters(ordered: Table, memo: dict[str, Any]) -> list[str]:
-    """The counter columns of the trace table `ordered` (or what gives it, asked only when
-    `memo` lacks them) with a value (an "all" read keeps the empty ones), found once (`memo`:
-    the trace's)."""
+def present_counters(trace: ReadLater, memo: dict[str, Any]) -> list[str]:
+    """The counter columns of the trace's table with a value (an "all" read keeps the empty
+    ones), found once (`memo`: the trace's); a table the analysis cache stored reads only its
+    counter columns back."""
     names = memo.get("_counter_names")
     if names is None:
-        table = _table(ordered)
-        names = memo["_counter_names"] = [c for c in counter_columns(list(table.columns))
-                                          if table[c].notna().any()]
+        table = trace.ordered_columns(counter_columns(list(trace.ordered_labels)))
+        names = memo["_counter_names"] = [c for c in table.columns if table[c].notna().any()]
     return list(names)
 
 
-def with_counters(ops: pd.DataFrame, ordered: Table, memo: dict[str, Any]) -> pd.DataFrame:
+def with_counters(ops: pd.DataFrame, trace: ReadLater, memo: dict[str, Any]) -> pd.DataFrame:
     """`ops` (rows of a view: their "id" is the trace row they show) with that row's counter
     columns, under their file names, and `slowest_risc` when there are per-RISC times. Looked up
     when asked (a chunk of output, the columns picked on screen): a million-op view does not
-    carry them. `memo` keeps the ID -> row position map of `ordered` (the trace's table, or what
-    gives it) and its counter columns (the table's own Series: no copy): once they are
-    there the table itself is not asked for (a view read back from the analysis cache does not
-    read it)."""
-    names = present_counters(ordered, memo)
+    carry them. `memo` keeps the ID -> row position map of the trace's table and its counter
+    columns (the table's own Series: no copy; of a table the analysis cache stored, those
+    columns read alone)."""
+    names = present_counters(trace, memo)
     if not names or "id" not in ops.columns:
         return ops
     by_id = memo.get("_rows_by_id")
     if by_id is None:  # (the table may be in host-time order rather than by ID)
-        table = _table(ordered)
-        if "ID" not in table.columns:
+        if "ID" not in trace.ordered_labels:
             return ops
-        ids = table["ID"].to_numpy(dtype=np.int64)
-        order = None if table["ID"].is_monotonic_increasing else np.argsort(ids, kind="stable")
+        id_col = trace.ordered_columns(["ID"])["ID"]
+        ids = id_col.to_numpy(dtype=np.int64)
+        order = None if id_col.is_monotonic_increasing else np.argsort(ids, kind="stable")
         by_id = memo["_rows_by_id"] = (ids if order is None else ids[order], order)
     counters = memo.get("_counter_rows")
-    if counters is None or list(counters) != names:  # (each a column of the table: no copy;
-        table = _table(ordered)                       # `table[names]` is one before pandas 3)
+    if counters is None or list(counters) != names:  # (each a column of the table: no copy)
+        table = trace.ordered_columns(names)
         counters = memo["_counter_rows"] = {n: table[n] for n in names}
     sorted_ids, order = by_id
     want = ops["id"].to_numpy(dtype="float64")
