@@ -50,9 +50,11 @@ def test_columns_json_writes_what_pandas_writes(data, n):
     cats = data.draw(st.lists(st.one_of(st.none(), st.sampled_from(["x/y", "b", 'c"'])),
                               min_size=n, max_size=n))
     b = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    nb = data.draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n))
     frame = pd.DataFrame({"f": np.array(f, dtype="float64"), "i": np.array(i, dtype="int64"),
                           "gap": pd.array(gaps, dtype="Int64"), "s": pd.Series(s, dtype=object),
                           "cat": pd.Categorical(cats), "b/\"key": b,
+                          "nb": pd.array(nb, dtype="boolean"),
                           "same": np.full(n, 7, dtype="int32"),
                           "none": np.full(n, np.nan)})
     order = data.draw(st.permutations(list(frame.columns)))
@@ -139,3 +141,29 @@ def test_a_second_json_report_writes_the_guide_entries_kept_with_the_view(cached
     assert report() == want and runs == [1, 1]
     assert report() == want and runs == [1, 1]  # the second run: the entries kept
     assert json.loads(want)["guide_advice"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(data=st.data(), n=st.integers(1, 12))
+def test_raw_fields_are_the_objects_pandas_writes(data, n):
+    """A diff's `changed` objects (columns_json's `raw`: each distinct object written once by
+    json_objects, a row's taken by its position, null where it has none) are the bytes
+    pandas' encoder writes for the frame with the objects in a column."""
+    import pyarrow as pa
+
+    from ttdash.format import Coded
+
+    leaf = st.one_of(st.none(), floats, st.integers(-10**12, 10**12), texts)
+    objects = data.draw(st.lists(st.dictionaries(
+        st.sampled_from(["op_code", "math_fidelity", 'k"ey']),
+        st.dictionaries(st.sampled_from(["baseline", "candidate"]), leaf, max_size=2),
+        max_size=3), min_size=1, max_size=4))
+    at = np.array(data.draw(st.lists(st.integers(-1, len(objects) - 1), min_size=n,
+                                     max_size=n)), dtype=np.int64)
+    frame = pd.DataFrame({"id": np.arange(n), "nb": pd.array([None] * n, dtype="boolean"),
+                          "x": np.array(data.draw(st.lists(floats, min_size=n, max_size=n)))})
+    raw = {"changed": Coded(safe.json_objects(objects, 6), pa.array(at, mask=at < 0))}
+    got = safe.columns_json(frame, 6, raw=raw).to_pybytes().decode("utf-8")
+    want = frame.assign(changed=np.array(objects + [None], dtype=object)[at]).to_json(
+        orient="records", double_precision=6, force_ascii=False)[1:-1]
+    assert got == want

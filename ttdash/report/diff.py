@@ -9,7 +9,7 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_us, is_missing, signed_pct
+from ..format import Coded, fmt_us, is_missing, signed_pct
 from ..model.columns import DEFAULT_METRIC, export_frame
 from ..model.compare.diff import STATUS_ADDED, STATUS_MATCHED, STATUS_REMOVED, DiffResult
 from ..model.compare.gate import MAX_UNCOMPARED_SHARE, Outcome
@@ -20,7 +20,7 @@ from ..present.formats import write
 from ..present.table import TableSpec, cells, diff_groups, diff_side
 from ..present.values import signed_us
 from ..schemas import SCHEMA_VERSION
-from .safe import json_clean, md_cell, md_table, records_json, write_csv
+from .safe import columns_json, json_clean, json_objects, md_cell, md_table, records_json, write_csv
 
 JSON_OP_FIELDS = ("baseline_id", "candidate_id", "op_code", "status", "baseline_us",
                   "candidate_us", "delta_us", "delta_pct", "baseline_gap_us", "candidate_gap_us",
@@ -184,6 +184,12 @@ def _records(df: pd.DataFrame, fields: tuple[str, ...], changed: list | None = N
     if changed is not None:
         codes = (df["change"].to_numpy(dtype="int64") if "change" in df.columns
                  else np.full(len(df), -1, dtype="int64"))
+        import pyarrow as pa
+
+        texts = Coded(json_objects(changed, 6), pa.array(codes, mask=codes < 0))
+        fast = columns_json(frame, 6, raw={"changed": texts})  # (each change set written once)
+        if fast is not None:
+            return "[" + memoryview(fast).tobytes().decode("utf-8") + "]"  # type: ignore[arg-type]
         lookup = np.array(changed + [None], dtype=object)
         frame["changed"] = lookup[codes]
     return records_json(frame, double_precision=6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -395,8 +396,12 @@ def _column_texts(s: pd.Series, name: str, decimals: int, fold: bool = True) -> 
         if fold and (missing is None or not missing.any()) and values.min() == values.max():
             return str(int(values[0]))
         return pc.cast(pa.array(values, mask=missing), pa.string())
-    if kind == "b":
-        return pc.if_else(pa.array(s.to_numpy()), "true", "false")
+    if kind == "b" or isinstance(dtype, pd.BooleanDtype):  # (nullable: a diff's within_noise)
+        missing = s.isna().to_numpy() if kind != "b" else None
+        if fold and missing is not None and missing.all():
+            return "null"
+        flags = s.to_numpy(dtype=bool, na_value=False) if missing is not None else s.to_numpy()
+        return pc.if_else(pa.array(flags, mask=missing), "true", "false")
     if kind == "f":
         v = s.to_numpy(dtype="float64")
         if fold and np.isnan(v).all():
@@ -430,21 +435,34 @@ def _key_text(name: str) -> str:
 
 
 def columns_json(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
-                 lines: bool = False) -> object | None:
+                 lines: bool = False, raw: dict[str, Coded] | None = None) -> object | None:
     """records_json's records (bare: comma-separated; `lines`: each ends with a newline) made
     a column at a time, as UTF-8 bytes (a pyarrow buffer): each column's values turned into
     JSON texts by pyarrow and numpy, the records joined from them in pyarrow, with no Python
     object per record nor per value (a share excepted). The same bytes as pandas' encoder
-    writes; None for a frame with a column type it does not handle, or no rows."""
-    joined = record_texts(frame, double_precision, "\n" if lines else ",")
+    writes; None for a frame with a column type it does not handle, or no rows. `raw`: more
+    fields after the frame's, each Coded JSON texts (json_objects': objects pandas would
+    write)."""
+    joined = record_texts(frame, double_precision, "\n" if lines else ",", raw)
     return None if joined is None else texts_buffer(joined, 0 if lines else 1)
 
 
+def json_objects(objects: list, double_precision: int = JSON_DECIMALS) -> Any:
+    """Each object (a dict, a list, None) as pandas' encoder writes it in a record, with
+    `double_precision` decimals: a pyarrow string array (columns_json's `raw` texts)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return pa.array([pd.Series([o], dtype=object).to_json(
+        orient="values", double_precision=double_precision, force_ascii=False)[1:-1]
+        for o in objects], type=pa.string())
+
+
 def record_texts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
-                 end: str = "") -> Any:
+                 end: str = "", raw: dict[str, Coded] | None = None) -> Any:
     """Each row of `frame` as a JSON record (columns_json's), followed by `end`: a pyarrow
     string array, or None when columns_json would be."""
-    parts = record_parts(frame, double_precision, end)
+    parts = record_parts(frame, double_precision, end, raw)
     return None if parts is None else joined_texts(parts)
 
 
@@ -471,10 +489,10 @@ def joined_later(parts: list) -> Callable[[], object]:
 
 
 def record_parts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
-                 end: str = "") -> list | None:
+                 end: str = "", raw: dict[str, Coded] | None = None) -> list | None:
     """record_texts before its join: literal strings and pyarrow string arrays (a text per
     row) whose joining row by row (joined_texts) is each row's record and `end`; None when
-    columns_json would be."""
+    columns_json would be. `raw`: columns_json's."""
     import pyarrow as pa
 
     if not len(frame) or not len(frame.columns) or not frame.columns.is_unique \
@@ -482,11 +500,12 @@ def record_parts(frame: pd.DataFrame, double_precision: int = JSON_DECIMALS,
         return None
     parts: list[object] = []
     literal = ""  # the record's fixed text since the last column of varying texts
-    for k, name in enumerate(frame.columns):
-        texts = _column_texts(frame.iloc[:, k], str(name), double_precision)
+    columns = ((str(name), _column_texts(frame.iloc[:, k], str(name), double_precision))
+               for k, name in enumerate(frame.columns))  # (a column's texts when it is its turn)
+    for k, (name, texts) in enumerate(itertools.chain(columns, (raw or {}).items())):
         if texts is None:
             return None
-        literal += ("{" if not k else ",") + _key_text(str(name)) + ":"
+        literal += ("{" if not k else ",") + _key_text(name) + ":"
         if isinstance(texts, str):
             literal += texts
         elif isinstance(texts, Quoted) and not isinstance(texts.texts, Coded):
