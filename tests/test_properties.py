@@ -526,6 +526,7 @@ def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
 @settings(max_examples=200, **SETTINGS)
 @given(columns=st.lists(st.tuples(st.lists(st.text(max_size=6), min_size=3, max_size=3),
                                   st.integers(0, 8), st.booleans()), min_size=1, max_size=4))
+@example(columns=[(["", "\x00", ""], 0, False)])  # (two texts one hash took for one, CI found)
 def test_padded_rows_are_the_rows_percent_format_and_rstrip_make(columns):
     """The plain table's rows are made in Arrow (report.safe.padded_rows): each row is what
     `"%-Ns  %Ms" % row` and `str.rstrip` make of it (padding by code points, any Unicode
@@ -540,8 +541,11 @@ def test_padded_rows_are_the_rows_percent_format_and_rstrip_make(columns):
     fmt = "  ".join(f"%{'-' if lt else ''}{w}s" for w, lt in zip(widths, left))
     want = "".join((fmt % row).rstrip() + "\n" for row in zip(*texts))
     assert memoryview(padded_rows(texts, widths, left)).tobytes().decode("utf-8") == want
-    coded = [Coded(pa.array(uniques, type=pa.string()), at) for at, uniques in
-             (pd.factorize(np.array(t, dtype=object)) for t in texts)]
+    coded = []
+    for t in texts:  # (not pd.factorize: pandas 2.2 takes "" and "\x00" for one string)
+        seen: dict[str, int] = {}
+        at = np.array([seen.setdefault(x, len(seen)) for x in t])
+        coded.append(Coded(pa.array(list(seen), type=pa.string()), at))
     assert memoryview(padded_rows(coded, widths, left)).tobytes().decode("utf-8") == want
 
 
