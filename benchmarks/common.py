@@ -17,9 +17,14 @@ REAL = ROOT.parent / "shared" / "fixtures" / "real"
 OUT = ROOT / "benchmarks" / "out"
 # ttdash's columnar copies of the big traces go to a temporary cache, removed at exit: a
 # benchmark leaves nothing in the user's ~/.cache (and `--no-cache` runs measure cold reads).
-CACHE = tempfile.mkdtemp(prefix="ttdash-bench-cache-")
-os.environ["XDG_CACHE_HOME"] = CACHE
-atexit.register(shutil.rmtree, CACHE, True)
+# A benchmark's own child (bench_memory.py's `open`) imports this module too: it keeps the
+# cache folder its parent gave it (XDG_CACHE_HOME), not a new empty one.
+if os.environ.get("TTDASH_BENCH_CACHE"):
+    CACHE = os.environ["TTDASH_BENCH_CACHE"]
+else:
+    CACHE = os.environ["TTDASH_BENCH_CACHE"] = tempfile.mkdtemp(prefix="ttdash-bench-cache-")
+    os.environ["XDG_CACHE_HOME"] = CACHE
+    atexit.register(shutil.rmtree, CACHE, True)
 # ttdash as installed: a wheel's install compiles its bytecode, but this checkout's editable
 # install compiles ttdash at every start where PYTHONDONTWRITEBYTECODE is set (~0.07 s a run).
 # The children may write it, and it is written once here, before anything is measured.
