@@ -322,7 +322,7 @@ class Trace(ReadLater):
     def warnings(self) -> list[DataWarning]:
         """The file's data-trust warnings (model.trust), found once."""
         found = self.__dict__.get("_warnings")
-        if found is None:  # (a stored table: only the columns read, not its ~250 MB a 1M ops)
+        if found is None:  # (stored: the columns read alone; in memory: progcache's memo's key)
             table = self.ordered if self._table_later() is None else self.ordered_columns(
                 [*read_columns(self.ordered_labels), *RANK_ARCH_READ, *CLOCK_READ])
             found = trace_warnings(table, self.arch, self.arch_source, self.clock_mhz)

@@ -309,7 +309,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     fields = shown_fields(view, ops)
     n = len(ops)
 
-    def chunk_cells(start: int) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+    def chunk_cells(start: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes,
                             color=color, coded=not color)  # (a plain table: padded in Arrow)
 
