@@ -26,9 +26,10 @@ FILES = [real_dir() / "tt-perf-report__bh20_oft.csv",
          GENERATED / "n300_2dev_report.csv"]
 
 
-def _analyses(monkeypatch) -> list[int]:
-    """Counts the analyses (Trace.view) and CSV parses from now on."""
-    done: list[int] = []
+def _analyses(monkeypatch, done: list | None = None) -> list:
+    """Counts the analyses (Trace.view) and CSV parses from now on, into `done` when given
+    (one list for several counters: `a(m) + b(m)` would be a new list, never appended to)."""
+    done = [] if done is None else done
     view, parse = trace_mod.Trace.view, loader._parse
     monkeypatch.setattr(trace_mod.Trace, "view",
                         lambda *a, **k: done.append(1) or view(*a, **k))
@@ -263,13 +264,14 @@ def test_the_cached_view_is_the_analysed_one_dtypes_and_all(src, cached, monkeyp
                                    fresh.trace.row(row).sort_index(), check_dtype=False)
 
 
-def _derived(monkeypatch) -> list[str]:
+def _derived(monkeypatch, done: list | None = None) -> list:
     """Counts, from now on, what a report or diff works out from a view besides the analysis:
-    the advice rules' summary, "where the time goes", the CSV columns read again for a diff."""
+    the advice rules' summary, "where the time goes", the CSV columns read again for a diff
+    (into `done` when given)."""
     from ttdash.model.read import attributes
     from ttdash.report import advice, where
 
-    done: list[str] = []
+    done = [] if done is None else done
     summarise, groups, read = advice.summarise, where._top_groups, attributes._read_csv_columns
     monkeypatch.setattr(advice, "summarise", lambda *a, **k: done.append("advice")
                         or summarise(*a, **k))
@@ -292,7 +294,7 @@ def test_a_second_report_keeps_the_advice_and_where_the_time_goes(fmt, cached, t
         assert _report(src, out, fmt) == want
         assert {"advice", "where"} <= set(done)
     with monkeypatch.context() as m:
-        done = _derived(m) + _analyses(m)
+        done = _analyses(m, _derived(m))
         assert _report(src, out, fmt) == want
         assert not done, done
     with monkeypatch.context() as m:  # another pause threshold: its own view, its own advice
@@ -301,33 +303,56 @@ def test_a_second_report_keeps_the_advice_and_where_the_time_goes(fmt, cached, t
         assert "advice" in done
 
 
-def test_a_second_diff_does_not_read_the_csv_again(cached, tmp_path, monkeypatch):
-    """The columns a diff reads again from the CSV (ATTRIBUTES) are kept with the view, written
-    once for a file and its hard link (one entry), and the output is the same bytes."""
+def test_a_diff_reads_what_it_compares_in_its_one_parse(cached, tmp_path, monkeypatch):
+    """A diff reads the columns it compares (ATTRIBUTES) with the analysis columns, in its one
+    parse of each file, cache or not; its view is written once for a file and its hard link
+    (one entry), and a second diff reads nothing. From a view another command kept (the
+    analysis columns alone) it reads them from the CSV again and keeps them with the view.
+    Every run prints the same bytes."""
     a = tmp_path / "a.csv"
     shutil.copyfile(FILES[0], a)
     b = tmp_path / "b.csv"
     os.link(a, b)
     out = tmp_path / "d.csv"
-    argv = ["diff", str(a), str(b), "-f", "csv", "-o", str(out), "--force"]
-    assert _main([*argv, "--no-cache"]) == 0
-    want = out.read_bytes()
+
+    def diff(x: Path, y: Path, *flags: str) -> bytes:
+        assert _main(["diff", str(x), str(y), "-f", "csv", "-o", str(out), "--force",
+                      *flags]) == 0
+        return out.read_bytes()
+
+    with monkeypatch.context() as m:
+        done = _derived(m)
+        want = diff(a, b, "--no-cache")
+        assert "csv" not in done, done
     writes: list[Path] = []
     write = analysis_cache.Entry.write
     monkeypatch.setattr(analysis_cache.Entry, "write",
                         lambda self, v: writes.append(self.file) or write(self, v))
     with monkeypatch.context() as m:
         done = _derived(m)
-        assert _main(argv) == 0
-        assert out.read_bytes() == want
-        assert done.count("csv") == 2  # each side's, analysed here
+        assert diff(a, b) == want
+        assert "csv" not in done, done
     assert len(writes) == 1 and len(list(cached.glob("*.view"))) == 1
     with monkeypatch.context() as m:
-        done = _derived(m) + _analyses(m)
-        assert _main(argv) == 0
-        assert out.read_bytes() == want
+        done = _analyses(m, _derived(m))
+        assert diff(a, b) == want
         assert not done, done
     assert len(writes) == 1  # nothing new to keep
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "later"))  # an empty cache, where
+    c = tmp_path / "c.csv"  # the same content is first kept by a report: no ATTRIBUTES
+    shutil.copyfile(FILES[0], c)
+    d = tmp_path / "d2.csv"
+    os.link(c, d)
+    assert _main(["report", str(c), "-f", "json", "-o", str(tmp_path / "r.json")]) == 0
+    with monkeypatch.context() as m:
+        done = _analyses(m, _derived(m))
+        assert diff(c, d) == want
+        assert sorted(map(str, done)) == ["csv", "csv"], done  # each side's, no analysis
+    with monkeypatch.context() as m:
+        done = _analyses(m, _derived(m))
+        assert diff(c, d) == want
+        assert not done, done
 
 
 def test_a_second_history_add_does_not_work_out_the_signatures_again(cached, tmp_path,

@@ -20,9 +20,9 @@ from ttdash.model.read import analysis_cache, cache
 FORMATS = ("table", "csv", "json", "markdown")
 
 
-def _diffs(monkeypatch) -> list[int]:
-    """Counts the diffs worked out (diff_traces) from now on."""
-    done: list[int] = []
+def _diffs(monkeypatch, done: list | None = None) -> list:
+    """Counts the diffs worked out (diff_traces) from now on (into `done` when given)."""
+    done = [] if done is None else done
     real = mdiff.diff_traces
     monkeypatch.setattr(mdiff, "diff_traces", lambda *a, **k: done.append(1) or real(*a, **k))
     return done
@@ -65,7 +65,7 @@ def test_a_second_diff_prints_the_same_bytes_without_diffing(fmt, sides, cached,
         assert done == [1]
     assert len(list(cached.glob("*.diff"))) == 1
     with monkeypatch.context() as m:  # nothing parsed, analysed or diffed
-        done = _diffs(m) + _analyses(m)
+        done = _analyses(m, _diffs(m))
         assert _diff(a, b, out, fmt) == want
         gated = _gated(a, b, out, fmt)
         assert not done, done
@@ -84,7 +84,7 @@ def test_the_sides_paths_are_the_ones_given(sides, cached, tmp_path, monkeypatch
     want = _diff(a2, b2, out, "json", "--no-cache")
     assert b"renamed_a.csv" in want and b"renamed_b.csv" in want
     with monkeypatch.context() as m:
-        done = _diffs(m) + _analyses(m)
+        done = _analyses(m, _diffs(m))
         assert _diff(a2, b2, out, "json") == want
         assert not done
     assert len(list(cached.glob("*.diff"))) == 1

@@ -77,7 +77,8 @@ def cache_entry(path: str | tuple[str, ...], opts: WindowOptions, columns: str):
     from ..model.read.analysis_cache import Entry
     from ..model.read.discover import resolve_trace_paths
 
-    if columns not in ("analysis", "lazy") or (isinstance(path, tuple) and len(path) != 1):
+    if columns not in ("analysis", "compare", "lazy") or (isinstance(path, tuple)
+                                                          and len(path) != 1):
         return None
     given = path[0] if isinstance(path, tuple) else path
     try:

@@ -86,8 +86,8 @@ def _stored(opts: DiffOptions):  # -> model.compare.stored.DiffEntry | None
     from .progress import on_stderr
 
     with on_stderr():
-        a = cache_entry(opts.baseline, opts.window, "analysis")
-        b = cache_entry(opts.candidate, opts.window, "analysis") if a is not None else None
+        a = cache_entry(opts.baseline, opts.window, "compare")
+        b = cache_entry(opts.candidate, opts.window, "compare") if a is not None else None
     return DiffEntry.of(a, b, repr(("diff", opts.top)))
 
 
@@ -108,7 +108,8 @@ def diff(opts: DiffOptions) -> int:
         needs_terminal(opts.candidate, "diff --format tui",
                        "--format table, markdown, csv or json")
     interactive = fmt == "tui" or (fmt is None and sys.stdout.isatty())
-    columns = "lazy" if interactive else "analysis"  # the TUI's details show every column
+    # the TUI's details show every column; the text outputs read what they compare at once
+    columns = "lazy" if interactive else "compare"
     # the text outputs of two files: the result kept (model.compare.stored) is read instead
     stored = None if interactive or opts.baseline_runs or opts.candidate_runs else \
         _stored(opts)

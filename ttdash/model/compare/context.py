@@ -14,13 +14,13 @@ the clock, so at equal cycles the device time changes by ``clock_a / clock_b - 1
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, replace
 from statistics import median
 from typing import Any
 
 import numpy as np
 
+from ..read.loader import version_columns
 from ..trace import View
 
 #: Clocks closer than this (relative) are the same clock (the inference's rounding).
@@ -29,7 +29,6 @@ CLOCK_TOLERANCE = 0.02
 #: CLOCK_EXPLAINS_MIN_PCT points) is explained by the clock.
 CLOCK_EXPLAINS = 0.2
 CLOCK_EXPLAINS_MIN_PCT = 2.0
-_VERSION_RE = re.compile(r"VERSION", re.I)
 #: reading key -> what it holds, for the versions a reading may carry
 FIRMWARE_KEYS = ("firmware", "fw_bundle_ver", "tt_fw_bundle_ver")
 DRIVER_KEYS = ("driver", "driver_version")
@@ -53,11 +52,6 @@ class RunContext:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def version_columns(header: list[str]) -> tuple[str, ...]:
-    """The header's columns that name a version."""
-    return tuple(h for h in header if _VERSION_RE.search(h))
 
 
 def run_context(view: View, extra: dict[str, np.ndarray] | None = None,

@@ -91,12 +91,13 @@ from ...memory import trim
 from ..columns import DEFAULT_METRIC, METRIC_NAMES, MIN_MATCH_RATE
 from ..errors import TraceError
 from ..read.attributes import ATTRIBUTES, CACHE_HIT, extra_columns
+from ..read.loader import version_columns
 from ..trace import View
 
 # The aligner lived here before model.compare.align; its public names stay importable from here.
 from .align import Alignment, align_sequences, kgram_ids, weighted_lcs  # noqa: F401
 from .changes import Change, Compared, FieldRow, cause_text, group_causes
-from .context import RunContext, clock_note, differences, run_context, version_columns
+from .context import RunContext, clock_note, differences, run_context
 from .gate import (
     METRICS,
     Basis,

@@ -20,9 +20,11 @@ Values are shown without C++ scopes (``BufferType::DRAM`` -> ``DRAM``, ``std::nu
 and ``(x=8;y=8)`` as ``8x8``. A cell that does not parse (unbalanced brackets) is one field,
 ``ATTRIBUTES``, holding the whole text.
 
-Reading: a diff's traces are loaded with the analysis columns, which leave ``ATTRIBUTES`` and
-``PROGRAM CACHE HIT`` out; :func:`extra_columns` takes them from the trace when it holds them,
-else reads just those columns of the CSV again (pyarrow, dictionary-encoded: a few distinct
+Reading: ``ttdash diff`` loads its traces with the "compare" columns (the analysis columns,
+``ATTRIBUTES`` whole, the version columns; :func:`ttdash.model.read.loader.read_ops_csv`).
+:func:`extra_columns` takes the columns from the trace when it holds them; a trace without them
+(the analysis columns leave ``ATTRIBUTES`` out: another command's view, from the analysis cache)
+has just those columns of its CSV read again (pyarrow, dictionary-encoded: a few distinct
 cells; the loader's block size, so a row the loader read is read again), or gives up (None) when
 the file is not the one loaded (rows differ, several files, gone). A cell over
 ``ATTRIBUTES_MAX_CHARS`` is left unread: only its own op loses its attribute cause, counted.

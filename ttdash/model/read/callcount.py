@@ -41,6 +41,9 @@ def unnamed(ops: pd.DataFrame) -> bool:
     gcc = pd.to_numeric(ops["global_call_count"], errors="coerce")
     if gcc.isna().any():
         return False
+    first = ops["op_code"].iloc[0]
+    if not (isinstance(first, str) and first.startswith("op #")):
+        return False  # (a named trace: a million ops' numbers not made into text)
     g = gcc.astype("int64")
     code = ops["op_code"].astype(object).astype(str).to_numpy()
     return bool(((code == ("op #" + g.astype(str)).to_numpy(dtype=object))

@@ -59,6 +59,9 @@ ANALYSIS_EXTRA = (
     "DISPATCH TOTAL CQ CMD OP TIME [ns]", "DISPATCH GO SEND WAIT TIME [ns]",
     "PROGRAM HASH", "PROGRAM CACHE HIT",
 )
+#: Columns naming a version (tt-metal's, a firmware's): read with the analysis columns when a diff
+#: asks ("compare"), which sets the two runs' versions side by side
+VERSION_RE = re.compile(r"VERSION", re.I)
 PREVIEW_ROWS = 1 << 14  # a long read offers its first rows as a preview once it has this many
 
 
@@ -71,9 +74,16 @@ class RawTable:
     wide: WideRows | None = None  # the columns left out of `df`, a row at a time (lazy reads)
 
 
-def wanted_columns(header: list[str]) -> list[str]:
+def wanted_columns(header: list[str], compare: bool = False) -> list[str]:
+    """The analysis columns of `header`; `compare`: the columns naming a version too."""
     keep = set(REQUIRED) | set(NUMERIC) | set(TEXT) | set(ANALYSIS_EXTRA)
-    return [h for h in header if h in keep or TENSOR_RE.match(h) or is_counter(h)]
+    return [h for h in header if h in keep or TENSOR_RE.match(h) or is_counter(h)
+            or (compare and VERSION_RE.search(h))]
+
+
+def version_columns(header: list[str]) -> tuple[str, ...]:
+    """The header's columns that name a version."""
+    return tuple(h for h in header if VERSION_RE.search(h))
 
 
 def _check_header(path: Path, header: list[str]) -> None:
@@ -150,7 +160,10 @@ def read_ops_csv(path: str | Path, columns: str = "analysis",
                  tolerate_partial: bool = False) -> RawTable:
     """Load an ops_perf_results CSV.
 
-    columns: "analysis" reads only what the metrics need (fast, small); "all" keeps every column;
+    columns: "analysis" reads only what the metrics need (fast, small); "compare" those, the
+    whole ATTRIBUTES cells and the version columns too (what a diff sets side by side op by op:
+    read again from the CSV, a million ops' second parse cost a diff ~1 s a side); "all" keeps
+    every column;
     "lazy" keeps the analysis columns in memory and the others in the columnar cache's copy,
     read a row at a time (`RawTable.wide`; "all" when the file is not cached: small, cache off).
     tolerate_partial: drop a cut last line (a report still being written) instead of failing.
@@ -177,7 +190,7 @@ def _read_ops_csv(path: Path, columns: str, tolerate_partial: bool) -> RawTable:
     _check_header(path, header)
     # Duplicate non-key column names (seen in hostile files) would break by-name selection.
     names = dedupe_header(header)
-    wanted = set(wanted_columns(header))
+    wanted = set(wanted_columns(header, compare=columns == "compare"))
     analysis = [n for n, h in zip(names, header) if h in wanted]
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
@@ -190,7 +203,7 @@ def _read_ops_csv(path: Path, columns: str, tolerate_partial: bool) -> RawTable:
     if columns == "lazy" and slot is None:
         columns = "all"
     lazy = columns == "lazy"
-    cols = analysis if columns == "analysis" else names
+    cols = analysis if columns in ("analysis", "compare") else names
     prune = columns == "analysis"
     in_memory = _parsed_names(analysis, True) if lazy else _parsed_names(cols, prune)
 
