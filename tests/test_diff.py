@@ -403,6 +403,32 @@ def test_anchor_path_is_valid_and_keeps_most(a, edits):
     assert al.size >= 0.6 * (min(len(x), len(yb)) - 2 * len(edits))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-1, 6), max_size=60), st.lists(st.integers(0, 6), max_size=60),
+       st.booleans())
+def test_nearest_pairs_pick_the_nearest_occurrence(a, b, guided):
+    """Each op of A with a value B has (and not -1) pairs with the occurrence in B nearest to
+    where it is expected (the later on a tie), B sorted once (D._Sorted) or not."""
+    x, y = np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+    guide = (np.array([0, max(len(x) - 1, 1)]), np.array([len(y) // 3, len(y) - 1])) \
+        if guided and len(y) else None
+    got = D._nearest_pairs(x, D._Sorted(y), guide)
+    assert all(np.array_equal(g, w) for g, w in zip(got, D._nearest_pairs(x, y, guide)))
+    if not len(x):
+        return
+    expected = (np.interp(np.arange(len(x)), *guide) if guide is not None
+                else np.arange(len(x)) * (len(y) / len(x)))
+    want_a, want_b = [], []
+    for i, v in enumerate(a):
+        at = [j for j, w in enumerate(b) if w == v]
+        if v < 0 or not at:
+            continue
+        d = [abs(j - expected[i]) for j in at]
+        want_a.append(i)
+        want_b.append(max(j for j, dj in zip(at, d) if dj == min(d)))
+    assert got[0].tolist() == want_a and got[1].tolist() == want_b
+
+
 def test_lis_and_ranges():
     x = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9])
     keep = D._lis(x)

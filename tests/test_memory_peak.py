@@ -236,3 +236,45 @@ def test_the_op_tables_text_columns_are_read_through_their_codes():
     blank = column_data(pd.Series(pd.Categorical(["", None, ""])))
     assert blank.blank() and blank[1] is None
     assert not column_data(pd.Series(pd.Categorical(["", "x"]))).blank()
+
+
+_SCRATCH_CHILD = r"""
+import resource, sys
+import numpy as np
+from ttdash import memory
+
+def faults(n=40):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
+        a = np.ones(1 << 20)  # 8 MB, a million-row column
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+if memory._glibc() is None:
+    print("no glibc"); sys.exit(0)
+free = faults()  # glibc's own sliding threshold: reused after the first
+memory.return_freed_memory()
+memory.trim()  # (the heap's top, which the sliding threshold left, given back)
+fixed = faults()
+with memory.scratch_heap():
+    scratch = faults()
+after = faults()
+print(free, fixed, scratch, after)
+"""
+
+
+def test_a_scratch_heap_reuses_whole_columns_then_gives_them_back():
+    """Under the CLI's fixed mmap threshold each 8 MB array is a new mapping, faulted in page by
+    page; within scratch_heap the heap reuses them, and the fixed threshold is back after (a
+    child process: the policy is the process's)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SCRATCH_CHILD], capture_output=True,
+                         text=True, check=True).stdout.split()
+    if out == ["no", "glibc"]:
+        pytest.skip("glibc only: nothing to do elsewhere")
+    free, fixed, scratch, after = map(int, out)
+    assert fixed > 20 * 1000  # 40 arrays of ~2,048 pages (fewer with huge pages)
+    assert scratch < fixed / 4 and free < fixed / 4
+    assert after > fixed / 2  # the fixed threshold back

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 
+from ..memory import scratch_heap
 from ..model.errors import TraceError
 from .common import (
     cache_entry,
@@ -120,7 +121,8 @@ def diff(opts: DiffOptions) -> int:
                            list(stored.sides) if stored is not None else None)
         baseline, candidate = views
         _check_windows(baseline, candidate)
-        result = diff_traces(baseline, candidate, top=opts.top)
+        with scratch_heap():  # (its whole-column temporaries reused)
+            result = diff_traces(baseline, candidate, top=opts.top)
         made = dict(result.context)  # as kept: the readings are the files' beside it, now
     baseline, candidate = result.baseline, result.candidate
     for side, v in (("baseline", baseline), ("candidate", candidate)):

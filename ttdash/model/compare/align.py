@@ -98,7 +98,8 @@ def _lis(x: np.ndarray) -> np.ndarray:
     rest = np.flatnonzero(~pivot)
     if len(rest) > n // 2:  # far from order (a low outlier late unpivots all before it)
         return _patience(x)
-    return np.sort(np.concatenate([np.flatnonzero(pivot), rest[_patience(x[rest])]]))
+    pivot[rest[_patience(x[rest])]] = True  # (now: the elements kept)
+    return np.flatnonzero(pivot)
 
 
 def _patience(x: np.ndarray) -> np.ndarray:
@@ -168,31 +169,51 @@ def _rare(a: np.ndarray) -> np.ndarray:
     return np.where(crowded, -1, a)
 
 
-def _nearest_pairs(a: np.ndarray, b: np.ndarray, guide: tuple[np.ndarray, np.ndarray] | None
-                   = None) -> tuple[np.ndarray, np.ndarray]:
+class _Sorted:
+    """One side's ids sorted once (stably: by id, then position), with where each distinct id's
+    run starts and how long it is: what every nearest pairing against that side looks up."""
+
+    def __init__(self, b: np.ndarray) -> None:
+        self.n = len(b)
+        self.order = np.argsort(b, kind="stable")
+        ids = b[self.order]
+        starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]])) if len(ids) \
+            else np.zeros(0, np.int64)
+        self.values = ids[starts]
+        self.start = starts
+        self.count = np.diff(np.append(starts, len(ids)))
+        self.key = ids.astype(np.float64) * (self.n + 1) + self.order
+
+
+def _nearest_pairs(a: np.ndarray, b: np.ndarray | _Sorted,
+                   guide: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Candidate anchors: each op of ``a`` with the op of ``b`` of the same value nearest to
-    where it is expected: on the segment's diagonal, or interpolated through ``guide`` pairs."""
-    la, lb = len(a), len(b)
-    sb = np.argsort(b, kind="stable")
-    bv = b[sb]
-    key_b = bv.astype(np.float64) * (lb + 1) + sb
+    where it is expected: on the segment's diagonal, or interpolated through ``guide`` pairs.
+    ``b`` may be given sorted (_Sorted), as the refinements of one segment reuse it."""
+    sb = b if isinstance(b, _Sorted) else _Sorted(b)
+    la, lb = len(a), sb.n
+    if not la or not len(sb.values):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if guide is not None and len(guide[0]) >= 2:
         expected = np.interp(np.arange(la), guide[0], guide[1])
     else:
         expected = np.arange(la) * (lb / la)
     key_a = a.astype(np.float64) * (lb + 1) + expected
-    lo = np.searchsorted(bv, a, side="left")
-    hi = np.searchsorted(bv, a, side="right")
-    has = (hi > lo) & (a >= 0)
-    k = np.clip(np.searchsorted(key_b, key_a), lo, np.maximum(hi - 1, lo))
+    # each op's run of its id in b: the distinct ids are few, so this search is short
+    j = np.minimum(np.searchsorted(sb.values, a), len(sb.values) - 1)
+    has = (sb.values[j] == a) & (a >= 0)
+    lo = sb.start[j]
+    hi = lo + np.where(has, sb.count[j], 0)
+    k = np.clip(np.searchsorted(sb.key, key_a), lo, np.maximum(hi - 1, lo))
     prev = np.maximum(k - 1, lo)
-    kk = np.minimum(k, len(sb) - 1)
-    pp = np.minimum(prev, len(sb) - 1)
-    d_next = np.abs(sb[kk] - expected)
-    d_prev = np.abs(sb[pp] - expected)
+    kk = np.minimum(k, lb - 1)
+    pp = np.minimum(prev, lb - 1)
+    d_next = np.abs(sb.order[kk] - expected)
+    d_prev = np.abs(sb.order[pp] - expected)
     pick = np.where(d_prev < d_next, pp, kk)
     pa = np.flatnonzero(has)
-    return pa, sb[pick[has]]
+    return pa, sb.order[pick[has]]
 
 
 class _Aligner:
@@ -311,15 +332,16 @@ class _Aligner:
             if len(best[0]) >= enough:
                 break
             ka, kb = self._kgram(level)
-            seeds = [_nearest_pairs(ka[a0:a1], kb[b0:b1])]
+            sorted_kb, sorted_xb = _Sorted(kb[b0:b1]), _Sorted(xb)  # (for every pairing)
+            seeds = [_nearest_pairs(ka[a0:a1], sorted_kb)]
             if a1 - a0 >= 2 * RARE_SPACING:
-                seeds.append(_nearest_pairs(_rare(ka[a0:a1]), kb[b0:b1]))
+                seeds.append(_nearest_pairs(_rare(ka[a0:a1]), sorted_kb))
             for pa, pb in seeds:  # each seed's own chain of refinements
                 keep = _lis(pb)
                 chain = (pa[keep], pb[keep])
                 for r in range(REFINE_ROUNDS + 1):  # k-grams first: runs of one id stay apart
-                    pa, pb = _nearest_pairs(*((ka[a0:a1], kb[b0:b1]) if r == 0 else (xa, xb)),
-                                            chain)
+                    pa, pb = _nearest_pairs(*((ka[a0:a1], sorted_kb) if r == 0 else
+                                              (xa, sorted_xb)), chain)
                     keep = _lis(pb)
                     if len(keep) <= len(chain[0]):
                         break
@@ -399,6 +421,8 @@ class _Aligner:
                 if (ra1 - ra0) * (rb1 - rb0) > DP_CELLS or ra1 <= ra0 or rb1 <= rb0:
                     continue
                 current = int(cum[h] - cum[lo_k + 1])  # matches strictly inside (lo_k, h)
+                if current >= SIG_WEIGHT * min(ra1 - ra0, rb1 - rb0):
+                    continue  # no answer can score more (an op deleted, or inserted, alone)
                 ia, ib, score = weighted_lcs(self.a_sig[ra0:ra1], self.a_code[ra0:ra1],
                                              self.b_sig[rb0:rb1], self.b_code[rb0:rb1],
                                              *self._attr_slices(ra0, ra1, rb0, rb1))
