@@ -498,17 +498,22 @@ def test_live_rows_converted_before_a_refresh_equal_rows_converted_at_it(tmp_pat
 
 @settings(max_examples=100, **SETTINGS)
 @given(rows=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", None]),
-                               st.sampled_from([1.0, 2.5, math.nan])), max_size=30))
+                               st.sampled_from([1.0, 2.5, math.nan]), st.integers(-3, 3),
+                               st.integers(-10**15, 10**15)), max_size=30))
 def test_factorize_rows_numbers_distinct_tuples_by_first_appearance(rows):
-    from ttdash.model.read.cells import factorize_rows
+    """Floats, objects and whole numbers (of a narrow range: their own codes; of a wide one:
+    factorized); first_rows gives np.unique's first index of the ids."""
+    from ttdash.model.read.cells import factorize_rows, first_rows
 
-    cols = [np.array([r[k] for r in rows], dtype=object if k == 1 else "float64")
-            for k in range(3)]
+    types = [np.float64, object, np.float64, np.int64, np.int64]
+    cols = [np.array([r[k] for r in rows], dtype=t) for k, t in enumerate(types)]
     seen: dict = {}
     want = [seen.setdefault(tuple("nan" if isinstance(v, float) and math.isnan(v) else v
                                   for v in r), len(seen)) for r in rows]
-    assert factorize_rows(cols).tolist() == want
+    ids = factorize_rows(cols)
+    assert ids.tolist() == want
     assert factorize_rows(iter(cols)).tolist() == want  # a generator: one column at a time
+    assert first_rows(ids).tolist() == np.unique(ids, return_index=True)[1].tolist()
 
 
 def test_factorize_rows_renumbers_before_the_tuple_number_overflows():

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ..read.cells import by_unique, factorize_rows
+from ..read.cells import by_unique, factorize_rows, first_rows
 from ..read.readers import contains, io_dtype_size, num, text
 from .guide_base import GuideInput, dispatch_gaps, empty_entries, filled, make_entries
 
@@ -104,8 +104,7 @@ def messages(keys: list[pd.Series], fn: Callable[[np.ndarray], list[str]]) -> np
     combination of `keys` and spread back to every row, as an object array (cells'
     by_unique_rows, without a fixed-width string array as large as the rows)."""
     group = factorize_rows(keys)
-    first = np.unique(group, return_index=True)[1]  # group numbers follow first appearance
-    return np.array(fn(first), dtype=object)[group]
+    return np.array(fn(first_rows(group)), dtype=object)[group]
 
 
 def _device_ops(ops: pd.DataFrame) -> np.ndarray:

@@ -40,7 +40,7 @@ import pandas as pd
 
 from ..columns import aggregated
 from ..read.attributes import ATTRIBUTES, CACHE_HIT, Coded, coded, field_diff, flatten, joint
-from ..read.cells import factorize_rows
+from ..read.cells import factorize_rows, first_rows
 from ..read.text import clean_text
 from ..trace import View
 from .signature import _positions, _raw_column, _raw_table
@@ -216,13 +216,12 @@ class Compared:
                 yield codes
 
         ids = factorize_rows(folded())
-        uniq, first = np.unique(ids, return_index=True)
+        first = first_rows(ids)
         values = np.array([_shape_text([u[c[i]] for c, u in kept]) for i in first],
                           dtype=object)  # (code -1: the appended NaN)
         # a tuple with no dimension is "no tensor": code -1, like a missing text cell
         none = np.array([v is None for v in values], dtype=bool)
-        remap = np.where(none, -1, np.arange(len(uniq)))
-        codes = remap[np.searchsorted(uniq, ids)] if len(ids) else ids
+        codes = np.where(none, -1, np.arange(len(first)))[ids] if len(ids) else ids
         self.fields.append(_Field(f"{label}.shape", label, "shape", codes[:n], codes[n:],
                                   values))
 
@@ -248,13 +247,13 @@ class Compared:
         if not len(rows):
             return out
         ids = factorize_rows(c[rows] for c in cols)
-        uniq, first = np.unique(ids, return_index=True)
+        first = first_rows(ids)
         base = len(self.sets)
         new_sets = [self.changes(int(pa[rows[i]]), int(pb[rows[i]])) for i in first]
         # a set whose only difference is ATTRIBUTES text that flattens alike is no change
         number = np.array([base + k if s else -1 for k, s in enumerate(new_sets)], np.int64)
         self.sets.extend(new_sets)
-        out[rows] = number[np.searchsorted(uniq, ids)]
+        out[rows] = number[ids]
         return out
 
     def _unread(self, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..read.attributes import joint, normalise
 from ..read.callcount import unnamed
-from ..read.cells import factorize_rows
+from ..read.cells import factorize_rows, first_rows
 from ..trace import View
 
 if TYPE_CHECKING:
@@ -182,10 +182,10 @@ def signature_text(view: View, ops: pd.DataFrame, table: pd.DataFrame | None = N
     ids = factorize_rows([code] + [raw[c] for c in cols])
     if not len(ids):
         return np.zeros(0, dtype=object)
-    uniq, first = np.unique(ids, return_index=True)
+    first = first_rows(ids)
     inputs = sorted({c.split("_")[1] for c in cols}, key=lambda k: (not k.isdigit(), k.zfill(9)))
-    text = {}
-    for sig, row in zip(uniq, first):
+    text = []
+    for row in first.tolist():
         parts = []
         for k in inputs:
             dims = [raw[f"INPUT_{k}_{d}"][row] for d in "WZYX" if f"INPUT_{k}_{d}" in raw]
@@ -195,9 +195,8 @@ def signature_text(view: View, ops: pd.DataFrame, table: pd.DataFrame | None = N
                 parts.append(" ".join([f"in{k}", "x".join(dims)]
                                       + ([str(dtype)] if not pd.isna(dtype) else [])))
         name = "" if pd.isna(code[row]) else str(code[row])
-        text[int(sig)] = f"{name}({'; '.join(parts)})" if parts else name
-    lookup = np.array([text[int(u)] for u in uniq], dtype=object)
-    return lookup[np.searchsorted(uniq, ids)]
+        text.append(f"{name}({'; '.join(parts)})" if parts else name)
+    return np.array(text, dtype=object)[ids]
 
 
 #: Ops whose signatures are worked out together by signature_codes (each slice reads the raw

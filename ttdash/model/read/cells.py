@@ -37,16 +37,36 @@ def factorize_rows(cols: Iterable[np.ndarray | pd.Series]) -> np.ndarray:
     acc: np.ndarray | None = None
     bound = 1  # acc < bound
     for values in cols:  # numpy arrays as they are: a Series of objects would infer strings
-        codes, uniques = pd.factorize(values if isinstance(values, pd.Series)
-                                      else np.asarray(values), use_na_sentinel=True)
-        width = len(uniques) + 1
+        codes, width = _codes(values if isinstance(values, pd.Series) else np.asarray(values))
         if acc is None:
             acc = np.zeros(len(codes), dtype=np.int64)
         elif bound > (1 << 62) // width:
             acc, bound = _dense(acc)
-        acc = acc * width + (codes.astype(np.int64) + 1)
+        acc = acc * width + codes
         bound *= width
     return _dense(acc)[0] if acc is not None else np.zeros(0, np.int64)
+
+
+def _codes(values: np.ndarray | pd.Series) -> tuple[np.ndarray, int]:
+    """A column's values as numbers 0 <= code < width, equal values (missing ones too) alike:
+    whole numbers of a narrow range (ids, codes) are their own, less the least; anything else
+    factorized (missing: 0)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * len(values):
+            return values.astype(np.int64) - lo, hi - lo + 1
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes.astype(np.int64) + 1, len(uniques) + 1
+
+
+def first_rows(ids: np.ndarray) -> np.ndarray:
+    """Each id's first row, by id, for ids numbered by first appearance (factorize_rows'): what
+    np.unique(ids, return_index=True) gives, in one pass and not a sort (the running maximum
+    grows exactly where an id first appears)."""
+    if not len(ids):
+        return np.zeros(0, np.int64)
+    top = np.maximum.accumulate(ids)
+    return np.flatnonzero(np.concatenate([[True], top[1:] > top[:-1]]))
 
 
 def _dense(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -59,8 +79,7 @@ def by_unique_rows(keys: list[pd.Series], fn: Callable[[np.ndarray], np.ndarray]
     combination of `keys` and spread back to every row: per-row string building done once per
     distinct value tuple (a million rows repeat a few hundred)."""
     group = factorize_rows(keys)
-    first = np.unique(group, return_index=True)[1]  # group numbers follow first appearance
-    return np.asarray(fn(first))[group]
+    return np.asarray(fn(first_rows(group)))[group]
 
 
 def _whole_numbers(cells: np.ndarray | pa.Array) -> Any:
