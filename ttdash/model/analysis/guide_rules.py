@@ -343,7 +343,6 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
                        0.0).astype(bool)[pos]
     del codes
     from_mm = mm[head]
-    kind = np.where(from_mm, "fusion_matmul", "fusion_eltwise")
     # the other operand of a binary op: smaller than the intermediate (a bias, a scale: what a
     # fused matmul takes), or as large (a residual add or a gate: a second full read)
     vol = [_volume_at(rows, t, pos) for t in ("INPUT_0", "INPUT_1")]
@@ -361,8 +360,7 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
                       _pick(chain, " ID ", ""), _pick(chain, _digits(ident[head]), ""),
                       _pick(chain, ")", ""), _pick(dram[src], "; a DRAM round trip", ""))
     frames = []
-    for name in ("fusion_matmul", "fusion_eltwise"):
-        sel = kind == name
+    for name, sel in (("fusion_matmul", from_mm), ("fusion_eltwise", ~from_mm)):
         if sel.any():
             frames.append(make_entries(g, pos[sel], name, message[sel], saving_us=saving[sel],
                                        dram_bytes=traffic[sel]))
