@@ -516,6 +516,17 @@ def test_factorize_rows_numbers_distinct_tuples_by_first_appearance(rows):
     assert first_rows(ids).tolist() == np.unique(ids, return_index=True)[1].tolist()
 
 
+def test_factorize_rows_takes_whole_numbers_at_the_ends_of_their_range():
+    """A narrow range near the ends of uint64 and int64 is factorized, not shifted by its least
+    (which overflows int64)."""
+    from ttdash.model.read.cells import factorize_rows
+
+    for values in (np.array([2**64 - 1, 2**64 - 2, 2**64 - 1], dtype=np.uint64),
+                   np.array([-2**63, -2**63 + 1, -2**63], dtype=np.int64),
+                   np.array([2**63 - 1, 2**63 - 2, 2**63 - 1], dtype=np.int64)):
+        assert factorize_rows([values, values]).tolist() == [0, 1, 0]
+
+
 def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
     """Rows told apart only by their first column, followed by four columns of 65,535 distinct
     values each: folded without renumbering, the first column's codes are multiplied by

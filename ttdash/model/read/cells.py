@@ -53,7 +53,7 @@ def _codes(values: np.ndarray | pd.Series) -> tuple[np.ndarray, int]:
     factorized (missing: 0)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and len(values):
         lo, hi = int(values.min()), int(values.max())
-        if hi - lo <= 4 * len(values):
+        if hi - lo <= 4 * len(values) and -(1 << 62) < lo and hi < 1 << 62:  # (int64 safe)
             return values.astype(np.int64) - lo, hi - lo + 1
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return codes.astype(np.int64) + 1, len(uniques) + 1
