@@ -189,7 +189,7 @@ def _records(df: pd.DataFrame, fields: tuple[str, ...], changed: list | None = N
         texts = Coded(json_objects(changed, 6), pa.array(codes, mask=codes < 0))
         fast = columns_json(frame, 6, raw={"changed": texts})  # (each change set written once)
         if fast is not None:
-            return "[" + memoryview(fast).tobytes().decode("utf-8") + "]"  # type: ignore[arg-type]
+            return "[" + fast.to_pybytes().decode("utf-8") + "]"  # (as records_json does)
         lookup = np.array(changed + [None], dtype=object)
         frame["changed"] = lookup[codes]
     return records_json(frame, double_precision=6)
