@@ -102,16 +102,19 @@ def test_entry_kinds_share_one_str():
 @pytest.mark.parametrize("n", [1000, 5000, 93_600])
 def test_find_period_power_spectrum_is_the_whole_array_product(monkeypatch, n):
     """f * conj(f) in place a slice at a time: the bits of the whole-array product (an `out=`
-    on an operand took another loop in numpy and changed last bits from 5,000 ops on)."""
+    on an operand took another loop in numpy and changed last bits from 5,000 ops on); its
+    inverse in place (numpy 2's `out=`): the bits of the inverse into a new array."""
     rng = np.random.default_rng(n)
     block = rng.integers(0, 40, 300)
     x = np.concatenate([rng.integers(0, 40, 77), np.tile(block, n // 300)])[:n]
     seen: list[np.ndarray] = []
+    made: list[np.ndarray] = []
     real_ifft = np.fft.ifft
 
     def ifft(a, *args, **kwargs):
         seen.append(a.copy())
-        return real_ifft(a, *args, **kwargs)
+        made.append(real_ifft(a, *args, **kwargs))
+        return made[-1]
 
     theta = np.random.default_rng(iterations._SEED).random(int(x.max()) + 1) * 2 * np.pi
     f = np.fft.fft(np.exp(1j * theta[x]), 1 << int(2 * n - 1).bit_length())
@@ -120,6 +123,8 @@ def test_find_period_power_spectrum_is_the_whole_array_product(monkeypatch, n):
     found = iterations.find_period(x)
     assert found is not None and found[1] == 300
     assert len(seen) == 1 and np.array_equal(seen[0].view(np.int64), want.view(np.int64))
+    inverse = real_ifft(want)
+    assert np.array_equal(made[0].view(np.int64), inverse.view(np.int64))
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
