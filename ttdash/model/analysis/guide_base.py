@@ -54,23 +54,33 @@ def dispatch_gaps(g: GuideInput) -> np.ndarray:
     return gaps
 
 
-def make_entries(g: GuideInput, pos: np.ndarray, kind: str, message: Any,
+def make_entries(g: GuideInput, pos: np.ndarray, kind: str | np.ndarray, message: Any,
                  saving_us: Any = np.nan, **extra: Any) -> pd.DataFrame:
     """An entries frame for the ops at positions `pos` (time at stake: their device time and
-    the dispatch gap before each)."""
+    the dispatch gap before each); `kind`: theirs, or each one's (an object array)."""
     ops = g.ops
     dev = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64", na_value=np.nan)[pos])
     gap = dispatch_gaps(g)[pos]
+    n = len(pos)
+    # each column its own array (copy=False), not the floats and the texts copied into a block
+    # each: ~50 MB more at once of a million ops' padding entries
     frame = pd.DataFrame({
         "id": pd.array(ops["id"].to_numpy()[pos], dtype="Int64"),
-        "kind": pd.Series(filled(len(pos), kind), dtype=object),
-        "message": pd.Series(np.broadcast_to(np.asarray(message, dtype=object), len(pos)),
-                             dtype=object),
+        "kind": pd.Series(kind if isinstance(kind, np.ndarray) else filled(n, kind),
+                          dtype=object, copy=False),
+        "message": pd.Series(np.asarray(message, dtype=object) if np.ndim(message) else
+                             filled(n, message), dtype=object, copy=False),
         "device_us": dev, "gap_us": gap, "at_stake_us": dev + gap,
-        "saving_us": np.broadcast_to(np.asarray(saving_us, dtype="float64"), len(pos))})
+        "saving_us": np.asarray(saving_us, dtype="float64") if np.ndim(saving_us) else
+        np.full(n, saving_us, dtype="float64")}, copy=False)
     for k, v in extra.items():
         frame[k] = v
     return frame
+
+
+def kinds_of(runs: list[tuple[int, str]]) -> np.ndarray:
+    """The kinds of entries made in runs of (count, kind), in order: one str per kind."""
+    return np.concatenate([filled(n, kind) for n, kind in runs]) if runs else filled(0, "")
 
 
 def filled(n: int, value: object) -> np.ndarray:

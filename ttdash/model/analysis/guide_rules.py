@@ -24,7 +24,14 @@ import pandas as pd
 
 from ..read.cells import by_unique, factorize_rows, first_rows
 from ..read.readers import contains, io_dtype_size, num, text
-from .guide_base import GuideInput, dispatch_gaps, empty_entries, filled, make_entries
+from .guide_base import (
+    GuideInput,
+    dispatch_gaps,
+    empty_entries,
+    filled,
+    kinds_of,
+    make_entries,
+)
 
 #: Op codes (first word, without a DeviceOperation/Operation/Op suffix) taken as eltwise.
 ELTWISE = frozenset({"Binary", "BinaryNg", "Unary", "Ternary", "Where", "Eltwise",
@@ -153,9 +160,10 @@ def _padding_dims(rows: pd.DataFrame, is_mm: np.ndarray
 
 
 def _padding_tile(g: GuideInput, rows: pd.DataFrame, at: int, is_mm: np.ndarray,
-                  keep: np.ndarray) -> pd.DataFrame | None:
+                  keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """padding_tile's entries among `rows` (the ops from position `at` on; `keep`: the ops the
-    rule may name, `is_mm`: the matmuls, both over `rows`)."""
+    rule may name, `is_mm`: the matmuls, both over `rows`): their positions, messages and
+    savings."""
     (py, px, pn, pw), (ly, lx, ln, lw) = _padding_dims(rows, is_mm)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where((pw > 0) & (lw > 0) & (lw < pw), 1.0 - lw / pw, 0.0)
@@ -184,7 +192,7 @@ def _padding_tile(g: GuideInput, rows: pd.DataFrame, at: int, is_mm: np.ndarray,
     message = messages(keys, words)
     dev = np.nan_to_num(g.ops["device_time_us"].to_numpy(dtype="float64",
                                                          na_value=np.nan)[pos])
-    return make_entries(g, pos, "padding_tile", message, saving_us=dev * share[local])
+    return pos, message, dev * share[local]
 
 
 def find_padding(g: GuideInput) -> pd.DataFrame:
@@ -198,12 +206,12 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
     tilize = contains(code, "TilizeWithValPadding") & device
     is_mm = contains(code, "Matmul") & device
     keep = device & ~tilize
-    frames = []
+    parts = []  # (positions, messages, savings, kind) of each chunk's entries, then tilize's
     for at in range(0, len(ops), PAD_CHUNK):
         end = min(at + PAD_CHUNK, len(ops))
         part = _padding_tile(g, rows.iloc[at:end], at, is_mm[at:end], keep[at:end])
         if part is not None:
-            frames.append(part)
+            parts.append((*part, "padding_tile"))
     tpos = np.flatnonzero(tilize)
     if len(tpos):
         oy, oly = padded(rows, "OUTPUT_0", "Y")[tpos], logical(rows, "OUTPUT_0", "Y")[tpos]
@@ -222,8 +230,15 @@ def find_padding(g: GuideInput) -> pd.DataFrame:
         if len(tpos):
             message = messages([pd.Series(oy), pd.Series(oly), pd.Series(ox),
                                       pd.Series(olx)], tilize_words)
-            frames.append(make_entries(g, tpos, "padding_tilize", message))
-    return pd.concat(frames, ignore_index=True) if frames else empty_entries()
+            parts.append((tpos, message, np.full(len(tpos), np.nan), "padding_tilize"))
+    if not parts:
+        return empty_entries()
+    # one frame made of every chunk's arrays (not a frame per chunk concatenated: the two
+    # held at once were ~110 MB of a million ops' 1M entries)
+    pos, message, saving = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    kind = kinds_of([(len(p[0]), p[3]) for p in parts])
+    del parts
+    return make_entries(g, pos, kind, message, saving_us=saving)
 
 
 # ------------------------------------------------------------------ 2. fusion candidates
@@ -359,13 +374,15 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
                       operand, _pick(chain, " (chain from ", ""), _pick(chain, short_head, ""),
                       _pick(chain, " ID ", ""), _pick(chain, _digits(ident[head]), ""),
                       _pick(chain, ")", ""), _pick(dram[src], "; a DRAM round trip", ""))
-    frames = []
-    for name, sel in (("fusion_matmul", from_mm), ("fusion_eltwise", ~from_mm)):
-        if sel.any():
-            frames.append(make_entries(g, pos[sel], name, message[sel], saving_us=saving[sel],
-                                       dram_bytes=traffic[sel]))
-    return pd.concat(frames, ignore_index=True).sort_values("id", kind="stable") \
-        .reset_index(drop=True) if len(frames) > 1 else frames[0]
+    # the matmuls' entries, then the eltwise ops', in the order of their IDs when there are
+    # both (one frame made: no frame per kind concatenated and sorted, three copies at once)
+    order = np.concatenate([np.flatnonzero(from_mm), np.flatnonzero(~from_mm)])
+    if from_mm.any() and not from_mm.all():
+        order = order[np.argsort(ident[pos[order]], kind="stable")]
+    kind = filled(len(order), "fusion_eltwise")  # (one str per kind, not per entry)
+    kind[from_mm[order]] = "fusion_matmul"
+    return make_entries(g, pos[order], kind, message[order], saving_us=saving[order],
+                        dram_bytes=traffic[order])
 
 
 # ------------------------------------------------------------------ 3. data formats
