@@ -181,6 +181,60 @@ def test_json_drops_the_guide_entries_it_made_and_keeps_a_callers():
     assert guides_cached(view) and guides_of(view).cache["frames"] is kept
 
 
+def _counted_rules(monkeypatch) -> tuple[list[int], list]:
+    """guides.RULES wrapped: for each rule run, how many earlier runs' frames are alive (and
+    weak references to them)."""
+    import weakref
+
+    from ttdash.model.analysis import guides
+
+    alive: list[weakref.ref] = []
+    held: list[int] = []
+
+    def counted(find):
+        def run(g):
+            frame = find(g)
+            held.append(sum(r() is not None for r in alive))
+            alive.append(weakref.ref(frame))
+            return frame
+        return run
+
+    monkeypatch.setattr(guides, "RULES", [counted(f) for f in guides.RULES])
+    return held, alive
+
+
+@pytest.mark.parametrize("fmt,advice", [("json", "summary"), ("markdown", "full")])
+def test_a_large_view_that_keeps_no_entries_makes_them_a_rule_at_a_time(monkeypatch, fmt,
+                                                                        advice):
+    """Above HOLD_ENTRIES_UP_TO ops, a view whose guide entries no cache keeps makes them a
+    rule at a time each time they are read (the grouped advice's sums, then the entries
+    written), no earlier rule's frame alive when the next runs; the same output as a view
+    that makes them once and holds them (the rules then run once, each rule's frames kept)."""
+    from ttdash.model.analysis import guides
+    from ttdash.report import advice as report_advice
+    from ttdash.report import single
+
+    shown = single.Shown(advice=advice)
+    held, alive = _counted_rules(monkeypatch)
+    view = Trace.load(real_dir() / OFT).view(Window("all"))
+    assert not report_advice.entries_streamed(view)
+    text = single.render_to_string(view, fmt, shown)
+    once, held[:], alive[:] = list(held), [], []
+    monkeypatch.setattr(report_advice, "HOLD_ENTRIES_UP_TO", 0)
+    view = Trace.load(real_dir() / OFT).view(Window("all"))
+    assert report_advice.entries_streamed(view)
+    assert single.render_to_string(view, fmt, shown) == text
+    assert "padding_tile" in text and "fusion_" in text
+    rules = len(guides.RULES)
+    # held: one run of the rules, every earlier frame alive (json's sums and entries share
+    # them; markdown's full list holds them as it writes)
+    assert len(once) == rules and once == list(range(rules))
+    # streamed: json sums them, then writes them; markdown's full list writes them (its
+    # grouped advice is not printed); no earlier frame alive in either pass
+    assert len(held) == (2 if fmt == "json" else 1) * rules and set(held) == {0}
+    assert not guides_cached(view)
+
+
 def test_the_parse_buffers_go_back_before_the_analysis(monkeypatch):
     """The heap's free pages go back once a trace is read (before the analysis) and again
     once it is analysed, pyarrow's with them (its allocator keeps the freed buffers of the

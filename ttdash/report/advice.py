@@ -29,6 +29,7 @@ from ..model.analysis.guides import (
     GuideRule,
     GuideSummary,
     guide_columns,
+    guide_frames,
     guide_input,
     rule_frames,
 )
@@ -171,6 +172,29 @@ def guide_entries(view: View) -> Sequence[pd.DataFrame]:
     return frames
 
 
+#: A view of more ops than this whose guide entries are kept nowhere (not with the view, not
+#: for the analysis cache) has them made again each time they are read, a rule at a time
+#: (entries_streamed): a million ops' 1.5 million entries, held from the grouped advice's sums
+#: to the last one written, were ~45 MiB of `report -f json --no-cache`'s peak; the rules run
+#: twice instead of once (~1 s of a million ops' 14 s). Smaller views make them once.
+HOLD_ENTRIES_UP_TO = 1 << 18
+
+
+def entries_streamed(view: View) -> bool:
+    """Whether this view's guide entries are made a rule at a time each time they are read
+    (HOLD_ENTRIES_UP_TO), rather than once and held until written."""
+    if len(view.ops) <= HOLD_ENTRIES_UP_TO or _entries_kept(view) is not None:
+        return False
+    made = guides_of(view).cache
+    return "frames" not in made and "keep" not in made
+
+
+def _entry_frames(view: View) -> Iterable[pd.DataFrame]:
+    """The guide rules' entries, a frame per rule: guide_entries', or each rule's made as it
+    is taken when they are streamed (entries_streamed; one rule's alive at a time)."""
+    return guide_frames(guides_of(view)) if entries_streamed(view) else guide_entries(view)
+
+
 def release_guides(view: View) -> None:
     """Drop the guide rules' entries kept for this view (made again when asked for; those kept
     for the analysis cache stay, guide_entries, read back when used). Either way, what writing
@@ -188,11 +212,11 @@ def _kind_parts(view: View) -> Iterator[tuple[str, pd.DataFrame, np.ndarray | No
     a kind's rows is made (a million ops' padding entries are ~100 MB): callers take them a
     chunk at a time (_chunks). Each rule's frame is let go before the next is taken (those
     kept with a view read back from the analysis cache are read as they are taken)."""
-    for e in guide_entries(view):
+    for e in _entry_frames(view):
         codes, kinds = pd.factorize(e["kind"].to_numpy(dtype=object))
         for code, kind in enumerate(kinds):
             yield str(kind), e, (np.flatnonzero(codes == code) if len(kinds) > 1 else None)
-        del e
+        del e, codes
 
 
 def _chunks(frame: pd.DataFrame, at: np.ndarray | None, size: int) -> Iterator[pd.DataFrame]:

@@ -37,6 +37,7 @@ from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's
     advice_entries,
     advice_sections,
     advice_text,
+    entries_streamed,
     guide_entries,
     guide_frames_of,
     guides_cached,
@@ -110,10 +111,11 @@ def to_json(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     # every section's keys (present.sections; schemas/report.schema.json), the advice's last:
     # the guide rules' entries it sums are made once for it and the entries below, once the
     # other sections' working memory is gone (held through them, they added ~90 MiB to a
-    # million ops' peak). The entries are streamed after the keys: a million ops have 1.5M.
+    # million ops' peak); a large view's that no cache keeps, a rule at a time for each
+    # (entries_streamed). The entries are written after the keys: a million ops have 1.5M.
+    hold = shown.advice != "none" and not entries_streamed(view)
     doc = {"schema_version": SCHEMA_VERSION, **section_keys(
-        view, shown, last="advice",
-        before_last=(lambda: guide_entries(view)) if shown.advice != "none" else None)}
+        view, shown, last="advice", before_last=(lambda: guide_entries(view)) if hold else None)}
     head = json.dumps(json_clean(doc), separators=(",", ":"), allow_nan=False)
     out.write(head[:-1])
     # each block's records joined and written by a thread; the ops' while the next block is

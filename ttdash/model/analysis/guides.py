@@ -170,6 +170,7 @@ def guide_frames(g: GuideInput, keep: Callable[[pd.DataFrame], Any] | None = Non
         if found:
             yield frame
         del frame  # (not held while the next rule runs)
+        settle(len(g.ops))  # (nor what using its entries freed)
 
 
 def rule_frames(g: GuideInput) -> Sequence[pd.DataFrame]:
