@@ -374,6 +374,8 @@ def find_fusion(g: GuideInput) -> pd.DataFrame:
                       operand, _pick(chain, " (chain from ", ""), _pick(chain, short_head, ""),
                       _pick(chain, " ID ", ""), _pick(chain, _digits(ident[head]), ""),
                       _pick(chain, ")", ""), _pick(dram[src], "; a DRAM round trip", ""))
+    del short_pos, short_src, short_head, binary, vol, inter, other, broadcast, operand, chain, \
+        src, head, out_bytes, gap, dram  # (not held while the entries are made: ~25 MB)
     # the matmuls' entries, then the eltwise ops', in the order of their IDs when there are
     # both (one frame made: no frame per kind concatenated and sorted, three copies at once)
     order = np.concatenate([np.flatnonzero(from_mm), np.flatnonzero(~from_mm)])
