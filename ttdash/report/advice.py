@@ -175,8 +175,8 @@ def guide_entries(view: View) -> Sequence[pd.DataFrame]:
 #: A view of more ops than this whose guide entries are kept nowhere (not with the view, not
 #: for the analysis cache) has them made again each time they are read, a rule at a time
 #: (entries_streamed): a million ops' 1.5 million entries, held from the grouped advice's sums
-#: to the last one written, were ~45 MiB of `report -f json --no-cache`'s peak; the rules run
-#: twice instead of once (~1 s of a million ops' 14 s). Smaller views make them once.
+#: to the last one written, were ~46 MiB of `report -f json --no-cache`'s peak; the rules run
+#: twice instead of once (~1 s of a million ops' ~16 s). Smaller views make them once.
 HOLD_ENTRIES_UP_TO = 1 << 18
 
 

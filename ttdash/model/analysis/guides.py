@@ -167,8 +167,9 @@ def guide_frames(g: GuideInput, keep: Callable[[pd.DataFrame], Any] | None = Non
         if found and keep is not None:
             frame = keep(frame)
         settle(len(g.ops))  # (what the rule freed given back before the next one runs)
-        if found:
-            yield frame
+        if not found:
+            continue
+        yield frame
         del frame  # (not held while the next rule runs)
         settle(len(g.ops))  # (nor what using its entries freed)
 
