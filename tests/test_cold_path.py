@@ -215,18 +215,17 @@ SGR_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
 @pytest.mark.parametrize("name,width", pairwise(REPORT_FIXTURES, [None, 80, 200], FAST_REAL))
 def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
-    """The plain table pads a row with one format string (a narrowed column's cells cut
-    first); the coloured table still pads cell by cell (report.single's `cell`). Without
-    their colour codes the two are the same text, on every real file, at any width, in blocks
-    of 5 rows with their cells formatted again in the rows pass, of 97 with them kept from the
-    sizing pass (5-row blocks cost a second a table), and in one block."""
+    """The plain table's rows are taken from each column's distinct texts padded once
+    (present.worded, report.safe.joined_rows; a narrowed column's texts cut first); the
+    coloured table still pads cell by cell (report.single's `cell`). Without their colour
+    codes the two are the same text, on every real file, at any width, in blocks of 5 rows, of
+    97, and in one block; the same text whatever the block."""
     from ttdash.report import single
 
     view = Trace.load(real_dir() / name).view(Window("all"))
     tables: dict[int, list[str]] = {}
-    for chunk, keep in ((5, 0), (97, 1 << 17), (20_000, 1 << 17)):  # formatted again / kept
+    for chunk in (5, 97, 20_000):
         monkeypatch.setattr(single, "CHUNK", chunk)
-        monkeypatch.setattr(single, "KEEP_ROWS", keep)
         for k, shown in enumerate((single.Shown(), single.Shown(top=3, raw_op_codes=True))):
             plain, coloured = io.StringIO(), io.StringIO()
             single.to_table(view, plain, shown, width=width)
@@ -234,8 +233,6 @@ def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
             want = [SGR_CODE.sub("", line).rstrip()
                     for line in coloured.getvalue().split("\n")]
             assert first_difference(plain.getvalue().split("\n"), want) is None
-            # columns sized from each distinct value's text (keep 0: present.cell_widths) as
-            # from every cell's (kept)
             assert first_difference(tables.setdefault(k, want), want) is None
 
 

@@ -272,20 +272,29 @@ def test_op_labels_word_each_distinct_op_as_each_row_would_be(categorical):
 
 
 @pytest.mark.parametrize("name", [A, B, OPS_FILE])
-def test_cell_widths_are_the_widest_cells(name):
-    """cell_widths (each distinct value worded once) gives the width of the widest text cells()
-    makes, column by column, on real files and on values whose texts tell apart what a hash
-    takes as one (-0.0 and 0.0), missing values, categoricals with unused wide categories."""
+def test_worded_columns_are_the_cells_each_distinct_value_worded_once(name):
+    """worded (each column's distinct values worded once, a position per row) gives every
+    text cells() makes, row by row, on real files (corrupt rows' missing device time, op
+    labels with and without sizes) and on values whose texts tell apart what a hash takes as
+    one (-0.0 and 0.0), missing values, categoricals with unused wide categories; formatted
+    `chunk` values at a time or all at once; positions in the narrowest integers."""
     ops = _view(name).ops
     spec = OPS.select([k for k in OPS.keys() if k in ops.columns])
-    texts, _ = cells(ops, spec, severity=False)
-    want = {k: max(map(len, t), default=0) for k, t in texts.items()}
-    assert tables.cell_widths(ops, spec) == want
-    assert tables.cell_widths(ops, spec, chunk=7) == want
     odd = ops.head(40).copy()
     odd["device_time_us"] = [-0.0, 0.0, np.nan, 1e7] * 10
+    odd["corrupt"] = [False, False, True, True, False, False, False, False] * 5  # (NaN: 2, 6)
     odd["bound"] = pd.Categorical(["DRAM", None] * 20, categories=["DRAM", "X" * 90])
-    texts, _ = cells(odd, spec, severity=False)
-    widths = tables.cell_widths(odd, spec)
-    assert widths == {k: max(map(len, t), default=0) for k, t in texts.items()}
-    assert widths["bound"] < 90
+    for frame in (ops, odd):
+        texts, _ = cells(frame, spec, severity=False)
+        for chunk in (1 << 62, 7):
+            words = tables.worded(frame, spec, chunk=chunk)
+            assert list(words) == list(texts)
+            for key, coded in words.items():
+                assert coded is not None, key
+                assert np.asarray(coded.at).dtype.itemsize <= 2  # (a few distinct values)
+                assert np.array(coded.texts.to_pylist(), dtype=object)[coded.at].tolist() \
+                    == texts[key], key
+    assert "corrupt" in tables.worded(odd, spec)["device_time_us"].texts.to_pylist()
+    assert "X" * 90 not in tables.worded(odd, spec)["bound"].texts.to_pylist()
+    mixed = odd.assign(cores=pd.Series([1, 1.0] * 20, dtype=object))  # one hash, two texts
+    assert tables.worded(mixed, spec)["cores"] is None

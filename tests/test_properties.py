@@ -544,14 +544,17 @@ def test_factorize_rows_renumbers_before_the_tuple_number_overflows():
                                   st.integers(0, 8), st.booleans()), min_size=1, max_size=4))
 @example(columns=[(["", "\x00", ""], 0, False)])  # (two texts one hash took for one, CI found)
 def test_padded_rows_are_the_rows_percent_format_and_rstrip_make(columns):
-    """The plain table's rows are made in Arrow (report.safe.padded_rows): each row is what
+    """The plain table's rows are made in Arrow (report.safe.padded, joined_rows): each row is what
     `"%-Ns  %Ms" % row` and `str.rstrip` make of it (padding by code points, any Unicode
     whitespace stripped at its end: a cell of spaces, tabs, U+3000), a newline after each;
     the same from columns given as their distinct texts and a position a row (Coded)."""
     import pyarrow as pa
 
     from ttdash.format import Coded
-    from ttdash.report.safe import padded_rows
+    from ttdash.report.safe import joined_rows, padded
+
+    def padded_rows(columns, widths, left):
+        return joined_rows([padded(t, w, lt) for t, w, lt in zip(columns, widths, left)])
 
     texts, widths, left = (list(x) for x in zip(*columns))
     fmt = "  ".join(f"%{'-' if lt else ''}{w}s" for w, lt in zip(widths, left))

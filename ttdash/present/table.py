@@ -27,13 +27,14 @@ from ..format import Coded, distinct, is_missing
 from ..model.columns import COLUMNS as OP_COLUMNS
 from ..model.columns import SEVERITY, Severity
 from ..model.columns import Column as OpColumn
-from .labels import op_labels
+from .labels import op_label_codes
 from .values import _label, format_values
 
 #: A colour rule: (the column's values, the whole frame) -> a Severity or None per row.
 Rule = Callable[[np.ndarray, pd.DataFrame], np.ndarray]
-#: A column's texts made from the whole frame (an op's label: its code and size).
-Texts = Callable[[pd.DataFrame], list[str]]
+#: A column's texts made from the whole frame (an op's label: its code and size): a text per
+#: row, or Coded (each distinct text once, a position per row).
+Texts = Callable[[pd.DataFrame], "list[str] | Coded"]
 
 SCREEN, TEXT = "screen", "text"
 BOTH = frozenset({SCREEN, TEXT})
@@ -174,14 +175,25 @@ def _device_rule(values: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def _device_texts(ops: pd.DataFrame) -> list[str]:
-    """Device time; "corrupt" where a corrupt row has none."""
-    texts = format_values("us", ops["device_time_us"].to_numpy())
-    if "corrupt" in ops:
-        for i in np.flatnonzero(_flag(ops, "corrupt")):
+def _device_texts(ops: pd.DataFrame) -> list[str] | Coded:
+    """Device time; "corrupt" where a corrupt row has none. Each distinct time worded once
+    (Coded) when they are numbers."""
+    import pyarrow as pa
+
+    at, values = _coded(ops["device_time_us"])
+    texts = format_values("us", values)
+    corrupt = _flag(ops, "corrupt")
+    if at is None:
+        for i in np.flatnonzero(corrupt):
             if not texts[i]:
                 texts[i] = "corrupt"
-    return texts
+        return texts
+    if corrupt.any():
+        blank = np.array([not t for t in texts], dtype=bool)[at] & corrupt
+        if blank.any():
+            at = np.where(blank, len(texts), at)
+            texts.append("corrupt")
+    return Coded(pa.array(texts, type=pa.string()), at)
 
 
 def _pair_labels(frame: pd.DataFrame) -> list[str]:
@@ -209,7 +221,7 @@ def from_op_column(c: OpColumn) -> Column:
     rule = per_value(SEVERITY[c.key]) if c.key in SEVERITY else None
     texts: Texts | None = None
     if c.key == "op_code":
-        rule, texts = _op_rule, op_labels
+        rule, texts = _op_rule, op_label_codes
     elif c.key == "device_time_us":
         rule, texts = _device_rule, _device_texts
     return Column(c.key, c.title, c.kind, c.meaning, c.key not in ("id", "op_code"), c.short,
@@ -478,15 +490,14 @@ def _fit(cols: list[Column], texts: dict[str, list[str]], width: int, gap: int) 
         del texts[drop.key]
 
 
-def _texts(c: Column, s: pd.Series, coded: bool) -> list[str] | Coded:
-    """A formatted column's texts: a list, or (`coded`) Coded when it can be."""
-    if coded:
-        at, values = _coded(s)
-        if at is not None:
-            import pyarrow as pa
-
-            return Coded(pa.array(c.format(values), type=pa.string()), at)
-    return c.format(s.to_numpy())
+def column_texts(c: Column, frame: pd.DataFrame) -> list[str]:
+    """A column's texts for `frame`, a text per row."""
+    if c.texts is None:
+        return c.format(frame[c.key].to_numpy())
+    made = c.texts(frame)
+    if isinstance(made, Coded):
+        return np.array(made.texts.to_pylist(), dtype=object)[made.at].tolist()
+    return made
 
 
 def _columns_of(frame: pd.DataFrame, spec: TableSpec, where: str) -> list[Column]:
@@ -497,21 +508,35 @@ def _columns_of(frame: pd.DataFrame, spec: TableSpec, where: str) -> list[Column
             and (c.shown is None or c.shown(frame))]
 
 
-def cell_widths(frame: pd.DataFrame, spec: TableSpec, where: str = TEXT,
-                chunk: int = 1 << 62) -> dict[str, int]:
-    """The widest text of each column cells() shows for `frame` (the same columns), without
-    every cell's text: a formatted column's distinct values worded once (numbers told apart by
-    their bits, a categorical by the categories its rows use); a column with texts of its own
-    worded whole. At most `chunk` texts at a time (bounded memory)."""
-    out = {}
+def worded(frame: pd.DataFrame, spec: TableSpec, where: str = TEXT,
+           chunk: int = 1 << 62) -> dict[str, Coded | None]:
+    """Each column cells() shows for `frame` (the same columns, the same texts), worded once
+    for the whole frame: Coded (each distinct value's text, a pyarrow string array, at most
+    `chunk` of them formatted at a time; each row's position among them, the narrowest
+    integers), not a text per row (a million rows). None for a column with no codes (values
+    that are neither numbers nor categories: 1 and 1.0 are one value to a hash, two texts to a
+    formatter; texts of its own given a text per row): cells() makes its texts."""
+    import pyarrow as pa
+
+    out: dict[str, Coded | None] = {}
     for c in _columns_of(frame, spec, where):
         if c.texts is not None:
-            parts = (c.texts(frame.iloc[a:a + chunk]) for a in range(0, len(frame), chunk))
-        else:
-            values = _coded(frame[c.key])[1]
-            parts = (c.format(values[a:a + chunk]) for a in range(0, len(values), chunk))
-        out[c.key] = max((max(map(len, t), default=0) for t in parts), default=0)
+            made = c.texts(frame)
+            out[c.key] = _narrow(made) if isinstance(made, Coded) else None
+            continue
+        at, values = _coded(frame[c.key])
+        if at is not None:
+            texts = pa.chunked_array([pa.array(c.format(values[a:a + chunk]), type=pa.string())
+                                      for a in range(0, len(values), chunk)], type=pa.string())
+            at = Coded(texts.combine_chunks(), at)
+        out[c.key] = None if at is None else _narrow(at)
     return out
+
+
+def _narrow(coded: Coded) -> Coded:
+    """Coded with its positions in the narrowest signed integers that hold them."""
+    at = np.asarray(coded.at)
+    return Coded(coded.texts, at.astype(np.min_scalar_type(-len(coded.texts)), copy=False))
 
 
 def _coded(s: pd.Series) -> tuple[np.ndarray | None, np.ndarray]:
@@ -532,18 +557,15 @@ def _coded(s: pd.Series) -> tuple[np.ndarray | None, np.ndarray]:
 
 
 def cells(frame: pd.DataFrame, spec: TableSpec, width: int | None = None, *,
-          where: str = TEXT, severity: bool = True, gap: int = 2, coded: bool = False
-          ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+          where: str = TEXT, severity: bool = True, gap: int = 2
+          ) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
     """The texts and severities of `spec`'s columns shown by `where` (TEXT: the text outputs,
     SCREEN: the TUI), in order, each a list per row: a column formatted at once, its colour rule
     applied at once. Columns the frame lacks are left out, so are optional ones with no value;
     `width`: then those that do not fit, least useful first. `severity`: compute the colours
-    (a plain output does not need them). `coded` (without `width`): a formatted column of
-    numbers or categories as `Coded` texts (the plain table's rows: a million rows' cells not
-    made one by one), not a list."""
+    (a plain output does not need them). A million rows' texts: worded()."""
     cols = _columns_of(frame, spec, where)
-    texts: dict[str, Any] = {c.key: c.texts(frame) if c.texts is not None
-                             else _texts(c, frame[c.key], coded) for c in cols}
+    texts = {c.key: column_texts(c, frame) for c in cols}
     if width is not None:
         _fit(cols, texts, width, gap)
     sev: dict[str, np.ndarray] = {}

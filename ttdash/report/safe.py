@@ -540,22 +540,29 @@ def joined_texts(parts: list) -> Any:
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
-def padded_rows(columns: list[Any], widths: list[int], left: list[bool],
-                sep: str = "  ") -> Any:
-    """Rows of text cells, each cell padded to its column's width (left-aligned: on the right)
-    and the cells `sep` apart, each row without trailing whitespace and ended by a newline:
-    as one UTF-8 buffer. What `"%-Ns  %Ms" % row` then `str.rstrip` give, a row at a time, made
-    in Arrow a column at a time (Arrow pads by code points as `%` does, and its Unicode
-    whitespace is Python's `str.isspace`, every code point checked). A column is its texts (a
-    list, a text a row) or Coded texts, each distinct text padded once."""
+def padded(texts: Any, width: int, left: bool) -> Any:
+    """A column's texts (a list, or Coded: its distinct texts, each padded once) padded to
+    `width` (left-aligned: on the right) by code points, as `%` does: a pyarrow string array,
+    or Coded."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    pad = pc.utf8_rpad if left else pc.utf8_lpad
+    if isinstance(texts, Coded):
+        return Coded(pad(texts.texts, width), texts.at)
+    return pad(pa.array(texts, type=pa.string()), width)
+
+
+def joined_rows(columns: list[Any], sep: str = "  ") -> Any:
+    """Rows of padded cells (padded()), `sep` apart, each row without trailing whitespace and
+    ended by a newline, as one UTF-8 buffer: what `"%-Ns  %Ms" % row` then `str.rstrip` give
+    (Arrow's Unicode whitespace is Python's `str.isspace`), made in Arrow a column at a time."""
+    import pyarrow.compute as pc
+
     parts: list[object] = []
-    for k, (texts, w, lt) in enumerate(zip(columns, widths, left)):
-        a = texts.texts if isinstance(texts, Coded) else pa.array(texts, type=pa.string())
-        a = pc.utf8_rpad(a, w) if lt else pc.utf8_lpad(a, w)
-        parts += ([sep] if k else []) + [a.take(texts.at) if isinstance(texts, Coded) else a]
+    for k, texts in enumerate(columns):
+        parts += ([sep] if k else []) + [texts.texts.take(texts.at)
+                                         if isinstance(texts, Coded) else texts]
     rows = pc.utf8_rtrim_whitespace(joined_texts(parts))
     return texts_buffer(joined_texts([rows, "\n"]))
 

@@ -6,7 +6,7 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -27,11 +27,11 @@ from ..model.columns import (
 from ..model.columns import CSV_FIELDS as COLUMN_CSV_FIELDS
 from ..model.progress import step
 from ..model.read.text import clean_text
-from ..present.labels import op_labels
+from ..present.labels import op_label_codes
 from ..present.sections import blocks as section_blocks
 from ..present.sections import facts as section_facts
 from ..present.sections import json_keys as section_keys
-from ..present.table import OPS, SUMMARY_GROUPS, TableSpec, cell_widths, cells, op_groups
+from ..present.table import OPS, SUMMARY_GROUPS, TableSpec, cells, op_groups, worded
 from ..schemas import SCHEMA_VERSION
 from .advice import (  # noqa: F401  (advice_sections, advice_entries: the TUI's and tests' names)
     advice_entries,
@@ -55,7 +55,7 @@ from .header import (  # noqa: F401  (file_line, summary_dict, shown_line: calle
     write_md_facts,
 )
 from .layout import fit_columns, wrap
-from .safe import json_clean, md_cell, padded_rows, put, records_later, write_csv
+from .safe import joined_rows, json_clean, md_cell, padded, put, records_later, write_csv
 
 T = TypeVar("T")
 
@@ -67,7 +67,6 @@ CHUNK = 20_000  # rows per streamed block: bounded memory for 100k+ ops
 #: a second run's peak (the advice's and guides' blocks, written near a cold run's peak, stay
 #: CHUNK)
 OPS_BLOCKS = 2
-KEEP_ROWS = 1 << 17  # the plain table formats its cells once up to this many rows
 TEXT_KINDS = frozenset({"text", "op", "bound"})  # columns.FORMATTERS' text cells (_text)
 
 
@@ -171,19 +170,17 @@ def to_csv(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
               prepare=lambda part: export_frame(view.with_counters(part), fields))
 
 
-def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...], raw: bool = False,
-                 color: bool = False, coded: bool = False
-                 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The op table's texts and (`color`) severities: present.table.cells of the op spec (op
-    codes with their size unless `raw`; a corrupt row's missing device time says so);
-    `coded`: its columns of numbers and categories as Coded texts."""
-    return cells(ops, _table_spec(fields, raw), severity=color, coded=coded)
+def _table_cells(ops: pd.DataFrame, fields: tuple[str, ...], raw: bool = False
+                 ) -> dict[str, list[str]]:
+    """The op table's texts: present.table.cells of the op spec (op codes with their size
+    unless `raw`; a corrupt row's missing device time says so)."""
+    return cells(ops, _table_spec(fields, raw), severity=False)[0]
 
 
 def _table_spec(fields: tuple[str, ...], raw: bool = False) -> TableSpec:
     """The op spec's columns `fields` (op codes with their size unless `raw`)."""
     spec = OPS.select(fields)
-    return spec.replace("op_code", texts=lambda f: op_labels(f, raw=True)) if raw else spec
+    return spec.replace("op_code", texts=lambda f: op_label_codes(f, raw=True)) if raw else spec
 
 
 def summary_lines(view: View, all_signposts: bool = False) -> list[str]:
@@ -264,7 +261,7 @@ def to_markdown(view: View, out: TextIO, shown: Shown = ALL, rows=None) -> None:
     memo: dict[str, str] = {}
     for start in range(0, len(ops), CHUNK):
         step("writing markdown", start, len(ops))
-        cells, _ = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
+        cells = _table_cells(ops.iloc[start:start + CHUNK], fields, raw=shown.raw_op_codes)
         for f in fields:
             if f not in numeric:
                 cells[f] = [memo[c] if c in memo else memo.setdefault(c, md_cell(c))
@@ -311,31 +308,29 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     fields = shown_fields(view, ops)
     n = len(ops)
 
-    def chunk_cells(start: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        return _table_cells(ops.iloc[start:start + CHUNK], tuple(fields), raw=shown.raw_op_codes,
-                            color=color, coded=not color)  # (a plain table: padded in Arrow)
+    spec = _table_spec(tuple(fields), shown.raw_op_codes)
 
-    # Column widths a chunk at a time: up to KEEP_ROWS rows from every cell, kept for the rows
-    # pass (formatted once; ~100 MB of text); past it from each distinct value's text
-    # (cell_widths), the cells made in the rows pass (a million rows of text would not fit in
-    # bounded memory).
+    def chunk_cells(start: int, spec: TableSpec = spec
+                    ) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+        return cells(ops.iloc[start:start + CHUNK], spec, severity=color)
+
+    # Each column worded once for the whole table (present.worded: each distinct value's text
+    # and each row's position among them); the rows taken from them a chunk at a time (a
+    # million rows of text would not fit in bounded memory). A column without codes (values
+    # neither numbers nor categories) has its cells made a chunk at a time, twice.
+    step("measuring columns", 0, n)
+    words = worded(ops, spec, chunk=CHUNK)
+    rest = spec.select([f for f in fields if words.get(f) is None])
     titles = {f: BY_KEY[f].title for f in fields}
-    cell_w = {f: 0 for f in fields}
-    kept: dict[int, tuple[dict[str, list[str]], dict[str, np.ndarray]]] = {}
-    if n > KEEP_ROWS:  # each distinct value's text, not every cell's (made in the rows pass)
-        step("measuring columns", 0, n)
-        cell_w.update(cell_widths(ops, _table_spec(tuple(fields), shown.raw_op_codes),
-                                  chunk=CHUNK))
-    else:
-        for start in range(0, n, CHUNK):
-            step("measuring columns", start, n)
-            texts, sevs = kept[start] = chunk_cells(start)
-            for f in fields:
-                cell_w[f] = max(cell_w[f], _widest(texts[f]))
+    cell_w = {f: 0 if words.get(f) is None else _widest(words[f]) for f in fields}
+    for start in range(0, n, CHUNK) if rest.columns else ():
+        for f, texts in chunk_cells(start, rest)[0].items():
+            cell_w[f] = max(cell_w[f], _widest(texts))
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
         fit_columns(fields, widths, width, titles)
+
     def cell(f: str, text: str) -> str:
         w = widths[f]
         if len(text) > w:
@@ -344,25 +339,35 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
     head = "  ".join(cell(f, titles[f]) for f in fields).rstrip()
     out.write("\n" + (BOLD + head + RESET if color else head) + "\n")
+
+    def cut(f: str, texts: list[str] | Coded) -> list[str] | Coded:
+        return _cut(texts, widths[f]) if cell_w[f] > widths[f] else texts
+
+    # a plain table's columns padded once (their distinct texts), rows joined in Arrow
+    ready = {f: padded(cut(f, t), widths[f], f in LEFT) for f, t in words.items()
+             if t is not None and f in fields and not color}
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
-        cells, sevs = kept.pop(start, None) or chunk_cells(start)
-        if not color:  # cells cut a column at a time (only a narrowed one), rows padded in Arrow
-            cols = [_cut(cells[f], widths[f]) if cell_w[f] > widths[f] else cells[f]
-                    for f in fields]
-            put(out, padded_rows(cols, [widths[f] for f in fields], [f in LEFT for f in fields]))
+        if not color:
+            stop = start + CHUNK
+            more = chunk_cells(start, rest)[0] if rest.columns else {}  # (no codes)
+            put(out, joined_rows([Coded(ready[f].texts, ready[f].at[start:stop]) if f in ready
+                                  else padded(cut(f, more[f]), widths[f], f in LEFT)
+                                  for f in fields]))
             continue
+        texts, sevs = chunk_cells(start)
         lines = []
         for i in range(start, min(n, start + CHUNK)):
             parts = []
             for f in fields:
-                text = cell(f, cells[f][i - start])
+                text = cell(f, texts[f][i - start])
                 sev = sevs[f][i - start] if f in sevs else None  # every colour rule
                 if sev is not None:
                     text = SGR[sev] + text + RESET
                 parts.append(text)
             lines.append("  ".join(parts).rstrip())
         out.write("\n".join(lines) + "\n")
+    del words, ready  # (~40 MB of a million rows' codes and texts: the advice is made next)
     out.write("\n" + "\n".join(wrap(totals_line(view), width)) + "\n")
     if shown.telemetry:
         out.write("\n".join(wrap(summary_line(shown.telemetry), width)) + "\n")
