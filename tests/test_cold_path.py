@@ -219,13 +219,16 @@ def test_plain_table_rows_equal_the_cell_by_cell_rows(name, width, monkeypatch):
     (present.worded, report.safe.joined_rows; a narrowed column's texts cut first); the
     coloured table still pads cell by cell (report.single's `cell`). Without their colour
     codes the two are the same text, on every real file, at any width, in blocks of 5 rows, of
-    97, and in one block; the same text whatever the block."""
+    97 (columns of over 8 distinct values made a block at a time: KEEP_DISTINCT), and in one
+    block; the same text whatever the block."""
+    from ttdash.present import table as present_table
     from ttdash.report import single
 
     view = Trace.load(real_dir() / name).view(Window("all"))
     tables: dict[int, list[str]] = {}
-    for chunk in (5, 97, 20_000):
+    for chunk, most in ((5, 1 << 16), (97, 8), (20_000, 1 << 16)):
         monkeypatch.setattr(single, "CHUNK", chunk)
+        monkeypatch.setattr(present_table, "KEEP_DISTINCT", most)
         for k, shown in enumerate((single.Shown(), single.Shown(top=3, raw_op_codes=True))):
             plain, coloured = io.StringIO(), io.StringIO()
             single.to_table(view, plain, shown, width=width)

@@ -179,21 +179,23 @@ def _device_texts(ops: pd.DataFrame) -> list[str] | Coded:
     """Device time; "corrupt" where a corrupt row has none. Each distinct time worded once
     (Coded) when they are numbers."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     at, values = _coded(ops["device_time_us"])
-    texts = format_values("us", values)
     corrupt = _flag(ops, "corrupt")
     if at is None:
+        texts = format_values("us", values)
         for i in np.flatnonzero(corrupt):
             if not texts[i]:
                 texts[i] = "corrupt"
         return texts
+    words = formatted("us", values)
     if corrupt.any():
-        blank = np.array([not t for t in texts], dtype=bool)[at] & corrupt
+        blank = pc.equal(pc.utf8_length(words), 0).to_numpy(zero_copy_only=False)[at] & corrupt
         if blank.any():
-            at = np.where(blank, len(texts), at)
-            texts.append("corrupt")
-    return Coded(pa.array(texts, type=pa.string()), at)
+            at = np.where(blank, len(words), at)
+            words = pa.concat_arrays([words, pa.array(["corrupt"], type=pa.string())])
+    return Coded(words, at)
 
 
 def _pair_labels(frame: pd.DataFrame) -> list[str]:
@@ -508,35 +510,54 @@ def _columns_of(frame: pd.DataFrame, spec: TableSpec, where: str) -> list[Column
             and (c.shown is None or c.shown(frame))]
 
 
+#: A column with more distinct values than this is not worded once for a whole table: its texts
+#: are made a chunk at a time, once for its width, once for its rows (a million distinct device
+#: times' texts, kept and padded, were ~30 MB a column).
+KEEP_DISTINCT = 1 << 16
+
+
 def worded(frame: pd.DataFrame, spec: TableSpec, where: str = TEXT,
-           chunk: int = 1 << 62) -> dict[str, Coded | None]:
+           chunk: int = 1 << 62) -> dict[str, Coded | int]:
     """Each column cells() shows for `frame` (the same columns, the same texts), worded once
     for the whole frame: Coded (each distinct value's text, a pyarrow string array, at most
     `chunk` of them formatted at a time; each row's position among them, the narrowest
-    integers), not a text per row (a million rows). None for a column with no codes (values
-    that are neither numbers nor categories: 1 and 1.0 are one value to a hash, two texts to a
-    formatter; texts of its own given a text per row): cells() makes its texts."""
-    import pyarrow as pa
+    integers), not a text per row (a million rows). The width of its widest text instead for
+    a column of more than KEEP_DISTINCT distinct values, or with no codes (values neither
+    numbers nor categories: 1 and 1.0 are one value to a hash, two texts to a formatter; texts
+    of its own given a text per row): cells() makes its texts."""
+    import pyarrow.compute as pc
 
-    out: dict[str, Coded | None] = {}
+    out: dict[str, Coded | int] = {}
     for c in _columns_of(frame, spec, where):
         if c.texts is not None:
             made = c.texts(frame)
-            out[c.key] = _narrow(made) if isinstance(made, Coded) else None
-            continue
-        at, values = _coded(frame[c.key])
-        if at is not None:
-            texts = pa.chunked_array([pa.array(c.format(values[a:a + chunk]), type=pa.string())
-                                      for a in range(0, len(values), chunk)], type=pa.string())
-            at = Coded(texts.combine_chunks(), at)
-        out[c.key] = None if at is None else _narrow(at)
+            if not isinstance(made, Coded):
+                out[c.key] = max(map(len, made), default=0)
+                continue
+        else:
+            at, values = _coded(frame[c.key])
+            if at is None or len(values) > KEEP_DISTINCT:
+                out[c.key] = max((max(map(len, c.format(values[a:a + chunk])), default=0)
+                                  for a in range(0, len(values), chunk)), default=0)
+                continue
+            made = Coded(formatted(c.kind, values, c.digits, chunk), at)
+        if len(made.texts) > KEEP_DISTINCT:
+            out[c.key] = pc.max(pc.utf8_length(made.texts)).as_py() or 0
+        else:
+            at = np.asarray(made.at)
+            out[c.key] = Coded(made.texts, at.astype(np.min_scalar_type(-len(made.texts)),
+                                                     copy=False))
     return out
 
 
-def _narrow(coded: Coded) -> Coded:
-    """Coded with its positions in the narrowest signed integers that hold them."""
-    at = np.asarray(coded.at)
-    return Coded(coded.texts, at.astype(np.min_scalar_type(-len(coded.texts)), copy=False))
+def formatted(kind: str, values: Any, digits: int = 1, chunk: int = 1 << 16) -> Any:
+    """format_values as a pyarrow string array, made `chunk` values at a time."""
+    import pyarrow as pa
+
+    return pa.chunked_array([pa.array(format_values(kind, values[a:a + chunk], digits),
+                                      type=pa.string())
+                             for a in range(0, len(values), chunk)],
+                            type=pa.string()).combine_chunks()
 
 
 def _coded(s: pd.Series) -> tuple[np.ndarray | None, np.ndarray]:

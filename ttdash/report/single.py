@@ -315,17 +315,13 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         return cells(ops.iloc[start:start + CHUNK], spec, severity=color)
 
     # Each column worded once for the whole table (present.worded: each distinct value's text
-    # and each row's position among them); the rows taken from them a chunk at a time (a
-    # million rows of text would not fit in bounded memory). A column without codes (values
-    # neither numbers nor categories) has its cells made a chunk at a time, twice.
+    # and each row's position among them), the rows taken from them a chunk at a time (a
+    # million rows of text would not fit in bounded memory); a column of too many distinct
+    # values (or without codes) measured by worded, its cells made a chunk at a time.
     step("measuring columns", 0, n)
     words = worded(ops, spec, chunk=CHUNK)
-    rest = spec.select([f for f in fields if words.get(f) is None])
     titles = {f: BY_KEY[f].title for f in fields}
-    cell_w = {f: 0 if words.get(f) is None else _widest(words[f]) for f in fields}
-    for start in range(0, n, CHUNK) if rest.columns else ():
-        for f, texts in chunk_cells(start, rest)[0].items():
-            cell_w[f] = max(cell_w[f], _widest(texts))
+    cell_w = {f: w if isinstance(w, int) else _widest(w) for f, w in words.items()}
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
@@ -345,12 +341,13 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
 
     # a plain table's columns padded once (their distinct texts), rows joined in Arrow
     ready = {f: padded(cut(f, t), widths[f], f in LEFT) for f, t in words.items()
-             if t is not None and f in fields and not color}
+             if isinstance(t, Coded) and f in fields and not color}
+    rest = spec.select([f for f in fields if f not in ready])
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
         if not color:
             stop = start + CHUNK
-            more = chunk_cells(start, rest)[0] if rest.columns else {}  # (no codes)
+            more = chunk_cells(start, rest)[0] if rest.columns else {}
             put(out, joined_rows([Coded(ready[f].texts, ready[f].at[start:stop]) if f in ready
                                   else padded(cut(f, more[f]), widths[f], f in LEFT)
                                   for f in fields]))
