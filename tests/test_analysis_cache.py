@@ -357,11 +357,13 @@ def test_a_diff_reads_what_it_compares_in_its_one_parse(cached, tmp_path, monkey
 
 def test_a_second_history_add_does_not_work_out_the_signatures_again(cached, tmp_path,
                                                                      monkeypatch):
-    """`history add` keeps the ops' signatures with the view (written once, with them): a
-    second add of the same file (another store) reads neither the CSV nor the raw input
-    columns again, and stores the same op rows."""
+    """`history add` keeps the ops' signatures and the run's sums (per op code, per region)
+    with the view (written once, with them): a second add of the same file (another store)
+    reads neither the CSV nor the raw input columns again, sums nothing again, and stores the
+    same op rows and the same run row."""
     import pyarrow.parquet as pq
 
+    from ttdash.history import record
     from ttdash.model.compare import signature
 
     src = tmp_path / FILES[2].name
@@ -371,26 +373,30 @@ def test_a_second_history_add_does_not_work_out_the_signatures_again(cached, tmp
     monkeypatch.setattr(analysis_cache.Entry, "write",
                         lambda self, v: writes.append(self.file) or write(self, v))
 
-    def add(store: Path) -> pd.DataFrame:
+    def add(store: Path) -> tuple[pd.DataFrame, list[dict]]:
         assert _main(["history", "add", str(src), "--store", str(store)]) == 0
         files = sorted(store.rglob("*.parquet"))
         ops = [f for f in files if "ops" in f.parts or f.name.startswith("ops")]
-        assert ops, files
-        return pd.concat([pq.read_table(f).to_pandas() for f in ops], ignore_index=True)
+        runs = [r for f in files if "runs" in f.parts for r in pq.read_table(f).to_pylist()]
+        assert ops and len(runs) == 1, files
+        return pd.concat([pq.read_table(f).to_pandas() for f in ops], ignore_index=True), \
+            [{k: v for k, v in r.items() if k != "added_at"} for r in runs]
 
-    first = add(tmp_path / "s1")
+    first, first_run = add(tmp_path / "s1")
     assert len(writes) == 1
     with monkeypatch.context() as m:
         done = _analyses(m)
-        texts = []
-        real = signature.signature_text
+        texts, sums = [], []
+        real, groups = signature.signature_text, record._groups
         m.setattr(signature, "signature_text", lambda *a: texts.append(1) or real(*a))
-        second = add(tmp_path / "s2")
-        assert not done and not texts, (done, texts)
+        m.setattr(record, "_groups", lambda *a: sums.append(1) or groups(*a))
+        second, second_run = add(tmp_path / "s2")
+        assert not done and not texts and not sums, (done, texts, sums)
     assert len(writes) == 1  # nothing new to keep
     assert second.drop(columns=["run_id"], errors="ignore").equals(
         first.drop(columns=["run_id"], errors="ignore"))
     assert first["signature"].notna().all() and first["signature"].nunique() > 1
+    assert second_run == first_run and len(first_run[0]["op_codes"]) > 1
 
 
 def test_frames_sharing_columns_are_read_back_sharing_them(tmp_path):

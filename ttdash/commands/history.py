@@ -66,11 +66,12 @@ def _not_made_yet(store) -> bool:
 def record_of(path: str | Path, window: WindowOptions, labels: dict[str, str] | None = None):
     """The history record of one report (a CSV, or a profiler dir's newest report)."""
     from ..health.telemetry import readings_for_report, summarize
-    from ..history.record import build
+    from ..history.record import build, run_sums
     from ..model.compare.signature import signature_codes
 
     view = load_view(str(path), window, keep=False)
     signature_codes(view)  # the ops' signatures (the store's, `check`'s) kept with the view
+    run_sums(view)  # and its sums (the record's)
     remember(view)
     telemetry = summarize(readings_for_report(view.trace.path, view.trace.devices))
     entry = view.__dict__.get("_acache")  # the analysis cache hashed the file already

@@ -93,14 +93,36 @@ def _groups(names, device, steady) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["name"])
 
 
-def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | None = None,
-          now: datetime | None = None, sha: tuple[str, int] | None = None) -> RunRecord:
-    """The record of one analysed view (`labels` over `default_labels()`)."""
+def run_sums(view) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A view's totals and its sums per op code and per signpost region (_groups), worked out
+    once and kept with the view (and so in the analysis cache: a second `history add` of the
+    same file does not sum a million ops again)."""
     import numpy as np
     import pandas as pd
 
     from ..model.analysis.metrics import split_gaps
     from ..model.compare.signature import region_labels
+
+    key = (view.ops, float(view.pause_above_us))
+    cached = view.__dict__.get("_run_sums")
+    if cached is not None and cached[0][0] is key[0] and cached[0][1] == key[1]:
+        return cached[1]
+    ops = view.op_rows
+    device = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64"))
+    dispatch, _, _ = split_gaps(ops["op_to_op_us"].to_numpy(dtype="float64"),
+                                view.pause_above_us)
+    steady = device + np.nan_to_num(dispatch)
+    regions = region_labels(view, ops)
+    regions = np.where(pd.isna(regions), "(whole run)", regions)
+    made = (view.totals(), _groups(ops["op_code"], device, steady),
+            _groups(regions, device, steady))
+    view.__dict__["_run_sums"] = (key, made)
+    return made
+
+
+def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | None = None,
+          now: datetime | None = None, sha: tuple[str, int] | None = None) -> RunRecord:
+    """The record of one analysed view (`labels` over `default_labels()`)."""
     from ..model.read.text import clean_text
 
     trace = view.trace
@@ -111,14 +133,7 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
                       sort_keys=True)
     key = "\0".join([digest, spec, repr(float(view.pause_above_us)), trace.arch.name])
     run_id = hashlib.sha256(key.encode()).hexdigest()[:16]
-    tot = view.totals()
-    ops = view.op_rows
-    device = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64"))
-    dispatch, _, _ = split_gaps(ops["op_to_op_us"].to_numpy(dtype="float64"),
-                                view.pause_above_us)
-    steady = device + np.nan_to_num(dispatch)
-    regions = region_labels(view, ops)
-    regions = np.where(pd.isna(regions), "(whole run)", regions)
+    tot, op_codes, regions = run_sums(view)
     tel = None
     if telemetry:
         tel = {k: telemetry.get(k) for k in TELEMETRY_FIELDS}
@@ -138,8 +153,7 @@ def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | No
         "device_time_us": tot["device_time_us"], "dispatch_us": tot["dispatch_us"],
         "pauses_us": tot["pauses_us"], "pauses": tot["pauses"], "steady_us": tot["steady_us"],
         "wall_us": tot["wall_us"], "labels": sorted(all_labels.items()),
-        "op_codes": _groups(ops["op_code"], device, steady),
-        "regions": _groups(regions, device, steady),
+        "op_codes": op_codes, "regions": regions,
         "telemetry": tel, "ttdash_version": __version__,
     }
     return RunRecord(run_id=run_id, arch=trace.arch.name, row=row, view=view)
