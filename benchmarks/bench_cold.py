@@ -29,9 +29,11 @@ the trace and that hard link (-f csv: both sides one analysis) and `open`'s firs
 (benchmarks/first_screen.py: the open command's load and the trace screen drawn headless);
 --cases WORDS: only the cases whose name holds one of the comma-separated words (`--cases
 json,diff`); --big 50: the same cases on 93,600 rows (a quick check, minutes not an hour).
-Every output goes to a temporary directory, removed at the end. `uptime`'s load is printed
-before and after. --profile N: each format's cold 93,600-row run again under cProfile, and its
-N top entries by cumulative time.
+Every output goes to a temporary directory, removed at the end; the output a run writes is
+removed before the next run, untimed (`--force` over the last run's 1 GB of JSON cost that run
+~0.7 s of the filesystem freeing the old file's blocks, more than a tenth of a second JSON
+run). `uptime`'s load is printed before and after. --profile N: each format's cold 93,600-row
+run again under cProfile, and its N top entries by cumulative time.
 """
 
 from __future__ import annotations
@@ -146,12 +148,17 @@ def second_runs(big: Path, tmp: Path, formats: list[str], repeat: int,
         cases = {k: v for k, v in cases.items() if any(w in k for w in words)}
     got: dict[str, list[tuple[tuple[float, float, float], tuple[float, float, float]]]] = {
         k: [] for k in cases}
+    def fresh() -> None:  # the last run's output gone, untimed (see the module docstring)
+        for out in (tmp / "out", tmp / "d.csv"):
+            out.unlink(missing_ok=True)
+        shutil.rmtree(store, ignore_errors=True)
+
     for _ in range(repeat):
         for name, (first, second) in cases.items():
             shutil.rmtree(cache, ignore_errors=True)
-            shutil.rmtree(store, ignore_errors=True)
+            fresh()
             a = measure(first)
-            shutil.rmtree(store, ignore_errors=True)
+            fresh()
             got[name].append((a, measure(second)))
             print(f"  {name}: first {a[0]:.2f} s, second {got[name][-1][1][0]:.2f} s",
                   flush=True)
