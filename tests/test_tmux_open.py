@@ -98,3 +98,41 @@ def test_the_why_view_at_80x24_in_a_real_terminal():
         t.wait_for(lambda s: "Every op explained" in s)
         t.send("q")
         assert t.exit_status() == 0
+
+
+def test_a_terminal_hung_up_without_a_sighup_to_it_leaves_no_process(tmp_path):
+    """`ttdash open` in a session of its own (`setsid`: not the terminal's foreground process
+    group, so the hangup sends it no SIGHUP, as in a CI run that left one spinning for 8
+    minutes): once tmux closes the terminal, the process notices (its terminal's ioctls fail)
+    and exits within seconds instead of reading the dead terminal on a core forever."""
+    import os
+    import shutil
+    import signal
+    import time
+    from pathlib import Path
+
+    path = tmp_path / "hangup_probe.csv"  # (its own name: this run's process alone matches)
+    shutil.copyfile(ROOT / "fixtures" / "generated" / "wh_small_report.csv", path)
+
+    def alive() -> list[int]:  # the processes whose command line opens `path`
+        found = []
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"open" in argv and str(path).encode() in argv:
+                found.append(int(proc.name))
+        return found
+
+    with Tmux(["setsid", ttdash_bin(), "open", str(path)], width=80, height=24) as t:
+        t.wait_for(lambda s: "280 ops" in s and "Op code" in s)
+        pids = alive()
+        assert pids, "the program is not running"
+    deadline = time.monotonic() + 10  # (a process has no event to await: polled)
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = alive()
+    for pid in left:  # (not left spinning after a failure)
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"ttdash open still running 10 s after its terminal closed: {left}"

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import gc
 import io
-import os
 import shlex
-import signal
-import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -34,6 +31,7 @@ from ..report import formats
 from ..report.header import timing_facts
 from .config import DEFAULT_THEME, load_keymap, load_themes
 from .export import GROUP_WRITERS, OP_EXPORTS, export_format, suffix_list, write_ops
+from .guard import run_guarded  # noqa: F401  (the commands' and tests' name)
 from .optable import OpTable
 from .palette import TTDashCommands
 from .tableview import TABLE_BINDINGS, TableViewMixin
@@ -537,31 +535,6 @@ class TTDashApp(App):
 
 
 EXIT_UI_ERROR = 2
-
-
-def run_guarded(app: App, cleanup: Callable[[], None] | None = None) -> int:
-    """Run a Textual app so that a lost terminal (SIGHUP: SSH drop, tmux kill) or SIGTERM never
-    leaves a process behind: `cleanup` runs at once, the app is asked to exit, and if Textual's
-    shutdown blocks on the dead terminal the process exits after 2 s anyway."""
-
-    def on_signal(signum, frame) -> None:
-        if cleanup is not None:
-            try:
-                cleanup()
-            except Exception:  # cleanup is best effort; exiting matters more
-                pass
-        app.exit()
-        timer = threading.Timer(2.0, os._exit, args=(128 + signum,))
-        timer.daemon = True
-        timer.start()
-
-    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGHUP, signal.SIGTERM)}
-    try:
-        app.run()
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-    return app.return_code or 0
 
 
 def open_app(view: View, theme: str | None = None) -> TTDashApp:
