@@ -277,9 +277,9 @@ def test_worded_columns_are_the_cells_each_distinct_value_worded_once(name, monk
     text cells() makes, row by row, on real files (corrupt rows' missing device time, op
     labels with and without sizes) and on values whose texts tell apart what a hash takes as
     one (-0.0 and 0.0), missing values, categoricals with unused wide categories; formatted
-    `chunk` values at a time or all at once; positions in the narrowest integers; a column of
-    more distinct values than KEEP_DISTINCT (or values with no codes) as its widest text's
-    width alone."""
+    `chunk` values at a time or all at once; positions in the narrowest integers; each
+    column's widest text's width; a column of more distinct values than KEEP_DISTINCT (or
+    values with no codes) as its width alone."""
     ops = _view(name).ops
     spec = OPS.select([k for k in OPS.keys() if k in ops.columns])
     odd = ops.head(40).copy()
@@ -292,17 +292,17 @@ def test_worded_columns_are_the_cells_each_distinct_value_worded_once(name, monk
             monkeypatch.setattr(tables, "KEEP_DISTINCT", most)
             words = tables.worded(frame, spec, chunk=chunk)
             assert list(words) == list(texts)
-            widths = [k for k, w in words.items() if isinstance(w, int)]
-            assert bool(widths) == (most == 8), widths  # too many distinct values: a width
-            for key, coded in words.items():
-                if isinstance(coded, int):
-                    assert coded == max(map(len, texts[key]), default=0), key
+            alone = [k for k, (_, coded) in words.items() if coded is None]
+            assert bool(alone) == (most == 8), alone  # too many distinct values: a width
+            for key, (width, coded) in words.items():
+                assert width == max(map(len, texts[key]), default=0), key
+                if coded is None:
                     continue
                 assert np.asarray(coded.at).dtype.itemsize <= 2  # (a few distinct values)
                 assert np.array(coded.texts.to_pylist(), dtype=object)[coded.at].tolist() \
                     == texts[key], key
     monkeypatch.setattr(tables, "KEEP_DISTINCT", 1 << 16)
-    assert "corrupt" in tables.worded(odd, spec)["device_time_us"].texts.to_pylist()
-    assert "X" * 90 not in tables.worded(odd, spec)["bound"].texts.to_pylist()
+    assert "corrupt" in tables.worded(odd, spec)["device_time_us"][1].texts.to_pylist()
+    assert "X" * 90 not in tables.worded(odd, spec)["bound"][1].texts.to_pylist()
     mixed = odd.assign(cores=pd.Series([1, 1.0, 22] * 13 + [1], dtype=object))  # no codes
-    assert tables.worded(mixed, spec)["cores"] == 2
+    assert tables.worded(mixed, spec)["cores"] == (2, None)

@@ -94,9 +94,10 @@ def _groups(names, device, steady) -> list[dict[str, Any]]:
 
 
 def run_sums(view) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """A view's totals and its sums per op code and per signpost region (_groups), worked out
-    once and kept with the view (and so in the analysis cache: a second `history add` of the
-    same file does not sum a million ops again)."""
+    """A view's totals (View.totals, kept with the view by it) and its sums per op code and
+    per signpost region (_groups), worked out once and kept with the view (and so in the
+    analysis cache: a second `history add` of the same file does not sum a million ops
+    again)."""
     import numpy as np
     import pandas as pd
 
@@ -106,7 +107,7 @@ def run_sums(view) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str,
     key = (view.ops, float(view.pause_above_us))
     cached = view.__dict__.get("_run_sums")
     if cached is not None and cached[0][0] is key[0] and cached[0][1] == key[1]:
-        return cached[1]
+        return (view.totals(), *cached[1])
     ops = view.op_rows
     device = np.nan_to_num(ops["device_time_us"].to_numpy(dtype="float64"))
     dispatch, _, _ = split_gaps(ops["op_to_op_us"].to_numpy(dtype="float64"),
@@ -114,10 +115,9 @@ def run_sums(view) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str,
     steady = device + np.nan_to_num(dispatch)
     regions = region_labels(view, ops)
     regions = np.where(pd.isna(regions), "(whole run)", regions)
-    made = (view.totals(), _groups(ops["op_code"], device, steady),
-            _groups(regions, device, steady))
+    made = (_groups(ops["op_code"], device, steady), _groups(regions, device, steady))
     view.__dict__["_run_sums"] = (key, made)
-    return made
+    return (view.totals(), *made)
 
 
 def build(view, *, labels: Mapping[str, str] | None = None, telemetry: dict | None = None,

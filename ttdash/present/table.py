@@ -517,36 +517,36 @@ KEEP_DISTINCT = 1 << 16
 
 
 def worded(frame: pd.DataFrame, spec: TableSpec, where: str = TEXT,
-           chunk: int = 1 << 62) -> dict[str, Coded | int]:
+           chunk: int = 1 << 62) -> dict[str, tuple[int, Coded | None]]:
     """Each column cells() shows for `frame` (the same columns, the same texts), worded once
-    for the whole frame: Coded (each distinct value's text, a pyarrow string array, at most
-    `chunk` of them formatted at a time; each row's position among them, the narrowest
-    integers), not a text per row (a million rows). The width of its widest text instead for
-    a column of more than KEEP_DISTINCT distinct values, or with no codes (values neither
+    for the whole frame: the width of its widest text, and Coded (each distinct value's text,
+    a pyarrow string array, at most `chunk` of them formatted at a time; each row's position
+    among them, the narrowest integers), not a text per row (a million rows). No Coded (None)
+    for a column of more than KEEP_DISTINCT distinct values, or with no codes (values neither
     numbers nor categories: 1 and 1.0 are one value to a hash, two texts to a formatter; texts
     of its own given a text per row): cells() makes its texts."""
     import pyarrow.compute as pc
 
-    out: dict[str, Coded | int] = {}
+    out: dict[str, tuple[int, Coded | None]] = {}
     for c in _columns_of(frame, spec, where):
         if c.texts is not None:
             made = c.texts(frame)
             if not isinstance(made, Coded):
-                out[c.key] = max(map(len, made), default=0)
+                out[c.key] = (max(map(len, made), default=0), None)
                 continue
         else:
             at, values = _coded(frame[c.key])
             if at is None or len(values) > KEEP_DISTINCT:
-                out[c.key] = max((max(map(len, c.format(values[a:a + chunk])), default=0)
-                                  for a in range(0, len(values), chunk)), default=0)
+                out[c.key] = (max((max(map(len, c.format(values[a:a + chunk])), default=0)
+                                   for a in range(0, len(values), chunk)), default=0), None)
                 continue
             made = Coded(formatted(c.kind, values, c.digits, chunk), at)
+        widest = pc.max(pc.utf8_length(made.texts)).as_py() or 0
         if len(made.texts) > KEEP_DISTINCT:
-            out[c.key] = pc.max(pc.utf8_length(made.texts)).as_py() or 0
+            out[c.key] = (widest, None)
         else:
-            at = np.asarray(made.at)
-            out[c.key] = Coded(made.texts, at.astype(np.min_scalar_type(-len(made.texts)),
-                                                     copy=False))
+            at = np.asarray(made.at).astype(np.min_scalar_type(-len(made.texts)), copy=False)
+            out[c.key] = (widest, Coded(made.texts, at))
     return out
 
 

@@ -321,7 +321,7 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
     step("measuring columns", 0, n)
     words = worded(ops, spec, chunk=CHUNK)
     titles = {f: BY_KEY[f].title for f in fields}
-    cell_w = {f: w if isinstance(w, int) else _widest(w) for f, w in words.items()}
+    cell_w = {f: w for f, (w, _) in words.items()}
     widths = {f: max(cell_w[f], len(titles[f])) for f in fields}
     if width:
         widths.update({f"_cells:{f}": w for f, w in cell_w.items()})
@@ -340,8 +340,8 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
         return _cut(texts, widths[f]) if cell_w[f] > widths[f] else texts
 
     # a plain table's columns padded once (their distinct texts), rows joined in Arrow
-    ready = {f: padded(cut(f, t), widths[f], f in LEFT) for f, t in words.items()
-             if isinstance(t, Coded) and f in fields and not color}
+    ready = {f: padded(cut(f, t), widths[f], f in LEFT) for f, (_, t) in words.items()
+             if t is not None and f in fields and not color}
     rest = spec.select([f for f in fields if f not in ready])
     for start in range(0, n, CHUNK):
         step("writing table", start, n)
@@ -374,15 +374,6 @@ def to_table(view: View, out: TextIO, shown: Shown = ALL, color: bool = False,
             out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
     for line in grouped if grouped is not None else advice_text(view, shown.advice):
         out.write("\n".join(wrap(str(clean_text(line)), width)) + "\n")
-
-
-def _widest(texts: list[str] | Coded) -> int:
-    """The most characters of a column's texts."""
-    if isinstance(texts, Coded):
-        import pyarrow.compute as pc
-
-        return pc.max(pc.utf8_length(texts.texts)).as_py() or 0
-    return max(map(len, texts), default=0)
 
 
 def _cut(texts: list[str] | Coded, w: int) -> list[str] | Coded:
